@@ -1,0 +1,26 @@
+/* PDN FEN (DESIGN.md §9): "W:W31,32,K33:B1,2,K3".
+ * Read: side to move W/B, then colour sections in either order, squares separated by commas,
+ * K marks a king, ranges "31-50" (also "K1-3"), an optional trailing dot, unknown ":X..." fields
+ * skipped. Written canonically: side, white section, black section, squares ascending, no ranges,
+ * no dot. Thread-safe. */
+#ifndef DTB_FEN_H
+#define DTB_FEN_H
+
+#include <stddef.h>
+
+#include "position.h"
+
+/* Longest canonical FEN of any variant, with its terminating NUL. */
+#define DTB_FEN_MAX 400
+
+/* Parses text into *p and validates it (dtb_pos_validate). On error returns DTB_E_INVALID and a
+ * one-line message in *e naming the problem (empty text, bad side letter, unknown colour,
+ * square out of range, square listed twice, man on its promotion row, too many pieces, stray
+ * characters); *p is then unspecified. */
+dtb_status dtb_fen_read(const dtb_board *b, const char *text, dtb_pos *p, dtb_error *e);
+
+/* Writes p canonically into buf (size bytes, DTB_FEN_MAX is always enough). Returns DTB_OK or
+ * DTB_E_OVERFLOW (buf then holds a truncated, NUL-terminated string). */
+dtb_status dtb_fen_write(const dtb_board *b, const dtb_pos *p, char *buf, size_t size);
+
+#endif

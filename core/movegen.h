@@ -1,0 +1,50 @@
+/* Legal move generation for every variant (DESIGN.md §5), and making moves.
+ *
+ * A move is identified by (from, to, captured set): capture routes that differ only in the
+ * order of the squares they pass are one move. Thread-safe: no shared state.
+ */
+#ifndef DTB_MOVEGEN_H
+#define DTB_MOVEGEN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "position.h"
+
+/* Enough for any position of up to 30 pieces a side; generation reports DTB_E_OVERFLOW rather
+ * than write past it. */
+#define DTB_MAX_MOVES 1024
+
+typedef struct dtb_move {
+    dtb_bb captured;  /* squares of the captured pieces (empty for a quiet move) */
+    uint8_t from, to; /* square indexes (0-based) */
+    uint8_t ncaptured;
+    bool promotes;    /* a man that ends the move as a king */
+} dtb_move;
+
+typedef struct dtb_movelist {
+    int count;
+    dtb_move moves[DTB_MAX_MOVES];
+} dtb_movelist;
+
+/* All legal moves of p's side to move into *out. Captures are compulsory (and, where the variant
+ * says so, only those taking the most pieces). Returns DTB_OK, or DTB_E_OVERFLOW if the list
+ * would exceed DTB_MAX_MOVES. p must be valid (dtb_pos_validate). */
+dtb_status dtb_generate(const dtb_board *b, const dtb_pos *p, dtb_movelist *out);
+
+/* Number of legal moves of p, as dtb_generate would count them, but faster when p has no
+ * capture (bulk counting for perft). */
+int dtb_count_moves(const dtb_board *b, const dtb_pos *p);
+
+/* True when p's side to move has a capture. */
+bool dtb_has_capture(const dtb_board *b, const dtb_pos *p);
+
+/* The position after move m (a legal move of p). out may alias p. */
+void dtb_make_move(const dtb_pos *p, const dtb_move *m, dtb_pos *out);
+
+/* The landing squares of one capture route of m (from excluded, to included) into path[], up to
+ * cap entries; returns the number of landings, or -1 if no route of p realises m. Used to write
+ * a capture unambiguously (28x19x8). */
+int dtb_capture_route(const dtb_board *b, const dtb_pos *p, const dtb_move *m, uint8_t *path, int cap);
+
+#endif

@@ -1,0 +1,81 @@
+#include "position.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+dtb_status dtb_error_set(dtb_error *e, dtb_status s, const char *fmt, ...)
+{
+    if (e) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+        va_end(ap);
+    }
+    return s;
+}
+
+void dtb_pos_start(const dtb_board *b, dtb_pos *p)
+{
+    const int n = b->variant->start_rows * b->half;
+    *p = (dtb_pos){0};
+    for (int i = 0; i < n; i++) {
+        p->men[DTB_BLACK] |= dtb_bb_bit(i);
+        p->men[DTB_WHITE] |= dtb_bb_bit(b->squares - 1 - i);
+    }
+    p->side = DTB_WHITE;
+}
+
+dtb_status dtb_pos_validate(const dtb_board *b, const dtb_pos *p, dtb_error *e)
+{
+    static const char *const names[2] = {"white", "black"};
+    const dtb_bb sets[4] = {p->men[0], p->kings[0], p->men[1], p->kings[1]};
+    dtb_bb seen = 0;
+    for (int k = 0; k < 4; k++) {
+        if (sets[k] & ~b->all)
+            return dtb_error_set(e, DTB_E_INVALID, "a piece stands outside the %dx%d board",
+                                 b->size, b->size);
+        if (sets[k] & seen)
+            return dtb_error_set(e, DTB_E_INVALID, "square %d holds two pieces",
+                                 dtb_bb_lowest(sets[k] & seen) + 1);
+        seen |= sets[k];
+    }
+    const int limit = b->variant->start_rows * b->half;
+    for (int c = 0; c < 2; c++) {
+        if (p->men[c] & b->promotion[c])
+            return dtb_error_set(e, DTB_E_INVALID, "%s man on its promotion row (square %d)",
+                                 names[c], dtb_bb_lowest(p->men[c] & b->promotion[c]) + 1);
+        const int n = dtb_bb_count(dtb_pos_pieces(p, (dtb_color)c));
+        if (n > limit)
+            return dtb_error_set(e, DTB_E_INVALID, "%s has %d pieces, more than the %d of the start",
+                                 names[c], n, limit);
+    }
+    if (p->side != DTB_WHITE && p->side != DTB_BLACK)
+        return dtb_error_set(e, DTB_E_INVALID, "no side to move");
+    return DTB_OK;
+}
+
+static uint64_t reverse64(uint64_t x)
+{
+    x = __builtin_bswap64(x);
+    x = ((x >> 1) & 0x5555555555555555ull) | ((x & 0x5555555555555555ull) << 1);
+    x = ((x >> 2) & 0x3333333333333333ull) | ((x & 0x3333333333333333ull) << 2);
+    x = ((x >> 4) & 0x0F0F0F0F0F0F0F0Full) | ((x & 0x0F0F0F0F0F0F0F0Full) << 4);
+    return x;
+}
+
+/* Reverse all 128 bits, then slide the board's squares back down to bit 0. */
+dtb_bb dtb_bb_reverse(const dtb_board *b, dtb_bb s)
+{
+    const dtb_bb r = ((dtb_bb)reverse64((uint64_t)s) << 64) | reverse64((uint64_t)(s >> 64));
+    return r >> (128 - b->squares);
+}
+
+void dtb_pos_flip(const dtb_board *b, const dtb_pos *p, dtb_pos *out)
+{
+    const dtb_pos in = *p; /* out may alias p */
+    out->men[DTB_WHITE] = dtb_bb_reverse(b, in.men[DTB_BLACK]);
+    out->men[DTB_BLACK] = dtb_bb_reverse(b, in.men[DTB_WHITE]);
+    out->kings[DTB_WHITE] = dtb_bb_reverse(b, in.kings[DTB_BLACK]);
+    out->kings[DTB_BLACK] = dtb_bb_reverse(b, in.kings[DTB_WHITE]);
+    out->side = in.side == DTB_WHITE ? DTB_BLACK : DTB_WHITE;
+}

@@ -1,0 +1,62 @@
+/* A position: four piece sets and the side to move. A plain value type (copy it freely). */
+#ifndef DTB_POSITION_H
+#define DTB_POSITION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "bitboard.h"
+#include "board.h"
+
+typedef struct dtb_pos {
+    dtb_bb men[2];   /* indexed by dtb_color */
+    dtb_bb kings[2];
+    dtb_color side;  /* side to move */
+} dtb_pos;
+
+/* Status codes of core/ (values are returned separately, through out-parameters). */
+typedef enum dtb_status {
+    DTB_OK = 0,
+    DTB_E_INVALID,    /* malformed or impossible input; the message says what */
+    DTB_E_RANGE,      /* a value outside what the variant or material allows */
+    DTB_E_OVERFLOW,   /* a fixed-size buffer (move list, text) is too small */
+} dtb_status;
+
+/* One-line, human-readable description of a problem, filled by functions that can reject input. */
+typedef struct dtb_error {
+    char msg[160];
+} dtb_error;
+
+/* Fills *e (when not NULL) with a printf-style message and returns status s. */
+dtb_status dtb_error_set(dtb_error *e, dtb_status s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static inline dtb_bb dtb_pos_pieces(const dtb_pos *p, dtb_color c) { return p->men[c] | p->kings[c]; }
+
+static inline dtb_bb dtb_pos_occupied(const dtb_pos *p)
+{
+    return p->men[0] | p->men[1] | p->kings[0] | p->kings[1];
+}
+
+static inline bool dtb_pos_equal(const dtb_pos *a, const dtb_pos *b)
+{
+    return a->side == b->side && a->men[0] == b->men[0] && a->men[1] == b->men[1] &&
+           a->kings[0] == b->kings[0] && a->kings[1] == b->kings[1];
+}
+
+/* The variant's start position (white to move). */
+void dtb_pos_start(const dtb_board *b, dtb_pos *p);
+
+/* Checks that p could occur in a game of b's variant: pieces on playable squares, no square
+ * taken twice, no man on its own promotion row, no more pieces per side than the variant starts
+ * with. Returns DTB_OK or DTB_E_INVALID with a message in *e. */
+dtb_status dtb_pos_validate(const dtb_board *b, const dtb_pos *p, dtb_error *e);
+
+/* The colour flip: square i -> squares-1-i, colours swapped, side to move swapped. A position and
+ * its flip have the same value; tables store white to move and answer black to move by the flip. */
+void dtb_pos_flip(const dtb_board *b, const dtb_pos *p, dtb_pos *out);
+
+/* Mirror image of set s under the flip's square map (i -> squares-1-i). */
+dtb_bb dtb_bb_reverse(const dtb_board *b, dtb_bb s);
+
+#endif
