@@ -20,6 +20,15 @@ typedef enum dtb_status {
     DTB_E_INVALID,    /* malformed or impossible input; the message says what */
     DTB_E_RANGE,      /* a value outside what the variant or material allows */
     DTB_E_OVERFLOW,   /* a fixed-size buffer (move list, text) is too small */
+    /* files (probe/, gen/): */
+    DTB_E_NOTFOUND,   /* a file or table does not exist */
+    DTB_E_IO,         /* the system failed to open, read, write or sync; the message says why */
+    DTB_E_NOSPACE,    /* disk full or quota exceeded while writing */
+    DTB_E_CORRUPT,    /* a file fails a check: truncated, bad magic, checksum mismatch, bad field */
+    DTB_E_VERSION,    /* a file format or index scheme version this build does not read */
+    DTB_E_MISMATCH,   /* a sound file, but not the one asked for (variant, material, metric) */
+    DTB_E_NOMEM,      /* out of memory */
+    DTB_E_ABORTED,    /* a callback asked to stop */
 } dtb_status;
 
 /* One-line, human-readable description of a problem, filled by functions that can reject input. */
