@@ -1,0 +1,368 @@
+/* Legal move generation, driven by the rule data in dtb_variant (never by variant name).
+ *
+ * Quiet moves and capture detection work set-wise: one diagonal step of a whole square set is
+ * dtb_board_step (two masked shifts in the dense layout). Capture sequences are a depth-first
+ * search per capturing piece over the neighbour table b->next: captured pieces stay on the board
+ * until the move ends (they block and cannot be jumped again) and the mover's start square counts
+ * as empty. Moves found by different routes with the same (from, to, captured set, promotion)
+ * are merged; where the majority rule applies only the sequences taking the most pieces survive.
+ */
+#include "movegen.h"
+
+#include <assert.h>
+
+static inline bool is_forward(dtb_color side, int d) { return (d >> 1) == (int)side; }
+
+/* State of one capture search. In route mode (target != NULL) nothing is listed: the search only
+ * looks for a route that realises the target move and keeps its landing squares in path[]. */
+typedef struct capture_search {
+    const dtb_board *b;
+    dtb_movelist *out;
+    dtb_bb empty;     /* where a piece may land: the empty squares plus the mover's start square */
+    dtb_bb prey;      /* opponent pieces (captured ones included: `captured` masks them out) */
+    dtb_bb allowed;   /* pieces the search may jump: everything, or the target's captured set */
+    dtb_bb far_row;   /* the mover's promotion row */
+    int from;
+    int first;        /* first list entry of the current mover: duplicates can only be there */
+    int best;         /* most pieces taken by a listed move (majority rule) */
+    bool fly, majority, passing;
+    int man_dirs[DTB_DIRS];
+    int nman_dirs;
+    dtb_status status;
+    const dtb_move *target;
+    bool found;
+    uint8_t path[DTB_MAX_SQUARES];
+} capture_search;
+
+/* Lists a finished capture, applying the majority rule and merging duplicates. A capture of
+ * one piece has one route only, so only longer ones need the duplicate scan. */
+static void add_capture(capture_search *cs, int to, dtb_bb captured, int n, bool promotes)
+{
+    if (cs->target) {
+        const dtb_move *t = cs->target;
+        if (to == t->to && captured == t->captured && promotes == t->promotes)
+            cs->found = true;
+        return;
+    }
+    dtb_movelist *out = cs->out;
+    if (cs->majority) {
+        if (n < cs->best)
+            return;
+        if (n > cs->best) {
+            cs->best = n;
+            out->count = 0;
+            cs->first = 0;
+        }
+    }
+    if (n >= 2)
+        for (int i = cs->first; i < out->count; i++) {
+            const dtb_move *m = &out->moves[i];
+            if (m->to == to && m->captured == captured && m->promotes == promotes)
+                return;
+        }
+    if (out->count >= DTB_MAX_MOVES) {
+        cs->status = DTB_E_OVERFLOW;
+        return;
+    }
+    out->moves[out->count++] = (dtb_move){.captured = captured, .from = (uint8_t)cs->from,
+                                          .to = (uint8_t)to, .ncaptured = (uint8_t)n,
+                                          .promotes = promotes};
+}
+
+static void king_jumps(capture_search *cs, int sq, dtb_bb captured, int n, bool promoted);
+
+/* A man at sq that has taken `captured` (n pieces) so far. */
+static void man_jumps(capture_search *cs, int sq, dtb_bb captured, int n)
+{
+    const dtb_board *b = cs->b;
+    const dtb_bb prey = cs->prey & ~captured;
+    bool more = false;
+    for (int k = 0; k < cs->nman_dirs && !cs->found; k++) {
+        const int d = cs->man_dirs[k];
+        const int over = b->next[sq][d];
+        if (over < 0 || !dtb_bb_has(prey, over))
+            continue;
+        const int land = b->next[over][d];
+        if (land < 0 || !dtb_bb_has(cs->empty, land))
+            continue;
+        more = true;
+        if (!dtb_bb_has(cs->allowed, over))
+            continue;
+        cs->path[n] = (uint8_t)land;
+        const dtb_bb c2 = captured | dtb_bb_bit(over);
+        if (cs->passing && dtb_bb_has(cs->far_row, land))
+            king_jumps(cs, land, c2, n + 1, true);
+        else
+            man_jumps(cs, land, c2, n + 1);
+    }
+    if (!more && n > 0)
+        add_capture(cs, sq, captured, n, dtb_bb_has(cs->far_row, sq));
+}
+
+/* Whether a king at sq, having taken `captured`, can jump once more. */
+static bool king_can_jump(const capture_search *cs, int sq, dtb_bb captured)
+{
+    const dtb_board *b = cs->b;
+    const dtb_bb prey = cs->prey & ~captured;
+    for (int d = 0; d < DTB_DIRS; d++) {
+        int over = b->next[sq][d];
+        if (cs->fly)
+            while (over >= 0 && dtb_bb_has(cs->empty, over))
+                over = b->next[over][d];
+        if (over < 0 || !dtb_bb_has(prey, over))
+            continue;
+        const int land = b->next[over][d];
+        if (land >= 0 && dtb_bb_has(cs->empty, land))
+            return true;
+    }
+    return false;
+}
+
+/* A king at sq (a man crowned in passing when `promoted`) that has taken `captured` so far.
+ * The direction it came from needs no special case: the piece it just took blocks it.
+ * A flying king that jumps a piece must land where it can go on capturing when such a landing
+ * square exists (the sequence must be completed); only when none exists may it stop on any of
+ * them. Under the majority rule this changes nothing, under free choice (russian) it does. */
+static void king_jumps(capture_search *cs, int sq, dtb_bb captured, int n, bool promoted)
+{
+    const dtb_board *b = cs->b;
+    const dtb_bb prey = cs->prey & ~captured;
+    bool more = false;
+    for (int d = 0; d < DTB_DIRS && !cs->found; d++) {
+        int over = b->next[sq][d];
+        if (cs->fly)
+            while (over >= 0 && dtb_bb_has(cs->empty, over))
+                over = b->next[over][d];
+        if (over < 0 || !dtb_bb_has(prey, over))
+            continue;
+        const int land0 = b->next[over][d];
+        if (land0 < 0 || !dtb_bb_has(cs->empty, land0))
+            continue;
+        more = true;
+        if (!dtb_bb_has(cs->allowed, over))
+            continue;
+        const dtb_bb c2 = captured | dtb_bb_bit(over);
+        int lands[DTB_MAX_SQUARES / 4 + 2], nl = 0, ngo = 0;
+        bool go[DTB_MAX_SQUARES / 4 + 2];
+        for (int l = land0; l >= 0 && dtb_bb_has(cs->empty, l); l = cs->fly ? b->next[l][d] : -1) {
+            go[nl] = king_can_jump(cs, l, c2);
+            ngo += go[nl];
+            lands[nl++] = l;
+        }
+        for (int i = 0; i < nl && !cs->found; i++) {
+            if (ngo > 0 && !go[i])
+                continue;
+            cs->path[n] = (uint8_t)lands[i];
+            if (ngo > 0)
+                king_jumps(cs, lands[i], c2, n + 1, promoted);
+            else
+                add_capture(cs, lands[i], c2, n + 1, promoted);
+        }
+    }
+    if (!more && n > 0)
+        add_capture(cs, sq, captured, n, promoted);
+}
+
+static void search_init(capture_search *cs, const dtb_board *b, const dtb_pos *p)
+{
+    const dtb_variant *v = b->variant;
+    const dtb_color side = p->side;
+    *cs = (capture_search){.b = b,
+                           .prey = dtb_pos_pieces(p, (dtb_color)(side ^ 1)),
+                           .allowed = ~(dtb_bb)0,
+                           .far_row = b->promotion[side],
+                           .fly = v->kings_fly,
+                           .majority = v->majority_capture,
+                           .passing = v->promote_in_passing,
+                           .status = DTB_OK};
+    for (int d = 0; d < DTB_DIRS; d++)
+        if (v->men_capture_backward || is_forward(side, d))
+            cs->man_dirs[cs->nman_dirs++] = d;
+}
+
+/* Squares from which a piece can jump an opponent piece in direction d (short jump). */
+static inline dtb_bb jump_starts(const dtb_board *b, dtb_bb opp, dtb_bb empty, int d)
+{
+    const int back = d ^ 3;
+    return dtb_board_step(b, dtb_board_step(b, empty, back) & opp, back);
+}
+
+/* Men of the side to move that have a capture, and whether some king has one. */
+static dtb_bb capturing_men(const dtb_board *b, const dtb_pos *p, dtb_bb empty, bool *king_can)
+{
+    const dtb_variant *v = b->variant;
+    const dtb_color side = p->side;
+    const dtb_bb opp = dtb_pos_pieces(p, (dtb_color)(side ^ 1));
+    const dtb_bb men = p->men[side], kings = p->kings[side];
+    dtb_bb men_out = 0;
+    bool kc = false;
+    for (int d = 0; d < DTB_DIRS; d++) {
+        const dtb_bb starts = jump_starts(b, opp, empty, d);
+        if (v->men_capture_backward || is_forward(side, d))
+            men_out |= men & starts;
+        if (kings && !kc) {
+            if (v->kings_fly) {
+                /* Walk the kings forward over empty squares until one stands on a start. */
+                dtb_bb f = kings;
+                while (f && !(f & starts))
+                    f = dtb_board_step(b, f, d) & empty;
+                kc = f != 0;
+            } else {
+                kc = (kings & starts) != 0;
+            }
+        }
+    }
+    *king_can = kc;
+    return men_out;
+}
+
+bool dtb_has_capture(const dtb_board *b, const dtb_pos *p)
+{
+    const dtb_bb empty = b->all & ~dtb_pos_occupied(p);
+    bool king_can;
+    return capturing_men(b, p, empty, &king_can) != 0 || king_can;
+}
+
+static dtb_status add_quiet(dtb_movelist *out, int from, int to, bool promotes)
+{
+    if (out->count >= DTB_MAX_MOVES)
+        return DTB_E_OVERFLOW;
+    out->moves[out->count++] =
+        (dtb_move){.from = (uint8_t)from, .to = (uint8_t)to, .promotes = promotes};
+    return DTB_OK;
+}
+
+static dtb_status generate_quiet(const dtb_board *b, const dtb_pos *p, dtb_bb empty,
+                                 dtb_movelist *out)
+{
+    const dtb_color side = p->side;
+    dtb_status st = DTB_OK;
+    for (int k = 0; k < 2; k++) {
+        const int d = dtb_forward_dir(side, k);
+        dtb_bb to = dtb_board_step(b, p->men[side], d) & empty;
+        while (to && st == DTB_OK) {
+            const int t = dtb_bb_pop(&to);
+            st = add_quiet(out, b->next[t][d ^ 3], t, dtb_bb_has(b->promotion[side], t));
+        }
+    }
+    dtb_bb kings = p->kings[side];
+    while (kings && st == DTB_OK) {
+        const int from = dtb_bb_pop(&kings);
+        for (int d = 0; d < DTB_DIRS && st == DTB_OK; d++)
+            for (int t = b->next[from][d]; t >= 0 && dtb_bb_has(empty, t) && st == DTB_OK;
+                 t = b->variant->kings_fly ? b->next[t][d] : -1)
+                st = add_quiet(out, from, t, false);
+    }
+    return st;
+}
+
+dtb_status dtb_generate(const dtb_board *b, const dtb_pos *p, dtb_movelist *out)
+{
+    const dtb_color side = p->side;
+    const dtb_bb empty = b->all & ~dtb_pos_occupied(p);
+    out->count = 0;
+    bool king_can;
+    dtb_bb men = capturing_men(b, p, empty, &king_can);
+    if (!men && !king_can)
+        return generate_quiet(b, p, empty, out);
+
+    capture_search cs;
+    search_init(&cs, b, p);
+    cs.out = out;
+    while (men && cs.status == DTB_OK) {
+        const int from = dtb_bb_pop(&men);
+        cs.from = from;
+        cs.first = out->count;
+        cs.empty = empty | dtb_bb_bit(from);
+        man_jumps(&cs, from, 0, 0);
+    }
+    dtb_bb kings = king_can ? p->kings[side] : 0;
+    while (kings && cs.status == DTB_OK) {
+        const int from = dtb_bb_pop(&kings);
+        cs.from = from;
+        cs.first = out->count;
+        cs.empty = empty | dtb_bb_bit(from);
+        king_jumps(&cs, from, 0, 0, false);
+    }
+    return cs.status;
+}
+
+/* Without a capture the count is a sum of popcounts: men step forward set-wise, and kings
+ * slide set-wise (two kings moving the same way never reach the same square, since the rear
+ * one is blocked by the front one). */
+int dtb_count_moves(const dtb_board *b, const dtb_pos *p)
+{
+    const dtb_color side = p->side;
+    const dtb_bb empty = b->all & ~dtb_pos_occupied(p);
+    bool king_can;
+    if (capturing_men(b, p, empty, &king_can) || king_can) {
+        dtb_movelist list;
+        const dtb_status st = dtb_generate(b, p, &list);
+        assert(st == DTB_OK);
+        (void)st;
+        return list.count;
+    }
+    const dtb_bb men = p->men[side];
+    int n = dtb_bb_count(dtb_board_step(b, men, dtb_forward_dir(side, 0)) & empty) +
+            dtb_bb_count(dtb_board_step(b, men, dtb_forward_dir(side, 1)) & empty);
+    const dtb_bb kings = p->kings[side];
+    if (kings) {
+        const bool fly = b->variant->kings_fly;
+        for (int d = 0; d < DTB_DIRS; d++) {
+            dtb_bb f = kings;
+            while ((f = dtb_board_step(b, f, d) & empty)) {
+                n += dtb_bb_count(f);
+                if (!fly)
+                    break;
+            }
+        }
+    }
+    return n;
+}
+
+void dtb_make_move(const dtb_pos *p, const dtb_move *m, dtb_pos *out)
+{
+    dtb_pos q = *p; /* out may alias p */
+    const dtb_color side = q.side, opp = (dtb_color)(side ^ 1);
+    const dtb_bb from = dtb_bb_bit(m->from), to = dtb_bb_bit(m->to);
+    if (q.kings[side] & from) {
+        q.kings[side] = (q.kings[side] & ~from) | to; /* from == to after a round trip */
+    } else {
+        q.men[side] &= ~from;
+        if (m->promotes)
+            q.kings[side] |= to;
+        else
+            q.men[side] |= to;
+    }
+    q.men[opp] &= ~m->captured;
+    q.kings[opp] &= ~m->captured;
+    q.side = opp;
+    *out = q;
+}
+
+/* Re-runs the capture search of the piece on m->from, jumping only pieces of m->captured, until
+ * a complete sequence ends like m. Returns the number of landings (which may exceed cap: only the
+ * first cap are written, as with snprintf), or -1 for a quiet move or a move no route realises. */
+int dtb_capture_route(const dtb_board *b, const dtb_pos *p, const dtb_move *m, uint8_t *path,
+                      int cap)
+{
+    const dtb_color side = p->side;
+    if (m->ncaptured == 0 || !dtb_bb_has(dtb_pos_pieces(p, side), m->from))
+        return -1;
+    capture_search cs;
+    search_init(&cs, b, p);
+    cs.target = m;
+    cs.allowed = m->captured;
+    cs.from = m->from;
+    cs.empty = (b->all & ~dtb_pos_occupied(p)) | dtb_bb_bit(m->from);
+    if (dtb_bb_has(p->kings[side], m->from))
+        king_jumps(&cs, m->from, 0, 0, false);
+    else
+        man_jumps(&cs, m->from, 0, 0);
+    if (!cs.found)
+        return -1;
+    const int n = dtb_bb_count(m->captured);
+    for (int i = 0; i < n && i < cap; i++)
+        path[i] = cs.path[i];
+    return n;
+}
