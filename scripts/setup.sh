@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the Debian packages dtb needs to build and test, only those missing.
+# Idempotent; runs apt-get update only when something must be installed.
+set -euo pipefail
+
+packages=(cmake gcc make pkg-config libzstd-dev libcmocka-dev libgomp1 python3)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "setup: installing ${missing[*]}" >&2
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Builds and runs every test: a Release build, then a Debug build with AddressSanitizer and
+# UndefinedBehaviorSanitizer. Usage: scripts/test.sh [--release-only]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+
+jobs=$(nproc 2>/dev/null || echo 2)
+run() { # build dir, cmake options...
+  local dir=$1; shift
+  cmake -S . -B "$dir" "$@" >/dev/null
+  cmake --build "$dir" -j "$jobs" >/dev/null
+  (cd "$dir" && ctest --output-on-failure -j "$jobs")
+}
+
+echo "== Release build" >&2
+run build/release -DCMAKE_BUILD_TYPE=Release
+if [ "${1:-}" != "--release-only" ]; then
+  echo "== Debug build with ASan + UBSan" >&2
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    run build/sanitize -DCMAKE_BUILD_TYPE=Debug -DDTB_SANITIZE=ON
+fi
