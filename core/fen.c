@@ -189,7 +189,8 @@ static bool skip_field_value(reader *r)
     return pieces;
 }
 
-/* One field after a ':' (the cursor is on its first character). */
+/* One field after a ':' (the cursor is on its first character). A colour may be left out
+ * (it then has no pieces: "W:W28" is common in published positions) but not given twice. */
 static dtb_status read_field(reader *r, bool seen[2])
 {
     char q[16];
@@ -264,10 +265,6 @@ dtb_status dtb_fen_read(const dtb_board *b, const char *text, dtb_pos *p, dtb_er
         if (st != DTB_OK)
             return st;
     }
-    for (int c = 0; c < 2; c++)
-        if (!seen[c])
-            return dtb_error_set(e, DTB_E_INVALID, "FEN has no %s section (%c)", colour_names[c],
-                                 c == DTB_WHITE ? 'W' : 'B');
     const dtb_status st = dtb_pos_validate(b, &r.pos, e);
     if (st != DTB_OK)
         return st;

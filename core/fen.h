@@ -5,9 +5,9 @@
  * no dot. A side without pieces has a bare section: "W:W31:B". Thread-safe.
  *
  * Fields: after the side letter each ':' starts a field named by its first character. "W" and
- * "B" are the colour sections; each must appear exactly once (possibly empty). Any other letter
- * names an unknown field (":H0", ":Z3", ":FEN..."), skipped up to the next ':' or the trailing
- * dot -- unless its value has the shape of a piece list (a comma, a range dash, or K before a
+ * "B" are the colour sections, each at most once; a colour left out has no pieces ("W:W28").
+ * Any other letter names an unknown field (":H0", ":Z3", ":FEN..."), skipped up to the next ':'
+ * or the trailing dot -- unless its value has the shape of a piece list (a comma, a range dash, or K before a
  * square: ":R1,2", ":XK5"), which makes it a colour section with an unknown colour letter, an
  * error. Lower-case "w"/"b" are always unknown colour letters, and a field starting with a
  * digit or K lacks its colour letter; both are errors. White space between tokens is allowed. */
