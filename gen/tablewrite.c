@@ -1,0 +1,517 @@
+/* Table file writer. Blocks are filled (don't-care positions get a value chosen to compress well)
+ * and compressed as independent zstd frames, a batch at a time: the batch's blocks in parallel
+ * (each block by one thread with its own context, so the frame bytes do not depend on which
+ * thread made them), then written in block order by one thread. Each frame is decompressed again
+ * and compared before it is written, so a compressor bug cannot produce a silently wrong table.
+ * The header and block table are written last, at the front, and the whole-file checksum is
+ * computed by reading the file back from the page cache (the checksum runs over the file in
+ * order, and the front is known only at the end). */
+#define _POSIX_C_SOURCE 200809L
+
+#include "tablewrite.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zdict.h>
+#include <zstd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "checksum.h"
+#include "tableformat.h"
+#include "variant.h"
+
+dtb_table_write_options dtb_table_write_defaults(void)
+{
+    return (dtb_table_write_options){
+        .block_positions = DTB_TABLE_DEFAULT_BLOCK_POSITIONS,
+        .zstd_level = DTB_TABLE_DEFAULT_ZSTD_LEVEL,
+        .fill = DTB_FILL_PREVIOUS,
+    };
+}
+
+static dtb_status sys_err(dtb_error *e, int err, const char *path, const char *what)
+{
+    const dtb_status s = (err == ENOSPC || err == EDQUOT) ? DTB_E_NOSPACE : DTB_E_IO;
+    return dtb_tf_file_error(e, s, path, "%s: %s", what, strerror(err));
+}
+
+static bool name_ok(const char *s, size_t max, const char *allowed)
+{
+    if (!s || !*s || strlen(s) >= max)
+        return false;
+    return strspn(s, allowed) == strlen(s);
+}
+
+static dtb_status check_options(const char *path, const dtb_table_write_options *o, uint64_t count,
+                                dtb_error *e)
+{
+    const dtb_variant *v = o->variant ? dtb_variant_find(o->variant) : NULL;
+    if (!v || !name_ok(o->variant, DTB_TF_VARIANT_LEN, "abcdefghijklmnopqrstuvwxyz"))
+        return dtb_tf_file_error(e, DTB_E_INVALID, path, "unknown variant '%s'", o->variant ? o->variant : "");
+    if (o->gametype != v->gametype)
+        return dtb_tf_file_error(e, DTB_E_INVALID, path, "GameType %d is not %s's (%d)", o->gametype, v->name,
+                    v->gametype);
+    if (!name_ok(o->material, DTB_TF_MATERIAL_LEN, "KMv") || strchr(o->material, 'v') == NULL)
+        return dtb_tf_file_error(e, DTB_E_INVALID, path, "bad material name '%s'",
+                    o->material ? o->material : "");
+    if (!dtb_metric_name(o->metric))
+        return dtb_tf_file_error(e, DTB_E_INVALID, path, "unknown metric %d", (int)o->metric);
+    if (count == 0)
+        return dtb_tf_file_error(e, DTB_E_INVALID, path, "no positions");
+    if (o->block_positions == 0 || o->block_positions > DTB_TF_MAX_BLOCK_POSITIONS)
+        return dtb_tf_file_error(e, DTB_E_INVALID, path, "block size %u outside 1..%u", o->block_positions,
+                    DTB_TF_MAX_BLOCK_POSITIONS);
+    if (o->zstd_level < 1 || o->zstd_level > ZSTD_maxCLevel())
+        return dtb_tf_file_error(e, DTB_E_INVALID, path, "zstd level %d outside 1..%d", o->zstd_level,
+                    ZSTD_maxCLevel());
+    if (o->dict_bytes > DTB_TF_MAX_DICT_SIZE)
+        return dtb_tf_file_error(e, DTB_E_INVALID, path, "dictionary size %u above %u", o->dict_bytes,
+                    DTB_TF_MAX_DICT_SIZE);
+    if ((unsigned)o->fill > DTB_FILL_NONE)
+        return dtb_tf_file_error(e, DTB_E_INVALID, path, "unknown fill policy %d", (int)o->fill);
+    return DTB_OK;
+}
+
+static inline bool is_dontcare(const dtb_table_dontcare *dc, const uint8_t *values, uint64_t i)
+{
+    return (dc->bits && (dc->bits[i / 64] >> (i % 64) & 1)) ||
+           (dc->marker >= 0 && values[i] == dc->marker) || (dc->fn && dc->fn(dc->user, i));
+}
+
+/* Copies values[start .. start+len) to out with don't-care positions filled; returns how many
+ * positions were don't-care. mask is scratch space of len bytes. */
+static uint64_t fill_block(const uint8_t *values, uint64_t start, size_t len,
+                           const dtb_table_dontcare *dc, dtb_table_fill fill, uint8_t *mask,
+                           uint8_t *out)
+{
+    const uint8_t *v = values + start;
+    uint64_t n = 0;
+    for (size_t i = 0; i < len; i++)
+        n += mask[i] = is_dontcare(dc, values, start + i);
+    if (n == 0 || fill == DTB_FILL_NONE) {
+        memcpy(out, v, len);
+        return n;
+    }
+    if (fill == DTB_FILL_PREVIOUS) {
+        /* Before the first cared-for value, use that value: the run then starts at the block. */
+        size_t first = 0;
+        while (first < len && mask[first])
+            first++;
+        uint8_t prev = first < len ? v[first] : 0;
+        for (size_t i = 0; i < len; i++)
+            out[i] = mask[i] ? prev : (prev = v[i]);
+        return n;
+    }
+    uint8_t with = 0;
+    if (fill == DTB_FILL_MAJORITY) {
+        uint64_t hist[256] = {0};
+        for (size_t i = 0; i < len; i++)
+            hist[v[i]] += !mask[i];
+        for (int x = 1; x < 256; x++)
+            if (hist[x] > hist[with])
+                with = (uint8_t)x;
+    }
+    for (size_t i = 0; i < len; i++)
+        out[i] = mask[i] ? with : v[i];
+    return n;
+}
+
+/* Trains a dictionary on evenly spaced blocks (deterministic choice); returns its size, 0 when
+ * the table is too small or training fails (the file is then written without one). */
+static size_t train_dict(const dtb_table_write_options *o, const uint8_t *values, uint64_t blocks,
+                         const dtb_table_dontcare *dc, void *dict)
+{
+    enum { MIN_SAMPLES = 16 };
+    const uint64_t bp = o->block_positions;
+    if (blocks < MIN_SAMPLES + 1)
+        return 0;
+    /* About 100 times the dictionary size in samples (zstd's advice), within 2..(64 MiB). */
+    uint64_t want = ((uint64_t)o->dict_bytes * 100 + bp - 1) / bp;
+    const uint64_t cap = ((uint64_t)64 << 20) / bp;
+    if (want > cap)
+        want = cap;
+    if (want < MIN_SAMPLES)
+        want = MIN_SAMPLES;
+    if (want > blocks - 1)
+        want = blocks - 1; /* whole blocks only: skip the last, shorter one */
+    uint8_t *samples = malloc((size_t)(want * bp));
+    uint8_t *mask = malloc((size_t)bp);
+    size_t *sizes = malloc((size_t)want * sizeof *sizes);
+    size_t got = 0;
+    if (samples && mask && sizes) {
+        for (uint64_t k = 0; k < want; k++) {
+            const uint64_t b = k * (blocks - 1) / want;
+            fill_block(values, b * bp, (size_t)bp, dc, o->fill, mask, samples + k * bp);
+            sizes[k] = (size_t)bp;
+        }
+        const size_t r = ZDICT_trainFromBuffer(dict, o->dict_bytes, samples, sizes, (unsigned)want);
+        got = ZDICT_isError(r) ? 0 : r;
+    }
+    free(samples);
+    free(mask);
+    free(sizes);
+    return got;
+}
+
+/* pwrite of all len bytes; 0 or an errno. */
+static int write_full(int fd, const void *buf, size_t len, uint64_t off)
+{
+    const unsigned char *p = buf;
+    while (len > 0) {
+        const ssize_t n = pwrite(fd, p, len, (off_t)off);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno;
+        }
+        p += n;
+        len -= (size_t)n;
+        off += (uint64_t)n;
+    }
+    return 0;
+}
+
+/* Per-thread compression state. */
+typedef struct worker {
+    ZSTD_CCtx *cctx;
+    ZSTD_DCtx *dctx;
+    uint8_t *filled, *mask, *check;
+} worker;
+
+/* One block of the current batch. */
+typedef struct slot {
+    uint8_t *frame;
+    size_t size;           /* frame size, or 0 on failure */
+    uint64_t dontcare;
+    const char *failure;   /* set when compression or the round trip failed */
+} slot;
+
+/* Fills and compresses block b into sl, then decompresses the frame and compares (round trip). */
+static void compress_block(const worker *w, const dtb_table_write_options *o, const ZSTD_DDict *ddict,
+                           const uint8_t *values, uint64_t count, const dtb_table_dontcare *dc,
+                           uint64_t b, slot *sl, size_t cap)
+{
+    const uint64_t start = b * o->block_positions;
+    const uint64_t left = count - start;
+    const size_t len = (size_t)(left < o->block_positions ? left : o->block_positions);
+    sl->size = 0;
+    sl->failure = NULL;
+    sl->dontcare = fill_block(values, start, len, dc, o->fill, w->mask, w->filled);
+    const size_t r = ZSTD_compress2(w->cctx, sl->frame, cap, w->filled, len);
+    if (ZSTD_isError(r)) {
+        sl->failure = ZSTD_getErrorName(r);
+        return;
+    }
+    const size_t back = ddict ? ZSTD_decompress_usingDDict(w->dctx, w->check, len, sl->frame, r, ddict)
+                              : ZSTD_decompressDCtx(w->dctx, w->check, len, sl->frame, r);
+    if (ZSTD_isError(back) || back != len || memcmp(w->check, w->filled, len) != 0) {
+        sl->failure = "compressed block does not decompress to its input";
+        return;
+    }
+    sl->size = r;
+}
+
+static bool worker_init(worker *w, const dtb_table_write_options *o, const ZSTD_CDict *cdict)
+{
+    const size_t bp = o->block_positions;
+    w->cctx = ZSTD_createCCtx();
+    w->dctx = ZSTD_createDCtx();
+    w->filled = malloc(bp);
+    w->mask = malloc(bp);
+    w->check = malloc(bp);
+    if (!w->cctx || !w->dctx || !w->filled || !w->mask || !w->check)
+        return false;
+    /* Frames carry their content size (the reader checks lengths anyway) but no zstd checksum
+     * (the block table has ours) and no dictionary id (the file has at most one dictionary). */
+    if (ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, o->zstd_level)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_contentSizeFlag, 1)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 0)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_dictIDFlag, 0)))
+        return false;
+    if (cdict && ZSTD_isError(ZSTD_CCtx_refCDict(w->cctx, cdict)))
+        return false;
+    return true;
+}
+
+static void worker_free(worker *w)
+{
+    ZSTD_freeCCtx(w->cctx);
+    ZSTD_freeDCtx(w->dctx);
+    free(w->filled);
+    free(w->mask);
+    free(w->check);
+}
+
+/* The header, block table and dictionary: the first data_offset bytes of the file. */
+static void build_meta(unsigned char *m, const dtb_table_write_options *o, uint64_t count,
+                       uint64_t blocks, uint64_t dontcare, const void *dict, size_t dict_size,
+                       uint64_t file_size)
+{
+    const uint64_t dict_offset = DTB_TF_HEADER_SIZE + blocks * DTB_TF_ENTRY_SIZE;
+    memset(m, 0, DTB_TF_HEADER_SIZE);
+    memcpy(m + DTB_TF_OFF_MAGIC, DTB_TF_MAGIC, DTB_TF_MAGIC_LEN);
+    dtb_tf_put32(m + DTB_TF_OFF_VERSION, DTB_TF_VERSION);
+    dtb_tf_put32(m + DTB_TF_OFF_HEADER_SIZE, DTB_TF_HEADER_SIZE);
+    memcpy(m + DTB_TF_OFF_VARIANT, o->variant, strlen(o->variant));
+    dtb_tf_put32(m + DTB_TF_OFF_GAMETYPE, (uint32_t)o->gametype);
+    dtb_tf_put32(m + DTB_TF_OFF_METRIC, (uint32_t)o->metric);
+    memcpy(m + DTB_TF_OFF_MATERIAL, o->material, strlen(o->material));
+    dtb_tf_put32(m + DTB_TF_OFF_INDEX_VERSION, o->index_version);
+    dtb_tf_put32(m + DTB_TF_OFF_VALUE_ENCODING, o->value_encoding);
+    dtb_tf_put64(m + DTB_TF_OFF_POSITIONS, count);
+    dtb_tf_put32(m + DTB_TF_OFF_BLOCK_POSITIONS, o->block_positions);
+    dtb_tf_put32(m + DTB_TF_OFF_ZSTD_LEVEL, (uint32_t)o->zstd_level);
+    dtb_tf_put64(m + DTB_TF_OFF_BLOCKS, blocks);
+    dtb_tf_put32(m + DTB_TF_OFF_DONTCARE_KIND, dontcare ? o->dontcare_kind : 0);
+    dtb_tf_put64(m + DTB_TF_OFF_DONTCARE_COUNT, dontcare);
+    dtb_tf_put64(m + DTB_TF_OFF_TABLE_OFFSET, DTB_TF_HEADER_SIZE);
+    dtb_tf_put64(m + DTB_TF_OFF_DICT_OFFSET, dict_offset);
+    dtb_tf_put64(m + DTB_TF_OFF_DICT_SIZE, dict_size);
+    dtb_tf_put64(m + DTB_TF_OFF_DATA_OFFSET, dict_offset + dict_size);
+    dtb_tf_put64(m + DTB_TF_OFF_FILE_SIZE, file_size);
+    if (dict_size)
+        memcpy(m + dict_offset, dict, dict_size);
+    /* The block table is already in place (m + header); the meta hash covers all but itself. */
+    dtb_hash64_state hs;
+    dtb_hash64_init(&hs, 0);
+    dtb_hash64_update(&hs, m, DTB_TF_OFF_META_HASH);
+    dtb_hash64_update(&hs, m + DTB_TF_HEADER_SIZE, (size_t)(dict_offset + dict_size - DTB_TF_HEADER_SIZE));
+    dtb_tf_put64(m + DTB_TF_OFF_META_HASH, dtb_hash64_digest(&hs));
+}
+
+/* XXH64 of the file's first len bytes, read back. 0 or an errno. */
+static int hash_back(int fd, uint64_t len, uint64_t *out)
+{
+    enum { CHUNK = 1 << 20 };
+    unsigned char *buf = malloc(CHUNK);
+    if (!buf)
+        return ENOMEM;
+    dtb_hash64_state hs;
+    dtb_hash64_init(&hs, 0);
+    int err = 0;
+    for (uint64_t off = 0; off < len && !err;) {
+        const size_t want = len - off < CHUNK ? (size_t)(len - off) : CHUNK;
+        const ssize_t n = pread(fd, buf, want, (off_t)off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            err = n < 0 ? errno : EIO;
+            break;
+        }
+        dtb_hash64_update(&hs, buf, (size_t)n);
+        off += (uint64_t)n;
+    }
+    free(buf);
+    *out = dtb_hash64_digest(&hs);
+    return err;
+}
+
+/* fsync of the directory holding path, so the rename itself is durable. 0 or an errno. */
+static int sync_dir(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+    if (!dir)
+        return ENOMEM;
+    const int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    free(dir);
+    if (fd < 0)
+        return errno;
+    int err = fsync(fd) != 0 ? errno : 0;
+    if (err == EINVAL) /* some file systems cannot sync directories; nothing more to do there */
+        err = 0;
+    close(fd);
+    return err;
+}
+
+dtb_status dtb_table_write(const char *path, const dtb_table_write_options *opt,
+                           const uint8_t *values, uint64_t count, const dtb_table_dontcare *dc_in,
+                           dtb_table_write_stats *stats, dtb_error *e)
+{
+    dtb_status s = check_options(path, opt, count, e);
+    if (s != DTB_OK)
+        return s;
+    const dtb_table_dontcare none = {.marker = -1};
+    const dtb_table_dontcare *dc = dc_in ? dc_in : &none;
+    if (dc->marker > 255)
+        return dtb_tf_file_error(e, DTB_E_INVALID, path, "don't-care marker %d is not a byte", dc->marker);
+    const uint64_t bp = opt->block_positions;
+    const uint64_t blocks = (count - 1) / bp + 1;
+    const size_t cap = ZSTD_compressBound((size_t)bp);
+#ifdef _OPENMP
+    const int nthreads = opt->threads > 0 ? opt->threads : omp_get_max_threads();
+#else
+    const int nthreads = 1;
+#endif
+    /* Blocks per batch: enough to keep every thread busy, at most ~256 MiB of frame buffers. */
+    uint64_t batch = ((uint64_t)256 << 20) / cap;
+    if (batch > 1024)
+        batch = 1024;
+    if (batch < (uint64_t)nthreads)
+        batch = (uint64_t)nthreads;
+    if (batch > blocks)
+        batch = blocks;
+
+    char *tmp = malloc(strlen(path) + 5);
+    void *dict = opt->dict_bytes ? malloc(opt->dict_bytes) : NULL;
+    slot *slots = calloc((size_t)batch, sizeof *slots);
+    worker *workers = calloc((size_t)nthreads, sizeof *workers);
+    unsigned char *meta = NULL;
+    ZSTD_CDict *cdict = NULL;
+    ZSTD_DDict *ddict = NULL;
+    int fd = -1;
+    bool tmp_made = false;
+    if (!tmp || (opt->dict_bytes && !dict) || !slots || !workers) {
+        s = dtb_tf_file_error(e, DTB_E_NOMEM, path, "out of memory");
+        goto done;
+    }
+    sprintf(tmp, "%s.tmp", path);
+
+    size_t dict_size = dict ? train_dict(opt, values, blocks, dc, dict) : 0;
+    if (dict_size) {
+        cdict = ZSTD_createCDict(dict, dict_size, opt->zstd_level);
+        ddict = ZSTD_createDDict(dict, dict_size);
+        if (!cdict || !ddict) {
+            s = dtb_tf_file_error(e, DTB_E_NOMEM, path, "cannot load the trained dictionary");
+            goto done;
+        }
+    }
+    const uint64_t data_offset = DTB_TF_HEADER_SIZE + blocks * DTB_TF_ENTRY_SIZE + dict_size;
+    meta = malloc((size_t)data_offset);
+    if (!meta) {
+        s = dtb_tf_file_error(e, DTB_E_NOMEM, path, "out of memory for the block table");
+        goto done;
+    }
+    for (uint64_t k = 0; k < batch; k++)
+        if (!(slots[k].frame = malloc(cap))) {
+            s = dtb_tf_file_error(e, DTB_E_NOMEM, path, "out of memory for frame buffers");
+            goto done;
+        }
+    for (int t = 0; t < nthreads; t++)
+        if (!worker_init(&workers[t], opt, cdict)) {
+            s = dtb_tf_file_error(e, DTB_E_NOMEM, path, "cannot set up zstd compression");
+            goto done;
+        }
+
+    fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        s = sys_err(e, errno, tmp, "cannot create");
+        goto done;
+    }
+    tmp_made = true;
+
+    uint64_t off = data_offset, dontcare = 0;
+    for (uint64_t first = 0; first < blocks; first += batch) {
+        const int64_t n = (int64_t)(blocks - first < batch ? blocks - first : batch);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
+#endif
+        for (int64_t k = 0; k < n; k++) {
+#ifdef _OPENMP
+            const worker *w = &workers[omp_get_thread_num()];
+#else
+            const worker *w = &workers[0];
+#endif
+            compress_block(w, opt, ddict, values, count, dc, first + (uint64_t)k, &slots[k], cap);
+        }
+        for (int64_t k = 0; k < n; k++) {
+            const uint64_t b = first + (uint64_t)k;
+            const slot *sl = &slots[k];
+            if (sl->failure) {
+                s = dtb_tf_file_error(e, DTB_E_IO, path, "zstd failed on block %llu: %s",
+                         (unsigned long long)b, sl->failure);
+                goto done;
+            }
+            if (sl->size > UINT32_MAX) {
+                s = dtb_tf_file_error(e, DTB_E_INVALID, path, "block %llu compresses to over 4 GiB",
+                         (unsigned long long)b);
+                goto done;
+            }
+            unsigned char *ent = meta + DTB_TF_HEADER_SIZE + b * DTB_TF_ENTRY_SIZE;
+            dtb_tf_put32(ent, (uint32_t)sl->size);
+            dtb_tf_put32(ent + 4, (uint32_t)dtb_hash64(sl->frame, sl->size, b));
+            const int err = write_full(fd, sl->frame, sl->size, off);
+            if (err) {
+                s = sys_err(e, err, tmp, "cannot write");
+                goto done;
+            }
+            off += sl->size;
+            dontcare += sl->dontcare;
+        }
+    }
+    const uint64_t file_size = off + DTB_TF_TRAILER_SIZE;
+    build_meta(meta, opt, count, blocks, dontcare, dict, dict_size, file_size);
+    int err = write_full(fd, meta, (size_t)data_offset, 0);
+    if (err) {
+        s = sys_err(e, err, tmp, "cannot write");
+        goto done;
+    }
+    uint64_t file_hash;
+    if ((err = hash_back(fd, off, &file_hash)) != 0) {
+        s = sys_err(e, err, tmp, "cannot read back");
+        goto done;
+    }
+    unsigned char trailer[DTB_TF_TRAILER_SIZE];
+    dtb_tf_put64(trailer, file_hash);
+    memcpy(trailer + 8, DTB_TF_END_MAGIC, 8);
+    if ((err = write_full(fd, trailer, sizeof trailer, off)) != 0) {
+        s = sys_err(e, err, tmp, "cannot write");
+        goto done;
+    }
+    if (fsync(fd) != 0) {
+        s = sys_err(e, errno, tmp, "cannot sync");
+        goto done;
+    }
+    err = close(fd) != 0 ? errno : 0;
+    fd = -1;
+    if (err) {
+        s = sys_err(e, err, tmp, "cannot close");
+        goto done;
+    }
+    if (rename(tmp, path) != 0) {
+        s = sys_err(e, errno, path, "cannot rename the .tmp file into place");
+        goto done;
+    }
+    tmp_made = false;
+    if ((err = sync_dir(path)) != 0) {
+        s = sys_err(e, err, path, "cannot sync the directory");
+        goto done;
+    }
+    if (stats)
+        *stats = (dtb_table_write_stats){
+            .file_size = file_size,
+            .data_size = off - data_offset,
+            .dict_size = dict_size,
+            .blocks = blocks,
+            .dontcare_count = dontcare,
+            .file_hash = file_hash,
+        };
+done:
+    if (fd >= 0)
+        close(fd);
+    if (tmp_made)
+        unlink(tmp);
+    if (workers)
+        for (int t = 0; t < nthreads; t++)
+            worker_free(&workers[t]);
+    if (slots)
+        for (uint64_t k = 0; k < batch; k++)
+            free(slots[k].frame);
+    free(workers);
+    free(slots);
+    free(meta);
+    free(dict);
+    free(tmp);
+    ZSTD_freeCDict(cdict);
+    ZSTD_freeDDict(ddict);
+    return s;
+}

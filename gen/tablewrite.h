@@ -1,0 +1,86 @@
+/* Writing one table file (tables/FORMAT.md) from a full array of one byte per position.
+ *
+ * Usage:
+ *     dtb_table_write_options o = dtb_table_write_defaults();
+ *     o.variant = "international"; o.gametype = 20; o.material = "KKvK"; o.metric = DTB_METRIC_WLD;
+ *     o.index_version = 1; o.value_encoding = 1; o.dontcare_kind = DTB_DONTCARE_CAPTURES;
+ *     dtb_table_dontcare dc = {.bits = capture_bits, .marker = -1};
+ *     dtb_status s = dtb_table_write("out/international/KKvK.wld", &o, values, n, &dc, NULL, &err);
+ *
+ * The file appears complete or not at all: bytes go to "<path>.tmp", which is fsync'd and renamed
+ * over path, and the directory is fsync'd. On any failure the .tmp file is removed and path is left
+ * as it was. The bytes depend only on the inputs and options (not on the thread count, the time or
+ * the machine; the same zstd version is assumed), so regenerating a table reproduces its checksum.
+ * Not thread-safe with respect to the same path; different paths may be written concurrently
+ * (each call runs its own OpenMP team). Never prints, never exits. */
+#ifndef DTB_TABLEWRITE_H
+#define DTB_TABLEWRITE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "position.h"
+#include "tablefile.h"
+
+/* How don't-care positions are given their stored value (the reader never looks at them). */
+typedef enum dtb_table_fill {
+    DTB_FILL_PREVIOUS = 0, /* the previous cared-for value in the block (extends runs); default */
+    DTB_FILL_MAJORITY,     /* the block's most frequent cared-for value */
+    DTB_FILL_ZERO,         /* byte 0 */
+    DTB_FILL_NONE,         /* keep the caller's bytes (for measurements) */
+} dtb_table_fill;
+
+/* Defaults chosen from measurements (tables/FORMAT.md, "Choosing the parameters"). */
+#define DTB_TABLE_DEFAULT_BLOCK_POSITIONS 65536u
+#define DTB_TABLE_DEFAULT_ZSTD_LEVEL 19
+
+typedef struct dtb_table_write_options {
+    /* What the file says about itself (all required). */
+    const char *variant;     /* name known to core/variant.h, < 24 characters */
+    int gametype;            /* must equal the variant's PDN GameType */
+    const char *material;    /* "KKMvK", < 64 characters */
+    dtb_metric metric;
+    uint32_t index_version;  /* version of the index scheme that ordered the values */
+    uint32_t value_encoding; /* identifier of the byte encoding (core/value.h's is 1) */
+    uint32_t dontcare_kind;  /* DTB_DONTCARE_* bits saying which positions are don't-care */
+    /* How to compress. */
+    uint32_t block_positions; /* positions per block, 1 .. 2^24 */
+    int zstd_level;           /* 1 .. ZSTD_maxCLevel() */
+    uint32_t dict_bytes;      /* > 0: train and store a zstd dictionary of at most this size
+                                 (dropped when training fails or the table has too few blocks) */
+    dtb_table_fill fill;
+    int threads;              /* OpenMP threads for compression; 0 = OpenMP's default */
+} dtb_table_write_options;
+
+/* Options with the default compression settings and empty descriptive fields. */
+dtb_table_write_options dtb_table_write_defaults(void);
+
+/* Which positions are don't-care: a position is don't-care when any given source says so.
+ * All sources may be absent (no don't-care positions). */
+typedef struct dtb_table_dontcare {
+    const uint64_t *bits;  /* bit (i % 64) of bits[i / 64] set: position i is don't-care; or NULL */
+    int marker;            /* 0..255: a position whose value byte equals marker is don't-care;
+                              -1: no marker */
+    bool (*fn)(void *user, uint64_t index); /* or NULL; called from several threads at once */
+    void *user;
+} dtb_table_dontcare;
+
+/* What a write produced. */
+typedef struct dtb_table_write_stats {
+    uint64_t file_size;
+    uint64_t data_size;      /* bytes of compressed frames */
+    uint64_t dict_size;      /* bytes of dictionary stored (0 = none) */
+    uint64_t blocks;
+    uint64_t dontcare_count;
+    uint64_t file_hash;      /* the whole-file checksum (as in the trailer) */
+} dtb_table_write_stats;
+
+/* Writes values[0 .. count) (count >= 1) to path as described above. dc and stats may be NULL.
+ * Returns DTB_OK, DTB_E_INVALID (bad options, with a message), DTB_E_NOSPACE (disk full / quota),
+ * DTB_E_IO (any other system failure; the message names the file and the system's reason),
+ * DTB_E_NOMEM. */
+dtb_status dtb_table_write(const char *path, const dtb_table_write_options *opt,
+                           const uint8_t *values, uint64_t count, const dtb_table_dontcare *dc,
+                           dtb_table_write_stats *stats, dtb_error *e);
+
+#endif

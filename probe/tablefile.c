@@ -1,0 +1,554 @@
+/* Table file reader. Trust nothing: every header field is checked against the others and against
+ * the file's real size before it sizes a buffer or an offset; the header, block table and
+ * dictionary are checksummed at open; each frame is checksummed before it is decompressed (zstd
+ * rejects malformed input, but a flipped bit in a literal would decode "fine" to a wrong value).
+ *
+ * The open object is immutable: block offsets are a prefix-sum array built at open, reads use
+ * pread, and the zstd dictionary (if any) is a ZSTD_DDict, which zstd documents as read-only and
+ * shareable between threads. Mutable decoding state lives in the caller's dtb_tablefile_ctx. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "tablefile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#include "checksum.h"
+#include "tableformat.h"
+#include "variant.h"
+
+struct dtb_tablefile {
+    int fd;
+    char *path;
+    dtb_tablefile_info info;
+    uint64_t data_offset;
+    uint64_t *offsets; /* blocks + 1 entries: absolute file offset of each frame, then the end */
+    uint32_t *checks;  /* per-block frame checksum */
+    size_t max_frame;  /* largest frame size in the table (sizes the read buffer) */
+    ZSTD_DDict *ddict; /* NULL when the file has no dictionary */
+};
+
+struct dtb_tablefile_ctx {
+    ZSTD_DCtx *dctx;
+    unsigned char *buf;
+    size_t cap;
+};
+
+const char *dtb_metric_name(dtb_metric m)
+{
+    switch (m) {
+    case DTB_METRIC_WLD: return "wld";
+    case DTB_METRIC_DTW: return "dtw";
+    }
+    return NULL;
+}
+
+/* "<path>: <problem>". When the whole does not fit the message buffer, the path is shortened from
+ * the left ("...tail/KKvK.wld") so that the problem and the file name both survive. */
+dtb_status dtb_tf_file_error(dtb_error *e, dtb_status s, const char *path, const char *fmt, ...)
+{
+    if (!e)
+        return s;
+    char problem[sizeof e->msg];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(problem, sizeof problem, fmt, ap);
+    va_end(ap);
+    const size_t room = sizeof e->msg - 1;
+    size_t plen = strlen(problem), flen = strlen(path), n = 0;
+    if (plen > room / 2)
+        plen = room / 2;
+    if (flen + 2 + plen > room) {
+        memcpy(e->msg, "...", 3);
+        n = 3;
+        path += flen - (room - plen - 5);
+        flen = room - plen - 5;
+    }
+    memcpy(e->msg + n, path, flen);
+    n += flen;
+    memcpy(e->msg + n, ": ", 2);
+    n += 2;
+    memcpy(e->msg + n, problem, plen);
+    e->msg[n + plen] = 0;
+    return s;
+}
+
+/* Reads exactly len bytes at off. 0 on success; -1 with errno on an I/O error; 1 when the file
+ * ends first. */
+static int read_full(int fd, void *buf, size_t len, uint64_t off)
+{
+    unsigned char *p = buf;
+    while (len > 0) {
+        const ssize_t n = pread(fd, p, len, (off_t)off);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (n == 0)
+            return 1;
+        p += n;
+        len -= (size_t)n;
+        off += (uint64_t)n;
+    }
+    return 0;
+}
+
+static dtb_status read_error(const dtb_tablefile *tf, int rc, const char *what, dtb_error *e)
+{
+    if (rc < 0)
+        return dtb_tf_file_error(e, DTB_E_IO, tf->path, "cannot read %s: %s", what, strerror(errno));
+    return dtb_tf_file_error(e, DTB_E_CORRUPT, tf->path, "file ends inside %s (truncated since open?)", what);
+}
+
+/* A NUL-padded text field: at least one NUL, nothing but NULs after the first, non-empty. */
+static bool text_field(const unsigned char *p, size_t len, char *out)
+{
+    size_t n = 0;
+    while (n < len && p[n])
+        n++;
+    if (n == 0 || n == len)
+        return false;
+    for (size_t i = n; i < len; i++)
+        if (p[i])
+            return false;
+    memcpy(out, p, n);
+    out[n] = 0;
+    return true;
+}
+
+/* K*M*vK*M* with at least one piece a side (the material naming of DESIGN.md §3). */
+static bool material_name_ok(const char *s)
+{
+    for (int side = 0; side < 2; side++) {
+        int pieces = 0;
+        while (*s == 'K')
+            s++, pieces++;
+        while (*s == 'M')
+            s++, pieces++;
+        if (pieces == 0)
+            return false;
+        if (side == 0 && *s++ != 'v')
+            return false;
+    }
+    return *s == 0;
+}
+
+void dtb_tablefile_close(dtb_tablefile *tf)
+{
+    if (!tf)
+        return;
+    if (tf->fd >= 0)
+        close(tf->fd);
+    ZSTD_freeDDict(tf->ddict);
+    free(tf->offsets);
+    free(tf->checks);
+    free(tf->path);
+    free(tf);
+}
+
+/* Header fields, checked one by one against fixed rules and the real file size. */
+static dtb_status parse_header(dtb_tablefile *tf, const unsigned char *h, uint64_t real_size,
+                               dtb_error *e)
+{
+    const char *path = tf->path;
+    dtb_tablefile_info *in = &tf->info;
+    if (memcmp(h + DTB_TF_OFF_MAGIC, DTB_TF_MAGIC, DTB_TF_MAGIC_LEN) != 0)
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "not a dtb table file (bad magic)");
+    const uint32_t version = dtb_tf_get32(h + DTB_TF_OFF_VERSION);
+    if (version != DTB_TF_VERSION)
+        return dtb_tf_file_error(e, DTB_E_VERSION, path,
+                          "table format version %u; this build reads version %u", version,
+                          DTB_TF_VERSION);
+    if (dtb_tf_get32(h + DTB_TF_OFF_HEADER_SIZE) != DTB_TF_HEADER_SIZE)
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "bad header size %u",
+                          dtb_tf_get32(h + DTB_TF_OFF_HEADER_SIZE));
+    const uint64_t file_size = dtb_tf_get64(h + DTB_TF_OFF_FILE_SIZE);
+    if (file_size != real_size)
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, path,
+                          real_size < file_size ? "truncated: %llu bytes, header says %llu"
+                                                : "%llu bytes, header says %llu (trailing data)",
+                          (unsigned long long)real_size, (unsigned long long)file_size);
+    in->file_size = file_size;
+
+    if (!text_field(h + DTB_TF_OFF_VARIANT, DTB_TF_VARIANT_LEN, in->variant))
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "bad variant field");
+    const dtb_variant *v = dtb_variant_find(in->variant);
+    if (!v)
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "unknown variant '%s'", in->variant);
+    in->gametype = (int)dtb_tf_get32(h + DTB_TF_OFF_GAMETYPE);
+    if (in->gametype != v->gametype)
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "GameType %d does not match variant %s (%d)",
+                          in->gametype, v->name, v->gametype);
+    const uint32_t metric = dtb_tf_get32(h + DTB_TF_OFF_METRIC);
+    if (metric != DTB_METRIC_WLD && metric != DTB_METRIC_DTW)
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "unknown metric %u", metric);
+    in->metric = (dtb_metric)metric;
+    if (!text_field(h + DTB_TF_OFF_MATERIAL, DTB_TF_MATERIAL_LEN, in->material) ||
+        !material_name_ok(in->material))
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "bad material field");
+    in->index_version = dtb_tf_get32(h + DTB_TF_OFF_INDEX_VERSION);
+    in->value_encoding = dtb_tf_get32(h + DTB_TF_OFF_VALUE_ENCODING);
+    in->positions = dtb_tf_get64(h + DTB_TF_OFF_POSITIONS);
+    in->block_positions = dtb_tf_get32(h + DTB_TF_OFF_BLOCK_POSITIONS);
+    in->zstd_level = (int)(int32_t)dtb_tf_get32(h + DTB_TF_OFF_ZSTD_LEVEL);
+    in->blocks = dtb_tf_get64(h + DTB_TF_OFF_BLOCKS);
+    in->dontcare_kind = dtb_tf_get32(h + DTB_TF_OFF_DONTCARE_KIND);
+    in->dontcare_count = dtb_tf_get64(h + DTB_TF_OFF_DONTCARE_COUNT);
+    in->dict_size = dtb_tf_get64(h + DTB_TF_OFF_DICT_SIZE);
+    const uint64_t table_offset = dtb_tf_get64(h + DTB_TF_OFF_TABLE_OFFSET);
+    const uint64_t dict_offset = dtb_tf_get64(h + DTB_TF_OFF_DICT_OFFSET);
+    tf->data_offset = dtb_tf_get64(h + DTB_TF_OFF_DATA_OFFSET);
+
+    if (dtb_tf_get32(h + DTB_TF_OFF_FLAGS) != 0)
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "unknown flags 0x%x",
+                          dtb_tf_get32(h + DTB_TF_OFF_FLAGS));
+    for (int i = 0; i < DTB_TF_RESERVED_LEN; i++)
+        if (h[DTB_TF_OFF_RESERVED + i])
+            return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "reserved header byte %d is not zero",
+                              DTB_TF_OFF_RESERVED + i);
+    if (in->positions == 0)
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "position count is zero");
+    if (in->block_positions == 0 || in->block_positions > DTB_TF_MAX_BLOCK_POSITIONS)
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "bad block size %u", in->block_positions);
+    if (in->blocks != (in->positions - 1) / in->block_positions + 1)
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, path,
+                          "%llu blocks do not hold %llu positions in blocks of %u",
+                          (unsigned long long)in->blocks, (unsigned long long)in->positions,
+                          in->block_positions);
+    if (in->dontcare_count > in->positions)
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "more don't-care positions than positions");
+    if (in->dontcare_count > 0 && in->dontcare_kind == 0)
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "don't-care positions of no kind");
+    if (in->dict_size > DTB_TF_MAX_DICT_SIZE)
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "dictionary of %llu bytes is too large",
+                          (unsigned long long)in->dict_size);
+    /* Layout: header, table, dictionary, frames (at least one byte each), trailer. Every sum is
+     * compared against a bound first, so nothing overflows. */
+    const uint64_t body = file_size - DTB_TF_HEADER_SIZE - DTB_TF_TRAILER_SIZE; /* >= 0: caller */
+    if (table_offset != DTB_TF_HEADER_SIZE || in->blocks > body / (DTB_TF_ENTRY_SIZE + 1) ||
+        dict_offset != table_offset + in->blocks * DTB_TF_ENTRY_SIZE ||
+        tf->data_offset != dict_offset + in->dict_size ||
+        tf->data_offset + in->blocks > file_size - DTB_TF_TRAILER_SIZE)
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, path,
+                          "section offsets do not fit the file (truncated or corrupt)");
+    in->data_size = file_size - DTB_TF_TRAILER_SIZE - tf->data_offset;
+    return DTB_OK;
+}
+
+static dtb_status check_expect(const dtb_tablefile *tf, const dtb_tablefile_expect *x, dtb_error *e)
+{
+    const dtb_tablefile_info *in = &tf->info;
+    if (x->variant && strcmp(x->variant, in->variant) != 0)
+        return dtb_tf_file_error(e, DTB_E_MISMATCH, tf->path, "variant %s, expected %s", in->variant,
+                          x->variant);
+    if (x->material && strcmp(x->material, in->material) != 0)
+        return dtb_tf_file_error(e, DTB_E_MISMATCH, tf->path, "material %s, expected %s", in->material,
+                          x->material);
+    if (x->metric && x->metric != in->metric)
+        return dtb_tf_file_error(e, DTB_E_MISMATCH, tf->path, "metric %s, expected %s",
+                          dtb_metric_name(in->metric),
+                          dtb_metric_name(x->metric) ? dtb_metric_name(x->metric) : "?");
+    if (x->index_version && x->index_version != in->index_version)
+        return dtb_tf_file_error(e, DTB_E_MISMATCH, tf->path, "index scheme version %u, expected %u",
+                          in->index_version, x->index_version);
+    if (x->value_encoding && x->value_encoding != in->value_encoding)
+        return dtb_tf_file_error(e, DTB_E_MISMATCH, tf->path, "value encoding %u, expected %u",
+                          in->value_encoding, x->value_encoding);
+    if (x->positions && x->positions != in->positions)
+        return dtb_tf_file_error(e, DTB_E_MISMATCH, tf->path, "%llu positions, expected %llu",
+                          (unsigned long long)in->positions, (unsigned long long)x->positions);
+    return DTB_OK;
+}
+
+/* Everything after the header fields: the meta checksum over header, block table and dictionary;
+ * the block table turned into offsets; the dictionary; the trailer. */
+static dtb_status load_sections(dtb_tablefile *tf, const unsigned char *h, dtb_error *e)
+{
+    dtb_tablefile_info *in = &tf->info;
+    const size_t meta_len = (size_t)(tf->data_offset - DTB_TF_HEADER_SIZE);
+    unsigned char *meta = malloc(meta_len ? meta_len : 1);
+    tf->offsets = malloc((size_t)(in->blocks + 1) * sizeof *tf->offsets);
+    tf->checks = malloc((size_t)in->blocks * sizeof *tf->checks);
+    if (!meta || !tf->offsets || !tf->checks) {
+        free(meta);
+        return dtb_tf_file_error(e, DTB_E_NOMEM, tf->path, "out of memory for the block table");
+    }
+    int rc = read_full(tf->fd, meta, meta_len, DTB_TF_HEADER_SIZE);
+    if (rc) {
+        free(meta);
+        return read_error(tf, rc, "the block table", e);
+    }
+    dtb_hash64_state hs;
+    dtb_hash64_init(&hs, 0);
+    dtb_hash64_update(&hs, h, DTB_TF_OFF_META_HASH);
+    dtb_hash64_update(&hs, meta, meta_len);
+    if (dtb_hash64_digest(&hs) != dtb_tf_get64(h + DTB_TF_OFF_META_HASH)) {
+        free(meta);
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, tf->path,
+                          "header/block table checksum mismatch (corrupt file)");
+    }
+    const size_t bound = ZSTD_compressBound(in->block_positions);
+    uint64_t off = tf->data_offset;
+    tf->max_frame = 0;
+    for (uint64_t b = 0; b < in->blocks; b++) {
+        const unsigned char *ent = meta + b * DTB_TF_ENTRY_SIZE;
+        const uint32_t size = dtb_tf_get32(ent);
+        if (size == 0 || size > bound) {
+            free(meta);
+            return dtb_tf_file_error(e, DTB_E_CORRUPT, tf->path, "block %llu has a bad frame size %u",
+                              (unsigned long long)b, size);
+        }
+        tf->offsets[b] = off;
+        tf->checks[b] = dtb_tf_get32(ent + 4);
+        off += size;
+        if (size > tf->max_frame)
+            tf->max_frame = size;
+    }
+    tf->offsets[in->blocks] = off;
+    if (off != in->file_size - DTB_TF_TRAILER_SIZE) {
+        free(meta);
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, tf->path,
+                          "frames end at byte %llu, the trailer starts at %llu",
+                          (unsigned long long)off,
+                          (unsigned long long)(in->file_size - DTB_TF_TRAILER_SIZE));
+    }
+    if (in->dict_size) {
+        tf->ddict = ZSTD_createDDict(meta + in->blocks * DTB_TF_ENTRY_SIZE, (size_t)in->dict_size);
+        if (!tf->ddict) {
+            free(meta);
+            return dtb_tf_file_error(e, DTB_E_CORRUPT, tf->path, "unusable zstd dictionary");
+        }
+    }
+    free(meta);
+
+    unsigned char trailer[DTB_TF_TRAILER_SIZE];
+    rc = read_full(tf->fd, trailer, sizeof trailer, in->file_size - DTB_TF_TRAILER_SIZE);
+    if (rc)
+        return read_error(tf, rc, "the trailer", e);
+    if (memcmp(trailer + 8, DTB_TF_END_MAGIC, 8) != 0)
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, tf->path, "bad end marker (incomplete file)");
+    in->file_hash = dtb_tf_get64(trailer);
+    return DTB_OK;
+}
+
+dtb_status dtb_tablefile_open(const char *path, const dtb_tablefile_expect *expect,
+                              dtb_tablefile **out, dtb_error *e)
+{
+    *out = NULL;
+    dtb_tablefile *tf = calloc(1, sizeof *tf);
+    if (!tf || !(tf->path = strdup(path))) {
+        free(tf);
+        return dtb_tf_file_error(e, DTB_E_NOMEM, path, "out of memory");
+    }
+    tf->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (tf->fd < 0) {
+        const int err = errno;
+        dtb_tablefile_close(tf);
+        return dtb_tf_file_error(e, err == ENOENT ? DTB_E_NOTFOUND : DTB_E_IO, path, "cannot open: %s",
+                          strerror(err));
+    }
+    struct stat st;
+    if (fstat(tf->fd, &st) != 0) {
+        const int err = errno;
+        dtb_tablefile_close(tf);
+        return dtb_tf_file_error(e, DTB_E_IO, path, "cannot stat: %s", strerror(err));
+    }
+    dtb_status s = DTB_OK;
+    unsigned char h[DTB_TF_HEADER_SIZE];
+    if (!S_ISREG(st.st_mode)) {
+        s = dtb_tf_file_error(e, DTB_E_IO, path, "not a regular file");
+    } else if ((uint64_t)st.st_size < DTB_TF_HEADER_SIZE + DTB_TF_TRAILER_SIZE) {
+        s = dtb_tf_file_error(e, DTB_E_CORRUPT, path, "truncated: %llu bytes is less than a header",
+                       (unsigned long long)st.st_size);
+    } else {
+        const int rc = read_full(tf->fd, h, sizeof h, 0);
+        if (rc)
+            s = read_error(tf, rc, "the header", e);
+    }
+    if (s == DTB_OK)
+        s = parse_header(tf, h, (uint64_t)st.st_size, e);
+    if (s == DTB_OK)
+        s = load_sections(tf, h, e);
+    if (s == DTB_OK && expect)
+        s = check_expect(tf, expect, e);
+    if (s != DTB_OK) {
+        dtb_tablefile_close(tf);
+        return s;
+    }
+    *out = tf;
+    return DTB_OK;
+}
+
+const dtb_tablefile_info *dtb_tablefile_get_info(const dtb_tablefile *tf) { return &tf->info; }
+
+const char *dtb_tablefile_path(const dtb_tablefile *tf) { return tf->path; }
+
+uint64_t dtb_tablefile_block_len(const dtb_tablefile *tf, uint64_t b)
+{
+    const uint64_t start = b * tf->info.block_positions;
+    const uint64_t left = tf->info.positions - start;
+    return left < tf->info.block_positions ? left : tf->info.block_positions;
+}
+
+dtb_tablefile_ctx *dtb_tablefile_ctx_create(void)
+{
+    dtb_tablefile_ctx *ctx = calloc(1, sizeof *ctx);
+    if (ctx && !(ctx->dctx = ZSTD_createDCtx())) {
+        free(ctx);
+        ctx = NULL;
+    }
+    return ctx;
+}
+
+void dtb_tablefile_ctx_free(dtb_tablefile_ctx *ctx)
+{
+    if (!ctx)
+        return;
+    ZSTD_freeDCtx(ctx->dctx);
+    free(ctx->buf);
+    free(ctx);
+}
+
+static bool ctx_reserve(dtb_tablefile_ctx *ctx, size_t n)
+{
+    if (ctx->cap >= n)
+        return true;
+    unsigned char *p = realloc(ctx->buf, n);
+    if (!p)
+        return false;
+    ctx->buf = p;
+    ctx->cap = n;
+    return true;
+}
+
+/* Reads block b's frame into ctx->buf and checks its checksum. */
+static dtb_status load_frame(const dtb_tablefile *tf, uint64_t b, dtb_tablefile_ctx *ctx,
+                             size_t *size, dtb_error *e)
+{
+    *size = (size_t)(tf->offsets[b + 1] - tf->offsets[b]);
+    if (!ctx_reserve(ctx, *size))
+        return dtb_tf_file_error(e, DTB_E_NOMEM, tf->path, "out of memory reading block %llu",
+                          (unsigned long long)b);
+    const int rc = read_full(tf->fd, ctx->buf, *size, tf->offsets[b]);
+    if (rc) {
+        char what[48];
+        snprintf(what, sizeof what, "block %llu", (unsigned long long)b);
+        return read_error(tf, rc, what, e);
+    }
+    if ((uint32_t)dtb_hash64(ctx->buf, *size, b) != tf->checks[b])
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, tf->path, "checksum mismatch in block %llu",
+                          (unsigned long long)b);
+    return DTB_OK;
+}
+
+static dtb_status decode_frame(const dtb_tablefile *tf, uint64_t b, dtb_tablefile_ctx *ctx,
+                               size_t size, uint8_t *out, size_t len, dtb_error *e)
+{
+    const size_t got =
+        tf->ddict ? ZSTD_decompress_usingDDict(ctx->dctx, out, len, ctx->buf, size, tf->ddict)
+                  : ZSTD_decompressDCtx(ctx->dctx, out, len, ctx->buf, size);
+    if (ZSTD_isError(got))
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, tf->path, "block %llu does not decompress: %s",
+                          (unsigned long long)b, ZSTD_getErrorName(got));
+    if (got != len)
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, tf->path,
+                          "block %llu decompresses to %zu bytes instead of %zu",
+                          (unsigned long long)b, got, len);
+    return DTB_OK;
+}
+
+dtb_status dtb_tablefile_read_block(const dtb_tablefile *tf, uint64_t b, uint8_t *out,
+                                    size_t out_size, dtb_tablefile_ctx *ctx, dtb_error *e)
+{
+    if (b >= tf->info.blocks)
+        return dtb_tf_file_error(e, DTB_E_RANGE, tf->path, "block %llu of %llu requested",
+                          (unsigned long long)b, (unsigned long long)tf->info.blocks);
+    const size_t len = (size_t)dtb_tablefile_block_len(tf, b);
+    if (out_size < len)
+        return dtb_tf_file_error(e, DTB_E_RANGE, tf->path, "buffer of %zu bytes for a block of %zu",
+                          out_size, len);
+    dtb_tablefile_ctx *own = NULL;
+    if (!ctx && !(ctx = own = dtb_tablefile_ctx_create()))
+        return dtb_tf_file_error(e, DTB_E_NOMEM, tf->path, "out of memory for a decoding context");
+    size_t size;
+    dtb_status s = load_frame(tf, b, ctx, &size, e);
+    if (s == DTB_OK)
+        s = decode_frame(tf, b, ctx, size, out, len, e);
+    dtb_tablefile_ctx_free(own);
+    return s;
+}
+
+dtb_status dtb_tablefile_verify(const dtb_tablefile *tf, bool decode, dtb_tablefile_progress progress,
+                                void *user, dtb_error *e)
+{
+    const dtb_tablefile_info *in = &tf->info;
+    dtb_tablefile_ctx *ctx = dtb_tablefile_ctx_create();
+    uint8_t *out = decode ? malloc(in->block_positions) : NULL;
+    dtb_status s = DTB_OK;
+    if (!ctx || (decode && !out)) {
+        s = dtb_tf_file_error(e, DTB_E_NOMEM, tf->path, "out of memory for verification");
+        goto done;
+    }
+    /* One sequential pass: header, table and dictionary, then each frame in file order (frames
+     * are contiguous), feeding the whole-file hash and checking each block on the way. */
+    dtb_hash64_state hs;
+    dtb_hash64_init(&hs, 0);
+    const size_t meta_len = (size_t)tf->data_offset;
+    if (!ctx_reserve(ctx, meta_len)) {
+        s = dtb_tf_file_error(e, DTB_E_NOMEM, tf->path, "out of memory for verification");
+        goto done;
+    }
+    int rc = read_full(tf->fd, ctx->buf, meta_len, 0);
+    if (rc) {
+        s = read_error(tf, rc, "the header", e);
+        goto done;
+    }
+    dtb_hash64_update(&hs, ctx->buf, meta_len);
+    uint64_t next_report = 0;
+    for (uint64_t b = 0; b < in->blocks; b++) {
+        size_t size;
+        if ((s = load_frame(tf, b, ctx, &size, e)) != DTB_OK)
+            goto done;
+        dtb_hash64_update(&hs, ctx->buf, size);
+        if (decode &&
+            (s = decode_frame(tf, b, ctx, size, out, (size_t)dtb_tablefile_block_len(tf, b), e)) !=
+                DTB_OK)
+            goto done;
+        if (progress && tf->offsets[b + 1] >= next_report) {
+            if (!progress(user, tf->offsets[b + 1], in->file_size)) {
+                s = dtb_tf_file_error(e, DTB_E_ABORTED, tf->path, "verification stopped");
+                goto done;
+            }
+            next_report = tf->offsets[b + 1] + (1u << 20);
+        }
+    }
+    unsigned char trailer[DTB_TF_TRAILER_SIZE];
+    rc = read_full(tf->fd, trailer, sizeof trailer, in->file_size - DTB_TF_TRAILER_SIZE);
+    if (rc) {
+        s = read_error(tf, rc, "the trailer", e);
+        goto done;
+    }
+    if (dtb_tf_get64(trailer) != in->file_hash || memcmp(trailer + 8, DTB_TF_END_MAGIC, 8) != 0) {
+        s = dtb_tf_file_error(e, DTB_E_CORRUPT, tf->path, "trailer changed since open");
+        goto done;
+    }
+    if (dtb_hash64_digest(&hs) != in->file_hash) {
+        s = dtb_tf_file_error(e, DTB_E_CORRUPT, tf->path, "whole-file checksum mismatch");
+        goto done;
+    }
+    if (progress && !progress(user, in->file_size, in->file_size))
+        s = dtb_tf_file_error(e, DTB_E_ABORTED, tf->path, "verification stopped");
+done:
+    free(out);
+    dtb_tablefile_ctx_free(ctx);
+    return s;
+}

@@ -1,0 +1,126 @@
+/* Reading one table file (tables/FORMAT.md): header checks at open, one compressed block at a
+ * time on request, whole-file verification on demand.
+ *
+ * Usage:
+ *     dtb_tablefile *tf;
+ *     dtb_error err;
+ *     dtb_tablefile_expect want = {.variant = "international", .material = "KKvK",
+ *                                  .metric = DTB_METRIC_WLD};
+ *     if (dtb_tablefile_open(path, &want, &tf, &err) != DTB_OK) { report err.msg; }
+ *     const dtb_tablefile_info *info = dtb_tablefile_get_info(tf);
+ *     dtb_tablefile_ctx *ctx = dtb_tablefile_ctx_create();          one per thread
+ *     uint8_t *buf = malloc(info->block_positions);
+ *     dtb_tablefile_read_block(tf, index / info->block_positions, buf, info->block_positions,
+ *                              ctx, &err);   then buf[index % info->block_positions]
+ *
+ * Thread safety: an open dtb_tablefile is read-only (reads go through pread on one descriptor),
+ * so any number of threads may call dtb_tablefile_read_block / _verify / _get_info on it at once,
+ * each with its own dtb_tablefile_ctx (or NULL). Open and close are not concurrent with other calls
+ * on the same object. Nothing here prints or exits; every failure is a status plus a message in
+ * *e that names the file and the problem. */
+#ifndef DTB_TABLEFILE_H
+#define DTB_TABLEFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "position.h"
+
+typedef enum dtb_metric {
+    DTB_METRIC_WLD = 1, /* win / draw / loss */
+    DTB_METRIC_DTW = 2, /* distance to win */
+} dtb_metric;
+
+/* Which positions of a file hold arbitrary (don't-care) values: a bit set. */
+enum {
+    DTB_DONTCARE_CAPTURES = 1u, /* positions where the side to move must capture */
+};
+
+/* What a file says about itself. Strings are NUL-terminated. */
+typedef struct dtb_tablefile_info {
+    char variant[25];         /* "international", ... */
+    char material[65];        /* "KKMvK" */
+    int gametype;             /* PDN GameType of the variant */
+    dtb_metric metric;
+    uint32_t index_version;   /* version of the index scheme that orders the positions */
+    uint32_t value_encoding;  /* identifier of the one-byte value encoding */
+    uint64_t positions;       /* positions in the table */
+    uint32_t block_positions; /* positions per compressed block (the last block may hold fewer) */
+    uint64_t blocks;          /* number of blocks */
+    int zstd_level;           /* compression level the writer used (informational) */
+    uint32_t dontcare_kind;   /* DTB_DONTCARE_* bits: which positions hold arbitrary values */
+    uint64_t dontcare_count;  /* how many positions hold arbitrary values */
+    uint64_t dict_size;       /* bytes of the zstd dictionary stored in the file; 0 = none */
+    uint64_t data_size;       /* bytes of compressed frames */
+    uint64_t file_size;
+    uint64_t file_hash;       /* the whole-file checksum stored in the trailer (for manifests) */
+} dtb_tablefile_info;
+
+/* What the caller expects; a zero / NULL field is not checked. A file that differs is
+ * DTB_E_MISMATCH. */
+typedef struct dtb_tablefile_expect {
+    const char *variant;
+    const char *material;
+    dtb_metric metric;
+    uint32_t index_version;
+    uint32_t value_encoding;
+    uint64_t positions;
+} dtb_tablefile_expect;
+
+typedef struct dtb_tablefile dtb_tablefile;
+
+/* Per-thread decoding state (a zstd decompression context and a read buffer). Reusing one saves
+ * the allocation a NULL context costs on every read (see dtb_tablefile_read_block). */
+typedef struct dtb_tablefile_ctx dtb_tablefile_ctx;
+
+/* Opens path and checks everything short of reading the compressed frames: magic, format version,
+ * every header field and their consistency with the file's size, the header/block-table/dictionary
+ * checksum, the block table's bounds, the end marker, and expect (may be NULL).
+ * Returns DTB_OK and *out, or (with *out = NULL):
+ *   DTB_E_NOTFOUND  no such file;          DTB_E_IO       open/read failed;
+ *   DTB_E_CORRUPT   not a table, truncated, a bad field or checksum;
+ *   DTB_E_VERSION   a format version this build does not read;
+ *   DTB_E_MISMATCH  a sound file that is not what expect asks for;  DTB_E_NOMEM.
+ * e may be NULL. */
+dtb_status dtb_tablefile_open(const char *path, const dtb_tablefile_expect *expect,
+                              dtb_tablefile **out, dtb_error *e);
+
+/* Closes tf; NULL is allowed. */
+void dtb_tablefile_close(dtb_tablefile *tf);
+
+const dtb_tablefile_info *dtb_tablefile_get_info(const dtb_tablefile *tf);
+
+/* The path tf was opened with. */
+const char *dtb_tablefile_path(const dtb_tablefile *tf);
+
+/* Number of positions in block b (block_positions, or fewer for the last block). */
+uint64_t dtb_tablefile_block_len(const dtb_tablefile *tf, uint64_t b);
+
+/* NULL when out of memory. Free with dtb_tablefile_ctx_free (NULL allowed). One thread at a time. */
+dtb_tablefile_ctx *dtb_tablefile_ctx_create(void);
+void dtb_tablefile_ctx_free(dtb_tablefile_ctx *ctx);
+
+/* Reads block b (b < blocks) into out[0 .. dtb_tablefile_block_len(tf, b)), after checking the
+ * frame's checksum; out_size must be at least that length. ctx may be NULL: a temporary context is
+ * then made and freed inside the call (costs an allocation; pass a ctx on hot paths).
+ * Returns DTB_OK, DTB_E_RANGE (bad b or out_size), DTB_E_IO, DTB_E_CORRUPT (checksum mismatch, a
+ * frame that does not decode to exactly the block's length, file shrunk since open), DTB_E_NOMEM.
+ * On failure out's contents are unspecified. Thread-safe (see the file comment). */
+dtb_status dtb_tablefile_read_block(const dtb_tablefile *tf, uint64_t b, uint8_t *out,
+                                    size_t out_size, dtb_tablefile_ctx *ctx, dtb_error *e);
+
+/* Called by dtb_tablefile_verify with bytes checked so far and the file size; return false to stop. */
+typedef bool (*dtb_tablefile_progress)(void *user, uint64_t done, uint64_t total);
+
+/* Reads the whole file and checks the whole-file checksum and every block's checksum; with
+ * decode, also decompresses every block and checks its length. progress may be NULL.
+ * Returns DTB_OK, DTB_E_CORRUPT (the message names the block or says which checksum),
+ * DTB_E_IO, DTB_E_NOMEM, or DTB_E_ABORTED when progress returned false. Thread-safe. */
+dtb_status dtb_tablefile_verify(const dtb_tablefile *tf, bool decode, dtb_tablefile_progress progress,
+                                void *user, dtb_error *e);
+
+/* "wld" / "dtw"; NULL for anything else. Also the file name extension. */
+const char *dtb_metric_name(dtb_metric m);
+
+#endif

@@ -1,0 +1,83 @@
+/* Byte layout of table files (tables/FORMAT.md is the reference; keep the two in step).
+ * Shared by the reader (probe/tablefile.c) and the writer (gen/tablewrite.c); not public API.
+ * All integers are little-endian and read/written byte by byte, never by casting structs. */
+#ifndef DTB_TABLEFORMAT_H
+#define DTB_TABLEFORMAT_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "position.h"
+
+#define DTB_TF_MAGIC "\x89" "DTB\r\n\x1a\n"      /* 8 bytes, PNG-style: catches text-mode damage */
+#define DTB_TF_END_MAGIC "DTB-END\n"            /* last 8 bytes of a complete file */
+#define DTB_TF_MAGIC_LEN 8
+#define DTB_TF_VERSION 1u
+#define DTB_TF_HEADER_SIZE 256u
+#define DTB_TF_ENTRY_SIZE 8u   /* block table entry: u32 frame size, u32 frame check */
+#define DTB_TF_TRAILER_SIZE 16u /* u64 file hash, end magic */
+
+/* Header field offsets. */
+enum {
+    DTB_TF_OFF_MAGIC = 0,
+    DTB_TF_OFF_VERSION = 8,         /* u32 */
+    DTB_TF_OFF_HEADER_SIZE = 12,    /* u32 */
+    DTB_TF_OFF_VARIANT = 16,        /* char[24], NUL padded */
+    DTB_TF_OFF_GAMETYPE = 40,       /* u32 */
+    DTB_TF_OFF_METRIC = 44,         /* u32 */
+    DTB_TF_OFF_MATERIAL = 48,       /* char[64], NUL padded */
+    DTB_TF_OFF_INDEX_VERSION = 112, /* u32 */
+    DTB_TF_OFF_VALUE_ENCODING = 116,/* u32 */
+    DTB_TF_OFF_POSITIONS = 120,     /* u64 */
+    DTB_TF_OFF_BLOCK_POSITIONS = 128, /* u32 */
+    DTB_TF_OFF_ZSTD_LEVEL = 132,    /* i32, informational */
+    DTB_TF_OFF_BLOCKS = 136,        /* u64 */
+    DTB_TF_OFF_DONTCARE_KIND = 144, /* u32 */
+    DTB_TF_OFF_FLAGS = 148,         /* u32, 0 in version 1 */
+    DTB_TF_OFF_DONTCARE_COUNT = 152,/* u64 */
+    DTB_TF_OFF_TABLE_OFFSET = 160,  /* u64 */
+    DTB_TF_OFF_DICT_OFFSET = 168,   /* u64 */
+    DTB_TF_OFF_DICT_SIZE = 176,     /* u64 */
+    DTB_TF_OFF_DATA_OFFSET = 184,   /* u64 */
+    DTB_TF_OFF_FILE_SIZE = 192,     /* u64 */
+    DTB_TF_OFF_RESERVED = 200,      /* 48 zero bytes */
+    DTB_TF_OFF_META_HASH = 248,     /* u64 */
+};
+#define DTB_TF_VARIANT_LEN 24
+#define DTB_TF_MATERIAL_LEN 64
+#define DTB_TF_RESERVED_LEN 48
+
+/* Largest block the reader accepts (positions per block): bounds the buffers a corrupt header
+ * could make it allocate. */
+#define DTB_TF_MAX_BLOCK_POSITIONS (1u << 24)
+/* Largest dictionary the reader accepts. */
+#define DTB_TF_MAX_DICT_SIZE (1u << 24)
+
+static inline void dtb_tf_put32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static inline void dtb_tf_put64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static inline uint32_t dtb_tf_get32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t dtb_tf_get64(const unsigned char *p)
+{
+    return (uint64_t)dtb_tf_get32(p) | (uint64_t)dtb_tf_get32(p + 4) << 32;
+}
+
+/* Fills *e (when not NULL) with "<path>: <problem>", shortening a long path from the left so that
+ * the file name and the problem both fit, and returns s. */
+dtb_status dtb_tf_file_error(dtb_error *e, dtb_status s, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+#endif

@@ -1,0 +1,677 @@
+/* Table files: the checksum against xxHash reference values, write/read round trips, identical
+ * bytes for any thread count, and every kind of damage (truncation, bit flips, wrong version,
+ * wrong table, missing file) reported as an error that names the file, never a wrong value. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "checksum.h"
+#include "tableformat.h"
+#include "tablefile.h"
+#include "tablewrite.h"
+
+static char tmpdir[64];
+
+static void path_in_tmp(char *buf, size_t size, const char *name)
+{
+    snprintf(buf, size, "%s/%s", tmpdir, name);
+}
+
+/* ---- checksum ---------------------------------------------------------------------------- */
+
+/* Reference values from `xxhsum -H64` (xxHash 0.8) over bytes b[i] = (i*7+3) mod 256. */
+static const struct {
+    size_t len;
+    uint64_t hash;
+} xxh64_vectors[] = {
+    {0, 0xef46db3751d8e999u},   {1, 0x1f25c8d0bc1f4bb6u},   {3, 0x31d2363f52e564c9u},
+    {4, 0x9bb64b7d66ee9fdau},   {7, 0x9a7b149959ce60d8u},   {8, 0xdab99d95c6f90092u},
+    {12, 0xd52e407833af5133u},  {31, 0xa2aa5f33cc4a6119u},  {32, 0x23c3c17ef790fd97u},
+    {33, 0x50a7cfc7ba588784u},  {63, 0x5e3e54b431c7493cu},  {64, 0x0eb64b3ef6eeb01fu},
+    {100, 0xa61f8d4c170fe531u}, {1000, 0x5f235fa033f1a3fbu},
+};
+
+static void test_hash_vectors(void **state)
+{
+    (void)state;
+    unsigned char buf[1000];
+    for (size_t i = 0; i < sizeof buf; i++)
+        buf[i] = (unsigned char)(i * 7 + 3);
+    for (size_t k = 0; k < sizeof xxh64_vectors / sizeof xxh64_vectors[0]; k++) {
+        const size_t len = xxh64_vectors[k].len;
+        assert_true(dtb_hash64(buf, len, 0) == xxh64_vectors[k].hash);
+        /* The streaming form in uneven pieces gives the same value. */
+        for (size_t piece = 1; piece <= 40; piece += 13) {
+            dtb_hash64_state s;
+            dtb_hash64_init(&s, 0);
+            for (size_t off = 0; off < len; off += piece)
+                dtb_hash64_update(&s, buf + off, len - off < piece ? len - off : piece);
+            assert_true(dtb_hash64_digest(&s) == xxh64_vectors[k].hash);
+        }
+    }
+    /* The seed matters (block checksums rely on it to catch frames in the wrong place). */
+    assert_true(dtb_hash64(buf, 100, 1) != dtb_hash64(buf, 100, 0));
+    dtb_hash64_state s;
+    dtb_hash64_init(&s, 77);
+    dtb_hash64_update(&s, buf, 50);
+    dtb_hash64_update(&s, buf + 50, 950);
+    assert_true(dtb_hash64_digest(&s) == dtb_hash64(buf, 1000, 77));
+}
+
+/* ---- synthetic tables ---------------------------------------------------------------------- */
+
+/* Values with runs, a period and noise, like a real table's structure; don't-care positions in
+ * clusters and scattered. Deterministic. */
+static uint8_t pattern_value(uint64_t i)
+{
+    const uint64_t r = (i * 0x9E3779B97F4A7C15u) >> 58;
+    if ((i / 500) % 7 == 3)
+        return (uint8_t)(128 + (i / 40) % 30);
+    if (r == 0)
+        return (uint8_t)(i % 251);
+    return (uint8_t)((i / 97) % 3);
+}
+
+static bool pattern_dontcare(uint64_t i)
+{
+    return (i % 613) < 40 || (i % 11) == 5;
+}
+
+static uint8_t *make_values(uint64_t n)
+{
+    uint8_t *v = malloc(n);
+    assert_non_null(v);
+    for (uint64_t i = 0; i < n; i++)
+        v[i] = pattern_value(i);
+    return v;
+}
+
+static uint64_t *make_bits(uint64_t n)
+{
+    uint64_t *bits = calloc((n + 63) / 64, sizeof *bits);
+    assert_non_null(bits);
+    for (uint64_t i = 0; i < n; i++)
+        if (pattern_dontcare(i))
+            bits[i / 64] |= (uint64_t)1 << (i % 64);
+    return bits;
+}
+
+static bool dontcare_cb(void *user, uint64_t i)
+{
+    (void)user;
+    return pattern_dontcare(i);
+}
+
+static dtb_table_write_options options(uint32_t block_positions, int level)
+{
+    dtb_table_write_options o = dtb_table_write_defaults();
+    o.variant = "international";
+    o.gametype = 20;
+    o.material = "KKMvK";
+    o.metric = DTB_METRIC_WLD;
+    o.index_version = 1;
+    o.value_encoding = 1;
+    o.dontcare_kind = DTB_DONTCARE_CAPTURES;
+    o.block_positions = block_positions;
+    o.zstd_level = level;
+    return o;
+}
+
+static void write_ok(const char *path, const dtb_table_write_options *o, const uint8_t *v, uint64_t n,
+                     const dtb_table_dontcare *dc, dtb_table_write_stats *st)
+{
+    dtb_error err = {{0}};
+    const dtb_status s = dtb_table_write(path, o, v, n, dc, st, &err);
+    if (s != DTB_OK)
+        fail_msg("write %s: %s", path, err.msg);
+}
+
+static unsigned char *slurp(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    *size = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *p = malloc(*size ? *size : 1);
+    assert_non_null(p);
+    assert_int_equal(fread(p, 1, *size, f), *size);
+    fclose(f);
+    return p;
+}
+
+static void spill(const char *path, const unsigned char *p, size_t size)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(p, 1, size, f), size);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* Reads every block of path back; cared-for positions must equal v, don't-care ones must hold
+ * the previous cared-for value of their block (the default fill), recomputed here directly. */
+static void check_contents(const char *path, const uint8_t *v, uint64_t n, bool fill_previous)
+{
+    dtb_tablefile *tf;
+    dtb_error err = {{0}};
+    if (dtb_tablefile_open(path, NULL, &tf, &err) != DTB_OK)
+        fail_msg("open %s: %s", path, err.msg);
+    const dtb_tablefile_info *in = dtb_tablefile_get_info(tf);
+    assert_true(in->positions == n);
+    dtb_tablefile_ctx *ctx = dtb_tablefile_ctx_create();
+    uint8_t *buf = malloc(in->block_positions);
+    uint64_t dontcare = 0;
+    for (uint64_t b = 0; b < in->blocks; b++) {
+        const uint64_t start = b * in->block_positions;
+        const uint64_t len = dtb_tablefile_block_len(tf, b);
+        assert_true(len == (n - start < in->block_positions ? n - start : in->block_positions));
+        /* Alternate a reused context and none. */
+        if (dtb_tablefile_read_block(tf, b, buf, in->block_positions, b % 3 ? ctx : NULL, &err) !=
+            DTB_OK)
+            fail_msg("block %llu: %s", (unsigned long long)b, err.msg);
+        int have_prev = 0;
+        uint8_t prev = 0;
+        uint64_t first = start;
+        while (first < start + len && pattern_dontcare(first))
+            first++;
+        if (first < start + len)
+            have_prev = 1, prev = v[first];
+        for (uint64_t i = start; i < start + len; i++) {
+            if (!pattern_dontcare(i)) {
+                assert_int_equal(buf[i - start], v[i]);
+                prev = v[i];
+            } else {
+                dontcare++;
+                if (fill_previous)
+                    assert_int_equal(buf[i - start], have_prev ? prev : 0);
+            }
+        }
+    }
+    assert_true(in->dontcare_count == dontcare);
+    assert_true(in->dontcare_kind == DTB_DONTCARE_CAPTURES);
+    /* Out of range requests are errors. */
+    assert_int_equal(dtb_tablefile_read_block(tf, in->blocks, buf, in->block_positions, ctx, &err),
+                     DTB_E_RANGE);
+    assert_int_equal(dtb_tablefile_read_block(tf, 0, buf, dtb_tablefile_block_len(tf, 0) - 1, ctx, &err),
+                     DTB_E_RANGE);
+    if (dtb_tablefile_verify(tf, true, NULL, NULL, &err) != DTB_OK)
+        fail_msg("verify %s: %s", path, err.msg);
+    free(buf);
+    dtb_tablefile_ctx_free(ctx);
+    dtb_tablefile_close(tf);
+}
+
+static void test_round_trip(void **state)
+{
+    (void)state;
+    const uint64_t n = 1000003; /* the last block is partial */
+    uint8_t *v = make_values(n);
+    uint64_t *bits = make_bits(n);
+    char path[128];
+    path_in_tmp(path, sizeof path, "KKMvK.wld");
+    dtb_table_write_options o = options(4096, 3);
+    const dtb_table_dontcare dc = {.bits = bits, .marker = -1};
+    dtb_table_write_stats st;
+    write_ok(path, &o, v, n, &dc, &st);
+    assert_true(st.blocks == (n + 4095) / 4096);
+    check_contents(path, v, n, true);
+
+    /* The same don't-care set given by callback gives the same file. */
+    size_t size1, size2;
+    unsigned char *a = slurp(path, &size1);
+    const dtb_table_dontcare bycb = {.fn = dontcare_cb, .marker = -1};
+    write_ok(path, &o, v, n, &bycb, NULL);
+    unsigned char *b = slurp(path, &size2);
+    assert_int_equal(size1, size2);
+    assert_memory_equal(a, b, size1);
+    free(b);
+
+    /* ... and so does a marker byte (values never use 255 here). */
+    uint8_t *marked = malloc(n);
+    for (uint64_t i = 0; i < n; i++)
+        marked[i] = pattern_dontcare(i) ? 255 : v[i];
+    const dtb_table_dontcare bymarker = {.marker = 255};
+    write_ok(path, &o, marked, n, &bymarker, NULL);
+    b = slurp(path, &size2);
+    assert_int_equal(size1, size2);
+    assert_memory_equal(a, b, size1);
+    free(b);
+    free(marked);
+    free(a);
+
+    /* Other fills keep the cared-for values. */
+    o.fill = DTB_FILL_MAJORITY;
+    write_ok(path, &o, v, n, &dc, NULL);
+    check_contents(path, v, n, false);
+    o.fill = DTB_FILL_ZERO;
+    write_ok(path, &o, v, n, &dc, NULL);
+    check_contents(path, v, n, false);
+    free(v);
+    free(bits);
+    /* No .tmp file is left behind. */
+    char tmp[160];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    assert_int_equal(access(tmp, F_OK), -1);
+}
+
+static void test_dictionary(void **state)
+{
+    (void)state;
+    const uint64_t n = 300000;
+    uint8_t *v = make_values(n);
+    uint64_t *bits = make_bits(n);
+    char path[128];
+    path_in_tmp(path, sizeof path, "dict.dtw");
+    dtb_table_write_options o = options(1024, 5);
+    o.metric = DTB_METRIC_DTW;
+    o.dict_bytes = 8192;
+    const dtb_table_dontcare dc = {.bits = bits, .marker = -1};
+    dtb_table_write_stats st;
+    write_ok(path, &o, v, n, &dc, &st);
+    assert_true(st.dict_size > 0);
+    check_contents(path, v, n, true);
+    dtb_tablefile *tf;
+    dtb_error err;
+    assert_int_equal(dtb_tablefile_open(path, NULL, &tf, &err), DTB_OK);
+    assert_true(dtb_tablefile_get_info(tf)->dict_size == st.dict_size);
+    assert_true(dtb_tablefile_get_info(tf)->file_hash == st.file_hash);
+    dtb_tablefile_close(tf);
+    free(v);
+    free(bits);
+}
+
+/* The thread count must not change a byte. */
+static void test_threads_identical(void **state)
+{
+    (void)state;
+    const uint64_t n = 200000;
+    uint8_t *v = make_values(n);
+    uint64_t *bits = make_bits(n);
+    const dtb_table_dontcare dc = {.bits = bits, .marker = -1};
+    char p1[128], p2[128];
+    path_in_tmp(p1, sizeof p1, "t1.wld");
+    path_in_tmp(p2, sizeof p2, "t3.wld");
+    for (int dict = 0; dict < 2; dict++) {
+        dtb_table_write_options o = options(2048, 4);
+        o.dict_bytes = dict ? 4096 : 0;
+        o.threads = 1;
+        write_ok(p1, &o, v, n, &dc, NULL);
+        o.threads = 3;
+        write_ok(p2, &o, v, n, &dc, NULL);
+        size_t s1, s2;
+        unsigned char *a = slurp(p1, &s1), *b = slurp(p2, &s2);
+        assert_int_equal(s1, s2);
+        assert_memory_equal(a, b, s1);
+        free(a);
+        free(b);
+    }
+    free(v);
+    free(bits);
+}
+
+/* A single-block table and a one-position table. */
+static void test_small_tables(void **state)
+{
+    (void)state;
+    char path[128];
+    path_in_tmp(path, sizeof path, "KvK.wld");
+    const uint8_t one = 7;
+    dtb_table_write_options o = options(65536, 19);
+    write_ok(path, &o, &one, 1, NULL, NULL);
+    dtb_tablefile *tf;
+    dtb_error err;
+    assert_int_equal(dtb_tablefile_open(path, NULL, &tf, &err), DTB_OK);
+    uint8_t got = 0;
+    assert_int_equal(dtb_tablefile_read_block(tf, 0, &got, 1, NULL, &err), DTB_OK);
+    assert_int_equal(got, 7);
+    assert_true(dtb_tablefile_get_info(tf)->dontcare_count == 0);
+    assert_true(dtb_tablefile_get_info(tf)->dontcare_kind == 0);
+    dtb_tablefile_close(tf);
+    /* Every position don't-care: still a valid file. */
+    uint64_t bits = 0xff;
+    const uint8_t eight[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    const dtb_table_dontcare dc = {.bits = &bits, .marker = -1};
+    write_ok(path, &o, eight, 8, &dc, NULL);
+    assert_int_equal(dtb_tablefile_open(path, NULL, &tf, &err), DTB_OK);
+    assert_true(dtb_tablefile_get_info(tf)->dontcare_count == 8);
+    assert_int_equal(dtb_tablefile_verify(tf, true, NULL, NULL, &err), DTB_OK);
+    dtb_tablefile_close(tf);
+}
+
+/* ---- damage --------------------------------------------------------------------------------- */
+
+static void expect_error_names_file(dtb_status s, dtb_status want, const dtb_error *err,
+                                    const char *path)
+{
+    if (s != want)
+        fail_msg("%s: status %d, wanted %d (%s)", path, (int)s, (int)want, err->msg);
+    const char *base = strrchr(path, '/') + 1;
+    if (!strstr(err->msg, base))
+        fail_msg("message does not name the file: %s", err->msg);
+}
+
+static void test_missing_and_foreign(void **state)
+{
+    (void)state;
+    char path[128];
+    dtb_tablefile *tf = (dtb_tablefile *)1;
+    dtb_error err;
+    path_in_tmp(path, sizeof path, "KKKvK.wld");
+    expect_error_names_file(dtb_tablefile_open(path, NULL, &tf, &err), DTB_E_NOTFOUND, &err, path);
+    assert_null(tf);
+    path_in_tmp(path, sizeof path, "text.wld");
+    char text[600];
+    memset(text, 'x', sizeof text);
+    spill(path, (const unsigned char *)text, sizeof text);
+    expect_error_names_file(dtb_tablefile_open(path, NULL, &tf, &err), DTB_E_CORRUPT, &err, path);
+    assert_non_null(strstr(err.msg, "magic"));
+    spill(path, (const unsigned char *)text, 0);
+    expect_error_names_file(dtb_tablefile_open(path, NULL, &tf, &err), DTB_E_CORRUPT, &err, path);
+    expect_error_names_file(dtb_tablefile_open(tmpdir, NULL, &tf, &err), DTB_E_IO, &err, tmpdir);
+}
+
+/* A sound file that is not what the caller asked for. */
+static void test_mismatch(void **state)
+{
+    (void)state;
+    char path[128];
+    path_in_tmp(path, sizeof path, "KKMvK.wld");
+    const uint64_t n = 5000;
+    uint8_t *v = make_values(n);
+    dtb_table_write_options o = options(1000, 3);
+    write_ok(path, &o, v, n, NULL, NULL);
+    dtb_tablefile *tf;
+    dtb_error err;
+    const dtb_tablefile_expect right = {.variant = "international", .material = "KKMvK",
+                                        .metric = DTB_METRIC_WLD, .index_version = 1,
+                                        .value_encoding = 1, .positions = n};
+    assert_int_equal(dtb_tablefile_open(path, &right, &tf, &err), DTB_OK);
+    const dtb_tablefile_info *in = dtb_tablefile_get_info(tf);
+    assert_string_equal(in->variant, "international");
+    assert_string_equal(in->material, "KKMvK");
+    assert_int_equal(in->gametype, 20);
+    assert_int_equal(in->metric, DTB_METRIC_WLD);
+    assert_true(in->blocks == 5 && in->block_positions == 1000 && in->zstd_level == 3);
+    dtb_tablefile_close(tf);
+    dtb_tablefile_expect x = right;
+    x.variant = "brazilian";
+    expect_error_names_file(dtb_tablefile_open(path, &x, &tf, &err), DTB_E_MISMATCH, &err, path);
+    x = right;
+    x.material = "KKvK";
+    expect_error_names_file(dtb_tablefile_open(path, &x, &tf, &err), DTB_E_MISMATCH, &err, path);
+    x = right;
+    x.metric = DTB_METRIC_DTW;
+    expect_error_names_file(dtb_tablefile_open(path, &x, &tf, &err), DTB_E_MISMATCH, &err, path);
+    x = right;
+    x.index_version = 2;
+    expect_error_names_file(dtb_tablefile_open(path, &x, &tf, &err), DTB_E_MISMATCH, &err, path);
+    x = right;
+    x.positions = n + 1;
+    expect_error_names_file(dtb_tablefile_open(path, &x, &tf, &err), DTB_E_MISMATCH, &err, path);
+    /* A brazilian file asked for as international. */
+    o.variant = "brazilian";
+    o.gametype = 26;
+    write_ok(path, &o, v, n, NULL, NULL);
+    expect_error_names_file(dtb_tablefile_open(path, &right, &tf, &err), DTB_E_MISMATCH, &err, path);
+    free(v);
+}
+
+/* The file at path (damaged) must fail to open, or open and then fail verification, and every
+ * block must read either as an error or as the right values. Returns whether open failed. */
+static bool check_damaged(const char *path, const uint8_t *good, uint64_t n)
+{
+    dtb_tablefile *tf;
+    dtb_error err = {{0}};
+    const dtb_status s = dtb_tablefile_open(path, NULL, &tf, &err);
+    if (s != DTB_OK) {
+        assert_null(tf);
+        expect_error_names_file(s, s, &err, path);
+        return true;
+    }
+    const dtb_tablefile_info *in = dtb_tablefile_get_info(tf);
+    uint8_t *buf = malloc(in->block_positions);
+    dtb_tablefile_ctx *ctx = dtb_tablefile_ctx_create();
+    assert_true(in->positions == n);
+    for (uint64_t b = 0; b < in->blocks; b++) {
+        const dtb_status r = dtb_tablefile_read_block(tf, b, buf, in->block_positions, ctx, &err);
+        if (r == DTB_OK)
+            assert_memory_equal(buf, good + b * in->block_positions, dtb_tablefile_block_len(tf, b));
+        else
+            expect_error_names_file(r, DTB_E_CORRUPT, &err, path);
+    }
+    const dtb_status v = dtb_tablefile_verify(tf, true, NULL, NULL, &err);
+    expect_error_names_file(v, DTB_E_CORRUPT, &err, path);
+    free(buf);
+    dtb_tablefile_ctx_free(ctx);
+    dtb_tablefile_close(tf);
+    return false;
+}
+
+static void damage_all(bool dict)
+{
+    char path[128], bad[128];
+    path_in_tmp(path, sizeof path, dict ? "dmgd.dtw" : "dmg.wld");
+    path_in_tmp(bad, sizeof bad, dict ? "bad_d.dtw" : "bad.wld");
+    const uint64_t n = dict ? 40000 : 9000;
+    uint8_t *v = make_values(n);
+    dtb_table_write_options o = options(dict ? 1000 : 1500, 3);
+    o.dict_bytes = dict ? 2048 : 0;
+    dtb_table_write_stats st;
+    write_ok(path, &o, v, n, NULL, &st); /* no don't-cares: every byte is checkable */
+    assert_true((st.dict_size > 0) == dict);
+    size_t size;
+    unsigned char *file = slurp(path, &size);
+    {
+        dtb_tablefile *tf;
+        dtb_error err;
+        assert_int_equal(dtb_tablefile_open(path, NULL, &tf, &err), DTB_OK);
+        assert_int_equal(dtb_tablefile_verify(tf, true, NULL, NULL, &err), DTB_OK);
+        dtb_tablefile_close(tf);
+    }
+
+    /* Every truncation (every length for small files, else a sample plus the edges). */
+    const size_t step = size <= 4096 ? 1 : size / 2000 + 1;
+    for (size_t len = 0; len < size; len += (len + 40 > size ? 1 : step)) {
+        spill(bad, file, len);
+        assert_true(check_damaged(bad, v, n));
+    }
+    /* A bit flip at every offset in the header, block table, dictionary and trailer, and across
+     * the frames. */
+    const size_t data_offset = (size_t)dtb_tf_get64(file + DTB_TF_OFF_DATA_OFFSET);
+    for (size_t off = 0; off < size; off += (off < data_offset || off + 16 >= size) ? 1 : 7) {
+        file[off] ^= (unsigned char)(1u << (off % 8));
+        spill(bad, file, size);
+        check_damaged(bad, v, n);
+        file[off] ^= (unsigned char)(1u << (off % 8));
+    }
+    /* Extra bytes after the end. */
+    unsigned char *longer = malloc(size + 3);
+    memcpy(longer, file, size);
+    memset(longer + size, 0, 3);
+    spill(bad, longer, size + 3);
+    assert_true(check_damaged(bad, v, n));
+    free(longer);
+    free(file);
+    free(v);
+}
+
+static void test_damage(void **state)
+{
+    (void)state;
+    damage_all(false);
+    damage_all(true);
+}
+
+/* A block table entry pair swapped, with the meta checksum recomputed: only the seeded block
+ * checksums can notice. */
+static void test_swapped_blocks(void **state)
+{
+    (void)state;
+    char path[128];
+    path_in_tmp(path, sizeof path, "swap.wld");
+    const uint64_t n = 4000;
+    uint8_t *v = malloc(n);
+    for (uint64_t i = 0; i < n; i++)
+        v[i] = (uint8_t)(i < 2000 ? 1 : 2);
+    dtb_table_write_options o = options(1000, 3);
+    write_ok(path, &o, v, n, NULL, NULL);
+    size_t size;
+    unsigned char *f = slurp(path, &size);
+    /* Blocks 0,1 (all 1) and 2,3 (all 2) compress to frames of equal size; swap frames 1 and 2
+     * along with their entries. */
+    const size_t t = DTB_TF_HEADER_SIZE, d = (size_t)dtb_tf_get64(f + DTB_TF_OFF_DATA_OFFSET);
+    const uint32_t s0 = dtb_tf_get32(f + t), s1 = dtb_tf_get32(f + t + 8), s2 = dtb_tf_get32(f + t + 16);
+    assert_int_equal(s1, s2);
+    unsigned char tmp[64];
+    assert_true(s1 <= sizeof tmp);
+    memcpy(tmp, f + d + s0, s1);
+    memcpy(f + d + s0, f + d + s0 + s1, s1);
+    memcpy(f + d + s0 + s1, tmp, s1);
+    unsigned char ent[8];
+    memcpy(ent, f + t + 8, 8);
+    memcpy(f + t + 8, f + t + 16, 8);
+    memcpy(f + t + 16, ent, 8);
+    dtb_hash64_state hs;
+    dtb_hash64_init(&hs, 0);
+    dtb_hash64_update(&hs, f, DTB_TF_OFF_META_HASH);
+    dtb_hash64_update(&hs, f + t, d - t);
+    dtb_tf_put64(f + DTB_TF_OFF_META_HASH, dtb_hash64_digest(&hs));
+    spill(path, f, size);
+    dtb_tablefile *tf;
+    dtb_error err;
+    assert_int_equal(dtb_tablefile_open(path, NULL, &tf, &err), DTB_OK);
+    uint8_t buf[1000];
+    expect_error_names_file(dtb_tablefile_read_block(tf, 1, buf, sizeof buf, NULL, &err),
+                            DTB_E_CORRUPT, &err, path);
+    assert_non_null(strstr(err.msg, "block 1"));
+    dtb_tablefile_close(tf);
+    free(f);
+    free(v);
+}
+
+/* A newer format version is refused as such, even with its checksum made right. */
+static void test_version(void **state)
+{
+    (void)state;
+    char path[128];
+    path_in_tmp(path, sizeof path, "ver.wld");
+    const uint8_t v[10] = {0};
+    dtb_table_write_options o = options(4, 3);
+    write_ok(path, &o, v, 10, NULL, NULL);
+    size_t size;
+    unsigned char *f = slurp(path, &size);
+    dtb_tf_put32(f + DTB_TF_OFF_VERSION, DTB_TF_VERSION + 1);
+    spill(path, f, size);
+    dtb_tablefile *tf;
+    dtb_error err;
+    expect_error_names_file(dtb_tablefile_open(path, NULL, &tf, &err), DTB_E_VERSION, &err, path);
+    assert_non_null(strstr(err.msg, "version"));
+    free(f);
+}
+
+/* ---- writer errors ---------------------------------------------------------------------------- */
+
+static void test_write_errors(void **state)
+{
+    (void)state;
+    const uint8_t v[100] = {0};
+    dtb_error err;
+    char path[160];
+    dtb_table_write_options o = options(16, 3);
+    snprintf(path, sizeof path, "%s/no/such/dir/KvK.wld", tmpdir);
+    expect_error_names_file(dtb_table_write(path, &o, v, 100, NULL, NULL, &err), DTB_E_IO, &err, path);
+
+    path_in_tmp(path, sizeof path, "opts.wld");
+    dtb_table_write_options x = o;
+    x.variant = "chess";
+    assert_int_equal(dtb_table_write(path, &x, v, 100, NULL, NULL, &err), DTB_E_INVALID);
+    x = o;
+    x.gametype = 21;
+    assert_int_equal(dtb_table_write(path, &x, v, 100, NULL, NULL, &err), DTB_E_INVALID);
+    x = o;
+    x.material = "KK";
+    assert_int_equal(dtb_table_write(path, &x, v, 100, NULL, NULL, &err), DTB_E_INVALID);
+    x = o;
+    x.block_positions = 0;
+    assert_int_equal(dtb_table_write(path, &x, v, 100, NULL, NULL, &err), DTB_E_INVALID);
+    x = o;
+    x.zstd_level = 99;
+    assert_int_equal(dtb_table_write(path, &x, v, 100, NULL, NULL, &err), DTB_E_INVALID);
+    assert_int_equal(dtb_table_write(path, &o, v, 0, NULL, NULL, &err), DTB_E_INVALID);
+    assert_int_equal(access(path, F_OK), -1);
+
+    /* A write that fails half way (file size limit: EFBIG) leaves neither the file nor a .tmp,
+     * and an older file at path survives. */
+    write_ok(path, &o, v, 100, NULL, NULL);
+    size_t size_before;
+    free(slurp(path, &size_before));
+    const uint64_t n = 2000000;
+    uint8_t *big = malloc(n);
+    for (uint64_t i = 0; i < n; i++)
+        big[i] = (uint8_t)((i * 0x9E3779B97F4A7C15u) >> 56); /* incompressible */
+    struct rlimit old, lim;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    lim = old;
+    lim.rlim_cur = 100000;
+    signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    x = options(65536, 1);
+    const dtb_status s = dtb_table_write(path, &x, big, n, NULL, NULL, &err);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+    expect_error_names_file(s, DTB_E_IO, &err, path);
+    char tmp[170];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    assert_int_equal(access(tmp, F_OK), -1);
+    size_t size_after;
+    free(slurp(path, &size_after));
+    assert_int_equal(size_before, size_after);
+    free(big);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/dtb_test_tablefile_XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hash_vectors),
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_dictionary),
+        cmocka_unit_test(test_threads_identical),
+        cmocka_unit_test(test_small_tables),
+        cmocka_unit_test(test_missing_and_foreign),
+        cmocka_unit_test(test_mismatch),
+        cmocka_unit_test(test_damage),
+        cmocka_unit_test(test_swapped_blocks),
+        cmocka_unit_test(test_version),
+        cmocka_unit_test(test_write_errors),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
