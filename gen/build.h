@@ -1,0 +1,63 @@
+/* Building a set of tables into a directory: dependency order, resume, solve, write, stats
+ * (issue 4). The dtbgen CLI is a thin front end over this. Never prints: messages go to the
+ * log callback. */
+#ifndef DTB_BUILD_H
+#define DTB_BUILD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "solved.h"
+#include "tablefile.h"
+
+/* Value encodings recorded in table headers: the one-byte DTW value of core/value.h, and the
+ * WLD byte (0 draw, 1 win, 2 loss for the side to move). */
+enum { DTB_ENCODING_DTW = 1, DTB_ENCODING_WLD = 2 };
+
+/* Index scheme version recorded in table headers (core/index.h's layout). */
+#define DTB_INDEX_VERSION 1u
+
+typedef enum dtb_build_event {
+    DTB_BUILD_SKIP,     /* material already complete in the directory, loaded */
+    DTB_BUILD_START,    /* solving starts */
+    DTB_BUILD_PROGRESS, /* done / total positions of the pair being solved */
+    DTB_BUILD_DONE,     /* solved and written; text is the stats JSON line */
+} dtb_build_event;
+
+/* Messages from the build. name is the material; text is extra (JSON stats for DONE). Called
+ * from one thread at a time. */
+typedef void (*dtb_build_log)(void *user, dtb_build_event ev, const char *name, uint64_t done,
+                              uint64_t total, const char *text);
+
+typedef struct dtb_build_options {
+    const dtb_variant *variant;
+    int pieces;                   /* materials of 2..pieces pieces */
+    const dtb_material *only;     /* when not NULL: these materials (and what they need) only */
+    int nonly;
+    const char *out_dir;          /* tables go to out_dir/<variant>/ */
+    int threads;                  /* 0: OpenMP's default */
+    uint64_t memory_budget;       /* bytes; 0: no limit */
+    int zstd_level;               /* 0: the writer's default */
+    dtb_build_log log;
+    void *user;
+} dtb_build_options;
+
+/* Solves and writes every material the options ask for, skipping the complete ones. Crash-safe:
+ * files appear whole or not at all, so rerunning after a kill resumes. Returns DTB_OK or a status
+ * with a one-line message in *e. */
+dtb_status dtb_build(const dtb_build_options *o, dtb_error *e);
+
+/* Bytes of memory a build of these options needs at its peak (values of every material, capture
+ * bits, per-thread solver scratch). */
+uint64_t dtb_build_memory_needed(const dtb_build_options *o);
+
+/* Path of a material's table file: dir/<variant>/<material>.<metric>. */
+void dtb_build_table_path(char *buf, size_t size, const char *dir, const dtb_variant *v,
+                          const dtb_material *m, dtb_metric metric);
+
+/* Loads the .dtw table of material m from dir into s (every material it depends on must be in s
+ * already: capture positions, stored as don't-care, are re-derived from their successors).
+ * DTB_E_NOTFOUND when absent; other statuses for damaged files. */
+dtb_status dtb_build_load(dtb_solved *s, const char *dir, dtb_material m, dtb_error *e);
+
+#endif

@@ -1,0 +1,74 @@
+/* One-ply minimax over stored successors. Win: the fastest move to a lost successor. Loss:
+ * every move reaches a won successor (or there is no move), the slowest one. Else a draw. */
+#include "check.h"
+
+#include <assert.h>
+
+#include "movegen.h"
+
+dtb_value dtb_check_derive(const dtb_solved *s, const dtb_pos *p)
+{
+    const dtb_board *b = dtb_solved_board(s);
+    dtb_movelist ml;
+    const dtb_status st = dtb_generate(b, p, &ml);
+    assert(st == DTB_OK);
+    (void)st;
+    int best_win = -1, longest_loss = -1;
+    bool draw = false;
+    for (int i = 0; i < ml.count; i++) {
+        dtb_pos q;
+        dtb_make_move(p, &ml.moves[i], &q);
+        const dtb_value v = dtb_solved_value(s, &q);
+        const int d = dtb_value_dtw(v);
+        switch (dtb_value_wdl(v)) {
+        case DTB_LOSS: if (best_win < 0 || d + 1 < best_win) best_win = d + 1; break;
+        case DTB_WIN: if (d + 1 > longest_loss) longest_loss = d + 1; break;
+        case DTB_DRAW: draw = true; break;
+        }
+    }
+    if (best_win >= 0)
+        return best_win <= DTB_DTW_MAX ? dtb_value_win(best_win) : DTB_VALUE_DRAW;
+    if (draw)
+        return DTB_VALUE_DRAW;
+    return dtb_value_loss(longest_loss < 0 ? 0 : longest_loss);
+}
+
+#define CHUNK 65536
+
+uint64_t dtb_check_table(const dtb_solved *s, const dtb_solved_table *t, dtb_check_report report,
+                         void *user, uint64_t limit)
+{
+    const uint64_t n = dtb_index_size(t->index);
+    const uint64_t nchunks = (n + CHUNK - 1) / CHUNK;
+    uint64_t bad = 0, reported = 0;
+    /* Chunks in parallel; reports in index order, chunk by chunk (ordered). */
+#pragma omp parallel for schedule(dynamic, 1) ordered reduction(+ : bad)
+    for (uint64_t c = 0; c < nchunks; c++) {
+        uint64_t first_bad = UINT64_MAX, chunk_bad = 0;
+        const uint64_t end = (c + 1) * CHUNK < n ? (c + 1) * CHUNK : n;
+        for (uint64_t i = c * CHUNK; i < end; i++) {
+            dtb_pos p;
+            dtb_index_pos(t->index, i, &p);
+            if (dtb_check_derive(s, &p) != t->values[i]) {
+                if (!chunk_bad)
+                    first_bad = i;
+                chunk_bad++;
+            }
+        }
+        bad += chunk_bad;
+#pragma omp ordered
+        if (chunk_bad && report) {
+            /* Re-walk the chunk serially to report each mismatch in order. */
+            for (uint64_t i = first_bad; i < end && reported < limit; i++) {
+                dtb_pos p;
+                dtb_index_pos(t->index, i, &p);
+                const dtb_value d = dtb_check_derive(s, &p);
+                if (d != t->values[i]) {
+                    report(user, t, i, t->values[i], d);
+                    reported++;
+                }
+            }
+        }
+    }
+    return bad;
+}

@@ -1,0 +1,398 @@
+/* Retrograde analysis with successor counters, one unit at a time.
+ *
+ * A unit is a block of material m (one men placement, white to move) together with the block
+ * of the flipped material that holds the same placement with colours swapped: a white king
+ * move from one half lands, after the flip, in the other half, so king moves never leave the
+ * unit. Every other move (man move, promotion, capture) is an exit into data solved earlier:
+ * a man move advances the men, so units are solved in decreasing order of men advancement and
+ * units of equal advancement are independent (solved in parallel, each by one thread, so the
+ * result does not depend on the thread count).
+ *
+ * Inside a unit, positions are resolved level by level (level = DTW in plies), like a
+ * breadth-first search from the ends of the game:
+ *   - win at d: some successor is a loss at d-1 (the first such level is the DTW);
+ *   - loss at d: every successor is a win, the longest at d-1;
+ *   - whatever is never resolved is a draw.
+ * Exits are known from the start; in-unit successors report back when they resolve, through
+ * predecessor generation (un-moving a king) and a counter of unresolved successors.
+ */
+#include "solve.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "movegen.h"
+
+#define NO_WIN 255 /* wincand when no winning move is known */
+
+enum { F_CAPTURE = 1, F_DRAWEXIT = 2, F_RESOLVED = 4 };
+
+typedef struct half {
+    dtb_solved_table *t;
+    dtb_bb wmen, bmen, men;
+    uint64_t base; /* index of the block's first position */
+} half;
+
+/* Bucket queue of local ids by level. */
+typedef struct bucket {
+    uint32_t *ids;
+    size_t n, cap;
+} bucket;
+
+typedef struct unit {
+    const dtb_board *b;
+    const dtb_solved *s;
+    half h[2];
+    int nhalves;     /* 1 when the block is its own flip */
+    uint64_t K;      /* positions per half */
+    uint8_t *cnt;    /* unresolved in-unit successors */
+    uint8_t *wincand;/* best known win DTW, NO_WIN if none */
+    uint8_t *lossmax;/* longest known successor win DTW (+1 bias: 0 means none) */
+    uint8_t *flags;
+    bucket q[DTB_DTW_MAX + 2];
+    bool overflow;   /* a DTW beyond DTB_DTW_MAX */
+    bool nomem;
+    dtb_solve_stats st[2];
+} unit;
+
+static int other(const unit *u, int h) { return u->nhalves == 1 ? h : 1 - h; }
+
+static void push(unit *u, int level, uint32_t id)
+{
+    if (level > DTB_DTW_MAX) {
+        u->overflow = true;
+        return;
+    }
+    bucket *q = &u->q[level];
+    if (q->n == q->cap) {
+        const size_t cap = q->cap ? 2 * q->cap : 1024;
+        uint32_t *ids = realloc(q->ids, cap * sizeof *ids);
+        if (!ids) {
+            u->nomem = true;
+            return;
+        }
+        q->ids = ids;
+        q->cap = cap;
+    }
+    q->ids[q->n++] = id;
+}
+
+/* The position of local id (white to move, in its half's orientation). */
+static void local_pos(const unit *u, uint32_t id, dtb_pos *p)
+{
+    const int h = (int)(id / u->K);
+    dtb_index_pos(u->h[h].t->index, u->h[h].base + id % u->K, p);
+}
+
+static uint32_t local_id(const unit *u, int h, const dtb_pos *p)
+{
+    return (uint32_t)(h * u->K +
+                      dtb_index_kings_of(u->h[h].t->index, u->h[h].men, p->kings[DTB_WHITE],
+                                         p->kings[DTB_BLACK]));
+}
+
+/* Generates p's moves and records what they tell: counts in-unit successors, folds exit
+ * values into wincand / lossmax / draw flag, and queues p when it is already decided. */
+static void init_position(unit *u, uint32_t id)
+{
+    dtb_pos p;
+    local_pos(u, id, &p);
+    dtb_movelist ml;
+    const dtb_status st = dtb_generate(u->b, &p, &ml);
+    assert(st == DTB_OK);
+    (void)st;
+
+    int cnt = 0, wincand = NO_WIN, lossmax = -1;
+    bool drawexit = false, capture = ml.count > 0 && ml.moves[0].ncaptured > 0;
+    for (int i = 0; i < ml.count; i++) {
+        const dtb_move *m = &ml.moves[i];
+        if (!capture && !m->promotes && dtb_bb_has(p.kings[DTB_WHITE], m->from)) {
+            cnt++;
+            continue;
+        }
+        dtb_pos q;
+        dtb_make_move(&p, m, &q);
+        const dtb_value v = dtb_solved_value(u->s, &q);
+        const int d = dtb_value_dtw(v);
+        switch (dtb_value_wdl(v)) {
+        case DTB_LOSS: if (d + 1 < wincand) wincand = d + 1; break;
+        case DTB_WIN: if (d > lossmax) lossmax = d; break;
+        case DTB_DRAW: drawexit = true; break;
+        }
+    }
+    assert(cnt <= 255);
+    u->cnt[id] = (uint8_t)cnt;
+    u->wincand[id] = (uint8_t)(wincand > DTB_DTW_MAX ? NO_WIN : wincand);
+    if (wincand != NO_WIN && wincand > DTB_DTW_MAX)
+        u->overflow = true;
+    u->lossmax[id] = (uint8_t)(lossmax + 1);
+    u->flags[id] = (uint8_t)((capture ? F_CAPTURE : 0) | (drawexit ? F_DRAWEXIT : 0));
+    if (capture) { /* units share words of the bitmap at block edges */
+        const int h = (int)(id / u->K);
+        const uint64_t idx = u->h[h].base + id % u->K;
+        __atomic_fetch_or(&u->h[h].t->captures[idx / 64], 1ull << (idx % 64), __ATOMIC_RELAXED);
+    }
+
+    if (wincand != NO_WIN)
+        push(u, wincand, id);
+    else if (cnt == 0 && !drawexit)
+        push(u, lossmax + 1, id);
+}
+
+static void set_value(unit *u, uint32_t id, dtb_value v)
+{
+    const int h = (int)(id / u->K);
+    u->h[h].t->values[u->h[h].base + id % u->K] = v;
+}
+
+/* Tells every in-unit predecessor of id (resolved at level d, win or loss) about it. A
+ * predecessor un-moves one white king of the flipped position along an empty ray; it counts
+ * only when it has no capture (else the king move was not legal there). */
+static void propagate(unit *u, uint32_t id, int d, bool is_win)
+{
+    const int h = (int)(id / u->K), ph = other(u, h);
+    dtb_pos q, qb;
+    local_pos(u, id, &q);
+    dtb_pos_flip(u->b, &q, &qb); /* black to move, in the predecessor's orientation */
+    const dtb_bb occ = dtb_pos_occupied(&qb);
+    const bool fly = u->b->variant->kings_fly;
+    dtb_bb kings = qb.kings[DTB_WHITE];
+    while (kings) {
+        const int y = dtb_bb_pop(&kings);
+        for (int dir = 0; dir < DTB_DIRS; dir++) {
+            for (int x = u->b->next[y][dir]; x >= 0 && !dtb_bb_has(occ, x); x = u->b->next[x][dir]) {
+                dtb_pos p = qb;
+                p.kings[DTB_WHITE] ^= dtb_bb_bit(y) | dtb_bb_bit(x);
+                p.side = DTB_WHITE;
+                const uint32_t pid = local_id(u, ph, &p);
+                const uint8_t f = u->flags[pid];
+                if (!(f & (F_CAPTURE | F_RESOLVED))) {
+                    if (!is_win) {
+                        if (d + 1 < u->wincand[pid]) {
+                            u->wincand[pid] = (uint8_t)(d + 1 > DTB_DTW_MAX ? NO_WIN : d + 1);
+                            push(u, d + 1, pid);
+                        }
+                    } else {
+                        assert(u->cnt[pid] > 0);
+                        u->cnt[pid]--;
+                        if (d + 1 > u->lossmax[pid])
+                            u->lossmax[pid] = (uint8_t)(d + 1);
+                        if (u->cnt[pid] == 0 && u->wincand[pid] == NO_WIN && !(f & F_DRAWEXIT))
+                            push(u, u->lossmax[pid], pid); /* lossmax is biased by one */
+                    }
+                }
+                if (!fly)
+                    break;
+            }
+        }
+    }
+}
+
+static void note_result(unit *u, uint32_t id, dtb_value v)
+{
+    const int h = (int)(id / u->K);
+    dtb_solve_stats *st = &u->st[h];
+    const uint64_t idx = u->h[h].base + id % u->K;
+    if (dtb_value_is_win(v)) {
+        st->wins++;
+        const int d = dtb_value_dtw(v);
+        if (d > st->longest_win || (d == st->longest_win && idx < st->longest_win_at)) {
+            st->longest_win = d;
+            st->longest_win_at = idx;
+        }
+    } else if (dtb_value_is_loss(v)) {
+        st->losses++;
+    }
+}
+
+static void solve_unit(unit *u)
+{
+    const uint32_t n = (uint32_t)(u->nhalves * u->K);
+    for (int h = 0; h < u->nhalves; h++)
+        memset(u->h[h].t->values + u->h[h].base, DTB_VALUE_DRAW, u->K);
+    for (uint32_t id = 0; id < n; id++)
+        init_position(u, id);
+
+    for (int d = 0; d <= DTB_DTW_MAX && !u->nomem; d++) {
+        bucket *q = &u->q[d];
+        for (size_t i = 0; i < q->n; i++) { /* q grows only at later levels meanwhile */
+            const uint32_t id = q->ids[i];
+            if (u->flags[id] & F_RESOLVED)
+                continue;
+            const bool win = u->wincand[id] == d;
+            assert(win || (u->cnt[id] == 0 && u->lossmax[id] == d) || (u->flags[id] & F_CAPTURE) ||
+                   u->cnt[id] == 0);
+            u->flags[id] |= F_RESOLVED;
+            const dtb_value v = win ? dtb_value_win(d) : dtb_value_loss(d);
+            set_value(u, id, v);
+            note_result(u, id, v);
+            propagate(u, id, d, win);
+        }
+        q->n = 0;
+    }
+    for (uint32_t id = 0; id < n; id++) {
+        const int h = (int)(id / u->K);
+        u->st[h].positions++;
+        if (u->flags[id] & F_CAPTURE)
+            u->st[h].captures++;
+        if (!(u->flags[id] & F_RESOLVED))
+            u->st[h].draws++;
+    }
+}
+
+/* Total advancement of the men: a man move adds one, the flip keeps it. */
+static int advancement(const dtb_board *b, dtb_bb wmen, dtb_bb bmen)
+{
+    int a = 0;
+    while (wmen)
+        a += b->size - 1 - dtb_board_row(b, dtb_bb_pop(&wmen));
+    while (bmen)
+        a += dtb_board_row(b, dtb_bb_pop(&bmen));
+    return a;
+}
+
+typedef struct work {
+    uint64_t block;  /* block of m */
+    uint64_t fblock; /* the flipped block in the flipped material */
+    int adv;
+} work;
+
+static int by_advancement_desc(const void *a, const void *b)
+{
+    const work *x = a, *y = b;
+    if (x->adv != y->adv)
+        return y->adv - x->adv;
+    return x->block < y->block ? -1 : x->block > y->block;
+}
+
+static void merge_stats(dtb_solve_stats *into, const dtb_solve_stats *from)
+{
+    into->positions += from->positions;
+    into->wins += from->wins;
+    into->draws += from->draws;
+    into->losses += from->losses;
+    into->captures += from->captures;
+    if (from->longest_win > into->longest_win ||
+        (from->longest_win == into->longest_win && from->longest_win >= 0 &&
+         from->longest_win_at < into->longest_win_at)) {
+        into->longest_win = from->longest_win;
+        into->longest_win_at = from->longest_win_at;
+    }
+}
+
+static void stats_reset(dtb_solve_stats *st)
+{
+    *st = (dtb_solve_stats){0};
+    st->longest_win = -1;
+}
+
+dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2],
+                          dtb_solve_progress progress, void *user, dtb_error *e)
+{
+    const dtb_board *b = dtb_solved_board(s);
+    const dtb_material fm = dtb_material_flip(m);
+    const bool self = dtb_material_equal(&m, &fm);
+    dtb_solved_table *t = dtb_solved_add(s, m, e);
+    if (!t)
+        return DTB_E_NOMEM;
+    dtb_solved_table *ft = self ? t : dtb_solved_add(s, fm, e);
+    if (!ft)
+        return DTB_E_NOMEM;
+
+    const uint64_t nblocks = dtb_index_blocks(t->index), K = dtb_index_block_size(t->index);
+    if (2 * K > UINT32_MAX)
+        return dtb_error_set(e, DTB_E_RANGE, "a block of %llu positions is too large",
+                             (unsigned long long)K);
+    work *w = malloc((nblocks ? nblocks : 1) * sizeof *w);
+    if (!w)
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    uint64_t nw = 0;
+    for (uint64_t blk = 0; blk < nblocks; blk++) {
+        dtb_bb wm, bm;
+        dtb_index_block_men(t->index, blk, &wm, &bm);
+        const uint64_t fblk =
+            dtb_index_block_of(ft->index, dtb_bb_reverse(b, bm), dtb_bb_reverse(b, wm));
+        if (self && fblk < blk)
+            continue; /* the unit was listed from its other block */
+        w[nw++] = (work){blk, fblk, advancement(b, wm, bm)};
+    }
+    qsort(w, nw, sizeof *w, by_advancement_desc);
+
+    stats_reset(&stats[0]);
+    stats_reset(&stats[1]);
+    bool overflow = false, nomem = false;
+    uint64_t done = 0;
+    const uint64_t total = (self ? 1 : 2) * dtb_index_size(t->index);
+
+    /* Levels of equal advancement, one after the other; units within a level in parallel. */
+    for (uint64_t lo = 0; lo < nw && !overflow && !nomem;) {
+        uint64_t hi = lo;
+        while (hi < nw && w[hi].adv == w[lo].adv)
+            hi++;
+        dtb_solve_stats level[2];
+        stats_reset(&level[0]);
+        stats_reset(&level[1]);
+#pragma omp parallel
+        {
+            unit u = {.b = b, .s = s, .K = K};
+            dtb_solve_stats mine[2];
+            stats_reset(&mine[0]);
+            stats_reset(&mine[1]);
+            u.cnt = malloc(2 * K);
+            u.wincand = malloc(2 * K);
+            u.lossmax = malloc(2 * K);
+            u.flags = malloc(2 * K);
+            bool ok = u.cnt && u.wincand && u.lossmax && u.flags;
+#pragma omp for schedule(dynamic, 1)
+            for (uint64_t i = lo; i < hi; i++) {
+                if (!ok)
+                    continue;
+                const work *wk = &w[i];
+                const bool single = self && wk->fblock == wk->block;
+                u.nhalves = single ? 1 : 2;
+                u.h[0] = (half){.t = t, .base = wk->block * K};
+                dtb_index_block_men(t->index, wk->block, &u.h[0].wmen, &u.h[0].bmen);
+                u.h[1] = (half){.t = ft, .base = wk->fblock * K};
+                dtb_index_block_men(ft->index, wk->fblock, &u.h[1].wmen, &u.h[1].bmen);
+                for (int h = 0; h < 2; h++)
+                    u.h[h].men = u.h[h].wmen | u.h[h].bmen;
+                stats_reset(&u.st[0]);
+                stats_reset(&u.st[1]);
+                solve_unit(&u);
+                /* In a self-flip material both halves are m itself. */
+                merge_stats(&mine[0], &u.st[0]);
+                merge_stats(&mine[self ? 0 : 1], &u.st[1]);
+                if (progress) {
+#pragma omp critical(dtb_progress)
+                    {
+                        done += (uint64_t)u.nhalves * K;
+                        progress(user, done, total);
+                    }
+                }
+            }
+#pragma omp critical(dtb_merge)
+            {
+                merge_stats(&level[0], &mine[0]);
+                merge_stats(&level[1], &mine[1]);
+                overflow |= u.overflow;
+                nomem |= u.nomem || !ok;
+            }
+            for (int d = 0; d < DTB_DTW_MAX + 2; d++)
+                free(u.q[d].ids);
+            free(u.cnt);
+            free(u.wincand);
+            free(u.lossmax);
+            free(u.flags);
+        }
+        merge_stats(&stats[0], &level[0]);
+        merge_stats(&stats[1], &level[1]);
+        lo = hi;
+    }
+    free(w);
+    if (nomem)
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory while solving");
+    if (overflow)
+        return dtb_error_set(e, DTB_E_RANGE, "a distance to win exceeds %d plies", DTB_DTW_MAX);
+    return DTB_OK;
+}

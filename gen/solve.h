@@ -1,0 +1,29 @@
+/* Retrograde solver for one material and its colour flip (DESIGN.md §4). */
+#ifndef DTB_SOLVE_H
+#define DTB_SOLVE_H
+
+#include <stdint.h>
+
+#include "solved.h"
+
+/* What solving a material found, for the stats log. Deterministic whatever the thread count. */
+typedef struct dtb_solve_stats {
+    uint64_t positions, wins, draws, losses, captures;
+    int longest_win;          /* plies; -1 when the material has no win */
+    uint64_t longest_win_at;  /* smallest index with that DTW */
+} dtb_solve_stats;
+
+/* Called now and then from the solving thread with positions done so far and in all. */
+typedef void (*dtb_solve_progress)(void *user, uint64_t done, uint64_t total);
+
+/* Solves material m and its flip into s, which must already hold every material an exit can
+ * reach (earlier in dependency order). Both tables are added to s and filled. stats[0] is
+ * for m, stats[1] for the flip (unused when m is its own flip). Uses the OpenMP threads in
+ * force. DTB_E_RANGE when a DTW would exceed DTB_DTW_MAX, DTB_E_NOMEM when out of memory. */
+dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2],
+                          dtb_solve_progress progress, void *user, dtb_error *e);
+
+/* Statistics of a solved table (values already in s). */
+void dtb_solve_count(const dtb_solved_table *t, const dtb_board *b, dtb_solve_stats *st);
+
+#endif

@@ -1,0 +1,44 @@
+/* The solved materials kept in memory while generating (DESIGN.md §4): one value byte per
+ * position (core/value.h), white to move, addressed by material. Exits of a material being
+ * solved (captures, promotions, man moves) are read from here at memory speed. */
+#ifndef DTB_SOLVED_H
+#define DTB_SOLVED_H
+
+#include "index.h"
+#include "value.h"
+
+/* Largest piece count per kind a registry can address. */
+#define DTB_SOLVED_MAX_COUNT 8
+
+typedef struct dtb_solved_table {
+    dtb_material material;
+    dtb_index *index;
+    dtb_value *values;  /* index size bytes */
+    uint64_t *captures; /* bit i set: the side to move has a capture at index i */
+} dtb_solved_table;
+
+typedef struct dtb_solved dtb_solved;
+
+/* An empty registry for board b (which must outlive it). NULL when out of memory. */
+dtb_solved *dtb_solved_create(const dtb_board *b);
+
+/* Frees the registry, every table's index and values; NULL is allowed. */
+void dtb_solved_free(dtb_solved *s);
+
+/* Adds material m with zeroed (draw) values, or returns the existing entry. NULL with a message
+ * when out of memory or m does not fit. Not thread-safe. */
+dtb_solved_table *dtb_solved_add(dtb_solved *s, dtb_material m, dtb_error *e);
+
+/* The table of material m, NULL when not added. Thread-safe with concurrent readers. */
+const dtb_solved_table *dtb_solved_find(const dtb_solved *s, dtb_material m);
+
+/* Drops material m's values (to free memory once nothing depends on it). */
+void dtb_solved_drop(dtb_solved *s, dtb_material m);
+
+/* Value, for the side to move, of position p (either side to move; flipped as needed). A side
+ * to move without pieces is a loss in 0. p's material (after the flip) must have been added. */
+dtb_value dtb_solved_value(const dtb_solved *s, const dtb_pos *p);
+
+const dtb_board *dtb_solved_board(const dtb_solved *s);
+
+#endif
