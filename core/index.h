@@ -40,4 +40,10 @@ void dtb_index_block_men(const dtb_index *ix, uint64_t blk, dtb_bb *white_men, d
 /* Rank of a king placement within its block, given all the men (both colours). */
 uint64_t dtb_index_kings_of(const dtb_index *ix, dtb_bb men, dtb_bb white_kings, dtb_bb black_kings);
 
+/* Inverse of dtb_index_kings_of: the king placement with rank kings_rank < block size among the
+ * squares the men leave free. With dtb_index_block_men, walks a block without a division per
+ * position. */
+void dtb_index_kings_at(const dtb_index *ix, dtb_bb men, uint64_t kings_rank, dtb_bb *white_kings,
+                        dtb_bb *black_kings);
+
 #endif

@@ -1,0 +1,532 @@
+/* Perfect index: ranks of square sets in the combinatorial number system.
+ *
+ * A k-subset {c_1 < ... < c_k} of a set of n "free" squares (c = rank of the square among the
+ * free ones) has rank sum_i C(c_i, i), a bijection onto [0, C(n, k)). The rank of a square
+ * among the free ones is popcount(free & below(square)); the inverse picks, from the top, the
+ * largest c with C(c, i) <= r (a table guesses it, a short scan corrects the guess) and maps c
+ * back to a square with a select.
+ *
+ * Men placements (blocks). White men may stand on rows 1..size-1, black men on rows 0..size-2.
+ * The white men on the bottom row (black's promotion row) take no square from black, the others
+ * take one each, so the number of black placements depends on j = white men on the bottom row.
+ * Blocks are therefore grouped by j (increasing); inside group j a block is
+ *   (rank of the bottom-row white men among the bottom row x C(middle squares, wm - j)
+ *    + rank of the other white men among the middle rows) x C(black squares left, bm)
+ *   + rank of the black men among rows 0..size-2 minus the white men,
+ * which is dense: every group holds exactly its placements, and the group offsets make the
+ * whole gap-free. Kings: white kings among the squares the men leave free, then black kings among
+ * the rest; kings rank = white rank x C(free - wk, bk) + black rank. */
+#include "index.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Pieces of one kind we can rank (a side starts with at most 30). */
+#define KMAX 30
+/* log2 of the entries of a guess table. */
+#define GUESS_BITS 12
+#define GUESS_SIZE (1 << GUESS_BITS)
+/* Columns of the binomial table: n = 0..DTB_MAX_SQUARES + 1, padded to a power of two so that a
+ * row is a shift away. */
+#define BINOM_COLS 128
+
+typedef struct index_impl index_impl;
+
+/* Division by an invariant d as a multiply and shifts (Granlund & Montgomery 1994, fig. 4.1):
+ * exact for every 64-bit numerator, and about half the latency of a 64-bit div. */
+typedef struct divider {
+    uint64_t d, m;
+    int sh1, sh2;
+} divider;
+
+static divider divider_make(uint64_t d)
+{
+    divider v = {d, 0, 0, 0};
+    if (d == 0)
+        return v; /* never divided by: an empty group */
+    const int l = d > 1 ? 64 - __builtin_clzll(d - 1) : 0; /* ceil(log2 d) */
+    const uint64_t pow_minus_d = (l == 64 ? 0 : (1ull << l)) - d; /* 2^l - d, mod 2^64 */
+    v.m = (uint64_t)((((unsigned __int128)pow_minus_d) << 64) / d) + 1;
+    v.sh1 = l < 1 ? l : 1;
+    v.sh2 = l > 1 ? l - 1 : 0;
+    return v;
+}
+
+static inline uint64_t divide(uint64_t n, const divider *v)
+{
+    const uint64_t t = (uint64_t)(((unsigned __int128)v->m * n) >> 64);
+    return (t + ((n - t) >> v->sh1)) >> v->sh2;
+}
+
+struct dtb_index {
+    const dtb_board *b;
+    const index_impl *impl;       /* code for this board width and this CPU */
+    dtb_material m;
+    int wm, bm, wk, bk;
+    int bottom_first;             /* first square of the bottom row */
+    int middle_first;             /* first square of row 1 */
+    uint64_t size, blocks;
+    divider block_size;
+    divider nbk;                  /* black king placements per white king placement */
+    dtb_bb all, black_men_sq;
+    int jlo, jhi;                 /* range of white men on the bottom row */
+    uint64_t goff[DTB_MAX_SQUARES + 2];   /* first block of group j; goff[jhi + 1] = blocks */
+    uint64_t *wtab;                       /* [wm - j][man][square], see white_part */
+    divider gblack[DTB_MAX_SQUARES + 1];  /* black placements per white placement, group j */
+    divider gmid[DTB_MAX_SQUARES + 1];    /* placements of the middle white men, group j */
+    uint64_t binom[KMAX + 1][BINOM_COLS]; /* C(n, k) as binom[k][n], saturating */
+    uint8_t gshift[KMAX + 1];             /* guess table index = r >> gshift[i] */
+    uint8_t guess[KMAX + 1][GUESS_SIZE];  /* rows 1..max pieces of a kind filled */
+};
+
+/* ---- Code variants.
+ * The work is popcounts, selects and table reads. Compiled for the baseline ISA, popcount is a
+ * library call and select a loop, several times slower than the popcnt and pdep instructions;
+ * so each operation is compiled twice, once for the baseline and once for popcnt+BMI2, and
+ * dtb_index_create picks by the running CPU. Boards of up to 64 squares (all but 12x12) get
+ * 64-bit code: 128-bit arithmetic costs twice. The templates below are always inlined into each
+ * variant with `wide` and `fast` constant. Loops run a count fixed by the material, and choices
+ * that depend on the position are arithmetic, not branches: the generator feeds positions in
+ * no predictable order, and a mispredicted branch costs as much as a whole rank. */
+
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#define HAVE_FAST 1
+#define FAST_TARGET __attribute__((target("popcnt,bmi,bmi2")))
+#include <immintrin.h>
+/* Inlined only into FAST_TARGET code; the baseline variants never call it. */
+FAST_TARGET static inline int select64_bmi2(uint64_t x, int c)
+{
+    return __builtin_ctzll(_pdep_u64(1ull << c, x));
+}
+#else
+#define HAVE_FAST 0
+#define FAST_TARGET
+#endif
+
+/* Index of the c-th (0-based) set bit of x, which has more than c bits. */
+ALWAYS_INLINE int select64(uint64_t x, int c, const bool fast)
+{
+#if HAVE_FAST
+    if (fast)
+        return select64_bmi2(x, c);
+#endif
+    (void)fast;
+    int base = 0;
+    for (int w = 32; w >= 1; w >>= 1) {
+        const int n = __builtin_popcountll(x & ((1ull << w) - 1));
+        if (c >= n) {
+            c -= n;
+            x >>= w;
+            base += w;
+        }
+    }
+    return base;
+}
+
+ALWAYS_INLINE int select_t(dtb_bb x, int c, const bool wide, const bool fast)
+{
+    const uint64_t lo = (uint64_t)x;
+    if (!wide)
+        return select64(lo, c, fast);
+    const int n = __builtin_popcountll(lo);
+    return c < n ? select64(lo, c, fast) : 64 + select64((uint64_t)(x >> 64), c - n, fast);
+}
+
+ALWAYS_INLINE int count_t(dtb_bb x, const bool wide)
+{
+    return wide ? dtb_bb_count(x) : __builtin_popcountll((uint64_t)x);
+}
+
+/* Removes the lowest square of *s (not empty) and returns it. */
+ALWAYS_INLINE int pop_t(dtb_bb *s, const bool wide)
+{
+    if (wide)
+        return dtb_bb_pop(s);
+    const uint64_t x = (uint64_t)*s;
+    *s = x & (x - 1);
+    return __builtin_ctzll(x);
+}
+
+ALWAYS_INLINE dtb_bb bit_t(int sq, const bool wide)
+{
+    return wide ? dtb_bb_bit(sq) : (dtb_bb)(1ull << sq);
+}
+
+/* Number of squares of x below square sq. */
+ALWAYS_INLINE int below_t(dtb_bb x, int sq, const bool wide)
+{
+    if (wide)
+        return dtb_bb_count(x & (dtb_bb_bit(sq) - 1));
+    return __builtin_popcountll((uint64_t)x & ((1ull << sq) - 1));
+}
+
+/* Rank of s, k squares of empty, among the k-subsets of empty. */
+ALWAYS_INLINE uint64_t rank_set(const dtb_index *ix, dtb_bb s, int k, dtb_bb empty,
+                                const bool wide)
+{
+    uint64_t r = 0;
+    const uint64_t *row = ix->binom[1];
+    for (int i = 0; i < k; i++, row += BINOM_COLS)
+        r += row[below_t(empty, pop_t(&s, wide), wide)];
+    return r;
+}
+
+/* The k-subset with rank r: of the squares of empty (by_select), or of first, first + 1, ...
+ * From the top, each element is the largest c with C(c, i) <= r: the guess table gives a lower
+ * bound, rarely more than one short; for i = 1, c = r. */
+ALWAYS_INLINE dtb_bb unrank_t(const dtb_index *ix, int k, uint64_t r, dtb_bb empty, int first,
+                              const bool by_select, const bool wide, const bool fast)
+{
+    dtb_bb s = 0;
+    const uint64_t *row = ix->binom[k];
+    const uint8_t *guess = ix->guess[k];
+    const uint8_t *shift = &ix->gshift[k];
+    for (int i = k; i >= 2; i--, row -= BINOM_COLS, guess -= GUESS_SIZE, shift--) {
+        int c = guess[r >> *shift];
+        while (row[c + 1] <= r)
+            c++;
+        r -= row[c];
+        s |= bit_t(by_select ? select_t(empty, c, wide, fast) : first + c, wide);
+    }
+    if (k >= 1)
+        s |= bit_t(by_select ? select_t(empty, (int)r, wide, fast) : first + (int)r, wide);
+    return s;
+}
+
+ALWAYS_INLINE dtb_bb unrank_set(const dtb_index *ix, int k, uint64_t r, dtb_bb empty,
+                                const bool wide, const bool fast)
+{
+    return unrank_t(ix, k, r, empty, 0, true, wide, fast);
+}
+
+ALWAYS_INLINE dtb_bb unrank_range(const dtb_index *ix, int k, uint64_t r, int first,
+                                  const bool wide)
+{
+    return unrank_t(ix, k, r, 0, first, false, wide, false);
+}
+
+/* White men: group j (men on the bottom row) and their part of the block number. The middle
+ * squares all come before the bottom row, so of the white men in increasing order the first
+ * wm - j are middle men (ranked among the middle squares) and the last j bottom men (ranked
+ * among the bottom row). wtab holds, per wm - j, per man and per square, that man's term of
+ * (bottom rank x C(middle, wm - j) + middle rank) x black placements: one table read per man,
+ * no branch on the position. */
+ALWAYS_INLINE uint64_t white_part(const dtb_index *ix, dtb_bb white_men, int *group,
+                                  const bool wide)
+{
+    const int j = count_t(white_men >> ix->bottom_first, wide);
+    assert(j >= ix->jlo && j <= ix->jhi);
+    const uint64_t *t = ix->wtab + (size_t)(ix->wm - j) * (size_t)ix->wm * DTB_MAX_SQUARES;
+    uint64_t r = 0;
+    for (int i = 0; i < ix->wm; i++, t += DTB_MAX_SQUARES)
+        r += t[pop_t(&white_men, wide)];
+    *group = j;
+    return r;
+}
+
+/* Inverse of the white rank within group j: the j bottom men, then the middle ones. */
+ALWAYS_INLINE dtb_bb white_unrank(const dtb_index *ix, int j, uint64_t white, const bool wide)
+{
+    const uint64_t q = divide(white, &ix->gmid[j]);
+    return unrank_range(ix, j, q, ix->bottom_first, wide) |
+           unrank_range(ix, ix->wm - j, white - q * ix->gmid[j].d, ix->middle_first, wide);
+}
+
+ALWAYS_INLINE uint64_t block_of_t(const dtb_index *ix, dtb_bb white_men, dtb_bb black_men,
+                                  const bool wide)
+{
+    int j;
+    const uint64_t white = white_part(ix, white_men, &j, wide);
+    return ix->goff[j] + white + rank_set(ix, black_men, ix->bm, ix->black_men_sq & ~white_men, wide);
+}
+
+/* The branches on the material's piece counts below are the same on every call: they skip
+ * empty stages at no misprediction cost. */
+ALWAYS_INLINE void block_men_t(const dtb_index *ix, uint64_t blk, dtb_bb *white_men,
+                               dtb_bb *black_men, const bool wide, const bool fast)
+{
+    assert(blk < ix->blocks);
+    dtb_bb w = 0;
+    uint64_t black = blk;
+    if (ix->wm > 0) {
+        int j = ix->jlo;
+        for (int g = ix->jlo + 1; g <= ix->jhi; g++)
+            j += blk >= ix->goff[g];
+        const uint64_t t = blk - ix->goff[j];
+        const uint64_t white = divide(t, &ix->gblack[j]);
+        black = t - white * ix->gblack[j].d;
+        w = white_unrank(ix, j, white, wide);
+    }
+    *white_men = w;
+    *black_men = ix->bm > 0 ? unrank_set(ix, ix->bm, black, ix->black_men_sq & ~w, wide, fast) : 0;
+}
+
+ALWAYS_INLINE void kings_at_t(const dtb_index *ix, dtb_bb men, uint64_t kr, dtb_bb *white_kings,
+                              dtb_bb *black_kings, const bool wide, const bool fast)
+{
+    assert(kr < ix->block_size.d);
+    const dtb_bb empty = ix->all & ~men;
+    dtb_bb wk = 0, bk = 0;
+    if (ix->bk == 0) {
+        wk = unrank_set(ix, ix->wk, kr, empty, wide, fast);
+    } else if (ix->wk == 0) {
+        bk = unrank_set(ix, ix->bk, kr, empty, wide, fast);
+    } else {
+        const uint64_t rw = divide(kr, &ix->nbk), rb = kr - rw * ix->nbk.d;
+        wk = unrank_set(ix, ix->wk, rw, empty, wide, fast);
+        bk = unrank_set(ix, ix->bk, rb, empty & ~wk, wide, fast);
+    }
+    *white_kings = wk;
+    *black_kings = bk;
+}
+
+ALWAYS_INLINE uint64_t kings_of_t(const dtb_index *ix, dtb_bb men, dtb_bb white_kings,
+                                  dtb_bb black_kings, const bool wide)
+{
+    const dtb_bb empty = ix->all & ~men;
+    return rank_set(ix, white_kings, ix->wk, empty, wide) * ix->nbk.d +
+           rank_set(ix, black_kings, ix->bk, empty & ~white_kings, wide);
+}
+
+ALWAYS_INLINE uint64_t index_of_t(const dtb_index *ix, const dtb_pos *p, const bool wide)
+{
+    const dtb_bb wmen = p->men[DTB_WHITE], bmen = p->men[DTB_BLACK];
+    return block_of_t(ix, wmen, bmen, wide) * ix->block_size.d +
+           kings_of_t(ix, wmen | bmen, p->kings[DTB_WHITE], p->kings[DTB_BLACK], wide);
+}
+
+ALWAYS_INLINE void index_pos_t(const dtb_index *ix, uint64_t i, dtb_pos *p, const bool wide,
+                               const bool fast)
+{
+    assert(i < ix->size);
+    uint64_t blk = i, kr = 0;
+    if (ix->wk + ix->bk > 0) {
+        blk = divide(i, &ix->block_size);
+        kr = i - blk * ix->block_size.d;
+    }
+    block_men_t(ix, blk, &p->men[DTB_WHITE], &p->men[DTB_BLACK], wide, fast);
+    kings_at_t(ix, p->men[DTB_WHITE] | p->men[DTB_BLACK], kr, &p->kings[DTB_WHITE],
+               &p->kings[DTB_BLACK], wide, fast);
+    p->side = DTB_WHITE;
+}
+
+struct index_impl {
+    uint64_t (*block_of)(const dtb_index *, dtb_bb, dtb_bb);
+    void (*block_men)(const dtb_index *, uint64_t, dtb_bb *, dtb_bb *);
+    uint64_t (*kings_of)(const dtb_index *, dtb_bb, dtb_bb, dtb_bb);
+    void (*kings_at)(const dtb_index *, dtb_bb, uint64_t, dtb_bb *, dtb_bb *);
+    uint64_t (*index_of)(const dtb_index *, const dtb_pos *);
+    void (*index_pos)(const dtb_index *, uint64_t, dtb_pos *);
+};
+
+#define INDEX_VARIANT(NAME, ATTR, WIDE, FAST)                                                    \
+    ATTR static uint64_t NAME##_block_of(const dtb_index *ix, dtb_bb w, dtb_bb b)               \
+    {                                                                                          \
+        return block_of_t(ix, w, b, WIDE);                                                     \
+    }                                                                                          \
+    ATTR static void NAME##_block_men(const dtb_index *ix, uint64_t blk, dtb_bb *w, dtb_bb *b)  \
+    {                                                                                          \
+        block_men_t(ix, blk, w, b, WIDE, FAST);                                                \
+    }                                                                                          \
+    ATTR static uint64_t NAME##_kings_of(const dtb_index *ix, dtb_bb m, dtb_bb wk, dtb_bb bk)   \
+    {                                                                                          \
+        return kings_of_t(ix, m, wk, bk, WIDE);                                                \
+    }                                                                                          \
+    ATTR static void NAME##_kings_at(const dtb_index *ix, dtb_bb m, uint64_t r, dtb_bb *wk,     \
+                                     dtb_bb *bk)                                               \
+    {                                                                                          \
+        kings_at_t(ix, m, r, wk, bk, WIDE, FAST);                                              \
+    }                                                                                          \
+    ATTR static uint64_t NAME##_index_of(const dtb_index *ix, const dtb_pos *p)                 \
+    {                                                                                          \
+        return index_of_t(ix, p, WIDE);                                                        \
+    }                                                                                          \
+    ATTR static void NAME##_index_pos(const dtb_index *ix, uint64_t i, dtb_pos *p)              \
+    {                                                                                          \
+        index_pos_t(ix, i, p, WIDE, FAST);                                                     \
+    }                                                                                          \
+    static const index_impl NAME = {NAME##_block_of, NAME##_block_men, NAME##_kings_of,        \
+                                    NAME##_kings_at, NAME##_index_of, NAME##_index_pos};
+
+INDEX_VARIANT(narrow_base, , false, false)
+INDEX_VARIANT(wide_base, , true, false)
+#if HAVE_FAST
+INDEX_VARIANT(narrow_fast, FAST_TARGET, false, true)
+INDEX_VARIANT(wide_fast, FAST_TARGET, true, true)
+#endif
+
+static const index_impl *pick_impl(int squares)
+{
+    const bool wide = squares > 64;
+#if HAVE_FAST
+    if (__builtin_cpu_supports("popcnt") && __builtin_cpu_supports("bmi2"))
+        return wide ? &wide_fast : &narrow_fast;
+#endif
+    return wide ? &wide_base : &narrow_base;
+}
+
+/* ---- construction */
+
+/* a * b, or false on overflow. */
+static bool mul_ok(uint64_t a, uint64_t b, uint64_t *out) { return !__builtin_mul_overflow(a, b, out); }
+
+static uint64_t binom_sat(const dtb_index *ix, int n, int k)
+{
+    if (k < 0 || n < 0 || k > n)
+        return 0;
+    if (k > n - k)
+        k = n - k;
+    return ix->binom[k][n];
+}
+
+dtb_status dtb_index_create(const dtb_board *b, dtb_material m, dtb_index **out)
+{
+    assert(b && out);
+    *out = NULL;
+    const int S = b->squares, H = b->half;
+    const int wm = m.men[DTB_WHITE], bm = m.men[DTB_BLACK];
+    const int wk = m.kings[DTB_WHITE], bk = m.kings[DTB_BLACK];
+    const int limit = b->variant->start_rows * H;
+    if (wm > KMAX || bm > KMAX || wk > KMAX || bk > KMAX || wm + wk > limit || bm + bk > limit ||
+        wm > S - H || bm > S - H || wm + bm + wk + bk > S)
+        return DTB_E_RANGE;
+
+    dtb_index *ix = calloc(1, sizeof *ix);
+    if (ix == NULL)
+        return DTB_E_RANGE; /* no status for memory; the index cannot be had */
+    ix->b = b;
+    ix->m = m;
+    ix->wm = wm, ix->bm = bm, ix->wk = wk, ix->bk = bk;
+
+    for (int k = 0; k <= KMAX; k++)
+        for (int n = 0; n < BINOM_COLS; n++) {
+            uint64_t v;
+            if (k == 0)
+                v = 1;
+            else if (n == 0)
+                v = 0;
+            else {
+                /* Pascal; saturate at UINT64_MAX (only sizes that do not fit are rejected). */
+                const uint64_t x = ix->binom[k - 1][n - 1], y = ix->binom[k][n - 1];
+                v = (x > UINT64_MAX - y) ? UINT64_MAX : x + y;
+            }
+            ix->binom[k][n] = v;
+        }
+
+    int kinds_max = wm > bm ? wm : bm;
+    kinds_max = wk > kinds_max ? wk : kinds_max;
+    kinds_max = bk > kinds_max ? bk : kinds_max;
+    for (int i = 1; i <= kinds_max; i++) {
+        const uint64_t top = ix->binom[i][S];
+        const int bits = top ? 64 - __builtin_clzll(top) : 0;
+        ix->gshift[i] = (uint8_t)(bits > GUESS_BITS ? bits - GUESS_BITS : 0);
+        int c = 0;
+        for (uint64_t t = 0; t < (1u << GUESS_BITS); t++) {
+            const uint64_t r = t << ix->gshift[i];
+            if ((r >> ix->gshift[i]) != t)
+                break; /* beyond 64 bits: never looked up */
+            while (c + 1 <= S && ix->binom[i][c + 1] <= r)
+                c++;
+            ix->guess[i][t] = (uint8_t)c;
+        }
+    }
+
+    /* Rows are runs of H squares in the dense layout (bitboard.h). */
+    ix->all = b->all;
+    ix->black_men_sq = b->all & ~b->promotion[DTB_BLACK];
+    ix->middle_first = H;
+    ix->bottom_first = S - H;
+    assert(b->promotion[DTB_BLACK] == (b->all & ~((DTB_BB_ONE << (S - H)) - 1)));
+    ix->impl = pick_impl(S);
+
+    dtb_status st = DTB_OK;
+    const int mid = S - 2 * H;
+    ix->jlo = wm > mid ? wm - mid : 0;
+    ix->jhi = wm < H ? wm : H;
+    uint64_t blocks = 0;
+    for (int j = ix->jlo; j <= ix->jhi && st == DTB_OK; j++) {
+        ix->goff[j] = blocks;
+        ix->gmid[j] = divider_make(binom_sat(ix, mid, wm - j));
+        ix->gblack[j] = divider_make(binom_sat(ix, S - H - (wm - j), bm));
+        uint64_t white, n;
+        if (!mul_ok(binom_sat(ix, H, j), ix->gmid[j].d, &white) ||
+            !mul_ok(white, ix->gblack[j].d, &n) || __builtin_add_overflow(blocks, n, &blocks))
+            st = DTB_E_RANGE;
+    }
+    ix->goff[ix->jhi + 1] = blocks;
+    ix->blocks = blocks;
+    const int nfree = S - wm - bm;
+    ix->nbk = divider_make(binom_sat(ix, nfree - wk, bk));
+    uint64_t block_size = 0;
+    if (st == DTB_OK && (!mul_ok(binom_sat(ix, nfree, wk), ix->nbk.d, &block_size) ||
+                         !mul_ok(ix->blocks, block_size, &ix->size)))
+        st = DTB_E_RANGE;
+    ix->block_size = divider_make(block_size);
+    if (st == DTB_OK && wm > 0) {
+        ix->wtab = calloc((size_t)(wm + 1) * (size_t)wm * DTB_MAX_SQUARES, sizeof *ix->wtab);
+        if (ix->wtab == NULL)
+            st = DTB_E_RANGE;
+    }
+    for (int j = ix->jlo; j <= ix->jhi && st == DTB_OK && wm > 0; j++) {
+        const int nmid = wm - j;
+        uint64_t *t = ix->wtab + (size_t)nmid * (size_t)wm * DTB_MAX_SQUARES;
+        for (int i = 1; i <= wm; i++, t += DTB_MAX_SQUARES)
+            for (int sq = H; sq < S; sq++) {
+                /* Men i <= nmid are middle men, the others bottom men; the rest never occur. */
+                if (sq < S - H && i <= nmid)
+                    t[sq] = ix->binom[i][sq - H] * ix->gblack[j].d;
+                else if (sq >= S - H && i > nmid)
+                    t[sq] = ix->binom[i - nmid][sq - (S - H)] * ix->gmid[j].d * ix->gblack[j].d;
+            }
+    }
+    if (st == DTB_OK && ix->size == 0)
+        st = DTB_E_RANGE;
+    if (st != DTB_OK) {
+        dtb_index_free(ix);
+        return st;
+    }
+    *out = ix;
+    return DTB_OK;
+}
+
+void dtb_index_free(dtb_index *ix)
+{
+    if (ix)
+        free(ix->wtab);
+    free(ix);
+}
+
+uint64_t dtb_index_size(const dtb_index *ix) { return ix->size; }
+uint64_t dtb_index_blocks(const dtb_index *ix) { return ix->blocks; }
+uint64_t dtb_index_block_size(const dtb_index *ix) { return ix->block_size.d; }
+dtb_material dtb_index_material(const dtb_index *ix) { return ix->m; }
+
+/* ---- operations: dispatch to the variant picked at creation */
+
+uint64_t dtb_index_block_of(const dtb_index *ix, dtb_bb white_men, dtb_bb black_men)
+{
+    return ix->impl->block_of(ix, white_men, black_men);
+}
+
+void dtb_index_block_men(const dtb_index *ix, uint64_t blk, dtb_bb *white_men, dtb_bb *black_men)
+{
+    ix->impl->block_men(ix, blk, white_men, black_men);
+}
+
+uint64_t dtb_index_kings_of(const dtb_index *ix, dtb_bb men, dtb_bb white_kings, dtb_bb black_kings)
+{
+    return ix->impl->kings_of(ix, men, white_kings, black_kings);
+}
+
+void dtb_index_kings_at(const dtb_index *ix, dtb_bb men, uint64_t kings_rank, dtb_bb *white_kings,
+                        dtb_bb *black_kings)
+{
+    ix->impl->kings_at(ix, men, kings_rank, white_kings, black_kings);
+}
+
+uint64_t dtb_index_of(const dtb_index *ix, const dtb_pos *p) { return ix->impl->index_of(ix, p); }
+
+void dtb_index_pos(const dtb_index *ix, uint64_t i, dtb_pos *p) { ix->impl->index_pos(ix, i, p); }
