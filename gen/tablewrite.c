@@ -76,6 +76,10 @@ static dtb_status check_options(const char *path, const dtb_table_write_options 
     if (o->dict_bytes > DTB_TF_MAX_DICT_SIZE)
         return dtb_tf_file_error(e, DTB_E_INVALID, path, "dictionary size %u above %u", o->dict_bytes,
                     DTB_TF_MAX_DICT_SIZE);
+    if (o->value_bits != 0 && o->value_bits != 1 && o->value_bits != 2 && o->value_bits != 4 &&
+        o->value_bits != 8)
+        return dtb_tf_file_error(e, DTB_E_INVALID, path, "value width %u is not 1, 2, 4 or 8 bits",
+                                 o->value_bits);
     if ((unsigned)o->fill > DTB_FILL_NONE)
         return dtb_tf_file_error(e, DTB_E_INVALID, path, "unknown fill policy %d", (int)o->fill);
     return DTB_OK;
@@ -125,43 +129,6 @@ static uint64_t fill_block(const uint8_t *values, uint64_t start, size_t len,
     return n;
 }
 
-/* Trains a dictionary on evenly spaced blocks (deterministic choice); returns its size, 0 when
- * the table is too small or training fails (the file is then written without one). */
-static size_t train_dict(const dtb_table_write_options *o, const uint8_t *values, uint64_t blocks,
-                         const dtb_table_dontcare *dc, void *dict)
-{
-    enum { MIN_SAMPLES = 16 };
-    const uint64_t bp = o->block_positions;
-    if (blocks < MIN_SAMPLES + 1)
-        return 0;
-    /* About 100 times the dictionary size in samples (zstd's advice), within 2..(64 MiB). */
-    uint64_t want = ((uint64_t)o->dict_bytes * 100 + bp - 1) / bp;
-    const uint64_t cap = ((uint64_t)64 << 20) / bp;
-    if (want > cap)
-        want = cap;
-    if (want < MIN_SAMPLES)
-        want = MIN_SAMPLES;
-    if (want > blocks - 1)
-        want = blocks - 1; /* whole blocks only: skip the last, shorter one */
-    uint8_t *samples = malloc((size_t)(want * bp));
-    uint8_t *mask = malloc((size_t)bp);
-    size_t *sizes = malloc((size_t)want * sizeof *sizes);
-    size_t got = 0;
-    if (samples && mask && sizes) {
-        for (uint64_t k = 0; k < want; k++) {
-            const uint64_t b = k * (blocks - 1) / want;
-            fill_block(values, b * bp, (size_t)bp, dc, o->fill, mask, samples + k * bp);
-            sizes[k] = (size_t)bp;
-        }
-        const size_t r = ZDICT_trainFromBuffer(dict, o->dict_bytes, samples, sizes, (unsigned)want);
-        got = ZDICT_isError(r) ? 0 : r;
-    }
-    free(samples);
-    free(mask);
-    free(sizes);
-    return got;
-}
-
 /* pwrite of all len bytes; 0 or an errno. */
 static int write_full(int fd, const void *buf, size_t len, uint64_t off)
 {
@@ -184,7 +151,7 @@ static int write_full(int fd, const void *buf, size_t len, uint64_t off)
 typedef struct worker {
     ZSTD_CCtx *cctx;
     ZSTD_DCtx *dctx;
-    uint8_t *filled, *mask, *check;
+    uint8_t *filled, *mask, *packed, *check;
 } worker;
 
 /* One block of the current batch. */
@@ -193,7 +160,74 @@ typedef struct slot {
     size_t size;           /* frame size, or 0 on failure */
     uint64_t dontcare;
     const char *failure;   /* set when compression or the round trip failed */
+    bool too_wide;         /* a value does not fit value_bits: at position wide_at */
+    uint64_t wide_at;
 } slot;
+
+/* Fills block [start, start+len) and packs it value_bits per value, from the low bits of each
+ * byte up (unused bits zero). Returns the bytes to compress (w->filled or w->packed) and their
+ * length in *plen, or NULL when a value does not fit value_bits (its position in *wide_at). */
+static const uint8_t *prepare_block(const dtb_table_write_options *o, const uint8_t *values,
+                                    uint64_t start, size_t len, const dtb_table_dontcare *dc,
+                                    const worker *w, uint64_t *dontcare, size_t *plen,
+                                    uint64_t *wide_at)
+{
+    *dontcare = fill_block(values, start, len, dc, o->fill, w->mask, w->filled);
+    const unsigned bits = o->value_bits, per = 8 / bits;
+    *plen = (size_t)dtb_tf_packed_len(len, bits);
+    if (bits == 8)
+        return w->filled;
+    memset(w->packed, 0, *plen);
+    for (size_t i = 0; i < len; i++) {
+        if (w->filled[i] >> bits) {
+            *wide_at = start + i;
+            return NULL;
+        }
+        w->packed[i / per] |= (uint8_t)(w->filled[i] << (i % per * bits));
+    }
+    return w->packed;
+}
+
+/* Trains a dictionary on evenly spaced blocks (a deterministic choice), filled and packed as
+ * they will be stored; returns its size, 0 when the table is too small or training fails (the file
+ * is then written without one). w provides scratch buffers. */
+static size_t train_dict(const dtb_table_write_options *o, const uint8_t *values, uint64_t blocks,
+                         const dtb_table_dontcare *dc, const worker *w, void *dict)
+{
+    enum { MIN_SAMPLES = 16 };
+    const uint64_t bp = o->block_positions, plen = dtb_tf_packed_len(bp, o->value_bits);
+    if (blocks < MIN_SAMPLES + 1)
+        return 0;
+    /* About 100 times the dictionary size in samples (zstd's advice), at most 64 MiB. */
+    uint64_t want = ((uint64_t)o->dict_bytes * 100 + plen - 1) / plen;
+    const uint64_t cap = ((uint64_t)64 << 20) / plen;
+    if (want > cap)
+        want = cap;
+    if (want < MIN_SAMPLES)
+        want = MIN_SAMPLES;
+    if (want > blocks - 1)
+        want = blocks - 1; /* whole blocks only: skip the last, shorter one */
+    uint8_t *samples = malloc((size_t)(want * plen));
+    size_t *sizes = malloc((size_t)want * sizeof *sizes);
+    size_t got = 0;
+    if (samples && sizes) {
+        bool ok = true;
+        for (uint64_t k = 0; k < want && ok; k++) {
+            const uint64_t b = k * (blocks - 1) / want;
+            uint64_t dontcare, wide_at;
+            const uint8_t *src = prepare_block(o, values, b * bp, (size_t)bp, dc, w, &dontcare,
+                                               &sizes[k], &wide_at);
+            if ((ok = src != NULL))
+                memcpy(samples + k * plen, src, sizes[k]);
+        }
+        const size_t r =
+            ok ? ZDICT_trainFromBuffer(dict, o->dict_bytes, samples, sizes, (unsigned)want) : 0;
+        got = ZDICT_isError(r) ? 0 : r;
+    }
+    free(samples);
+    free(sizes);
+    return got;
+}
 
 /* Fills and compresses block b into sl, then decompresses the frame and compares (round trip). */
 static void compress_block(const worker *w, const dtb_table_write_options *o, const ZSTD_DDict *ddict,
@@ -205,22 +239,29 @@ static void compress_block(const worker *w, const dtb_table_write_options *o, co
     const size_t len = (size_t)(left < o->block_positions ? left : o->block_positions);
     sl->size = 0;
     sl->failure = NULL;
-    sl->dontcare = fill_block(values, start, len, dc, o->fill, w->mask, w->filled);
-    const size_t r = ZSTD_compress2(w->cctx, sl->frame, cap, w->filled, len);
+    sl->too_wide = false;
+    size_t plen;
+    const uint8_t *src = prepare_block(o, values, start, len, dc, w, &sl->dontcare, &plen,
+                                       &sl->wide_at);
+    if (!src) {
+        sl->too_wide = true;
+        return;
+    }
+    const size_t r = ZSTD_compress2(w->cctx, sl->frame, cap, src, plen);
     if (ZSTD_isError(r)) {
         sl->failure = ZSTD_getErrorName(r);
         return;
     }
-    const size_t back = ddict ? ZSTD_decompress_usingDDict(w->dctx, w->check, len, sl->frame, r, ddict)
-                              : ZSTD_decompressDCtx(w->dctx, w->check, len, sl->frame, r);
-    if (ZSTD_isError(back) || back != len || memcmp(w->check, w->filled, len) != 0) {
+    const size_t back = ddict ? ZSTD_decompress_usingDDict(w->dctx, w->check, plen, sl->frame, r, ddict)
+                              : ZSTD_decompressDCtx(w->dctx, w->check, plen, sl->frame, r);
+    if (ZSTD_isError(back) || back != plen || memcmp(w->check, src, plen) != 0) {
         sl->failure = "compressed block does not decompress to its input";
         return;
     }
     sl->size = r;
 }
 
-static bool worker_init(worker *w, const dtb_table_write_options *o, const ZSTD_CDict *cdict)
+static bool worker_init(worker *w, const dtb_table_write_options *o)
 {
     const size_t bp = o->block_positions;
     w->cctx = ZSTD_createCCtx();
@@ -228,7 +269,8 @@ static bool worker_init(worker *w, const dtb_table_write_options *o, const ZSTD_
     w->filled = malloc(bp);
     w->mask = malloc(bp);
     w->check = malloc(bp);
-    if (!w->cctx || !w->dctx || !w->filled || !w->mask || !w->check)
+    w->packed = malloc(bp);
+    if (!w->cctx || !w->dctx || !w->filled || !w->mask || !w->check || !w->packed)
         return false;
     /* Frames carry their content size (the reader checks lengths anyway) but no zstd checksum
      * (the block table has ours) and no dictionary id (the file has at most one dictionary). */
@@ -236,8 +278,6 @@ static bool worker_init(worker *w, const dtb_table_write_options *o, const ZSTD_
         ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_contentSizeFlag, 1)) ||
         ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 0)) ||
         ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_dictIDFlag, 0)))
-        return false;
-    if (cdict && ZSTD_isError(ZSTD_CCtx_refCDict(w->cctx, cdict)))
         return false;
     return true;
 }
@@ -249,6 +289,7 @@ static void worker_free(worker *w)
     free(w->filled);
     free(w->mask);
     free(w->check);
+    free(w->packed);
 }
 
 /* The header, block table and dictionary: the first data_offset bytes of the file. */
@@ -278,6 +319,7 @@ static void build_meta(unsigned char *m, const dtb_table_write_options *o, uint6
     dtb_tf_put64(m + DTB_TF_OFF_DICT_SIZE, dict_size);
     dtb_tf_put64(m + DTB_TF_OFF_DATA_OFFSET, dict_offset + dict_size);
     dtb_tf_put64(m + DTB_TF_OFF_FILE_SIZE, file_size);
+    dtb_tf_put32(m + DTB_TF_OFF_VALUE_BITS, o->value_bits);
     if (dict_size)
         memcpy(m + dict_offset, dict, dict_size);
     /* The block table is already in place (m + header); the meta hash covers all but itself. */
@@ -333,25 +375,46 @@ static int sync_dir(const char *path)
     return err;
 }
 
-dtb_status dtb_table_write(const char *path, const dtb_table_write_options *opt,
+/* The fewest bits (1, 2, 4, 8) that hold every value the file will store: the cared-for values
+ * (fills copy one of them, or store 0), or all values when they are kept as given. */
+static unsigned auto_bits(const dtb_table_write_options *o, const uint8_t *values, uint64_t count,
+                          const dtb_table_dontcare *dc)
+{
+    unsigned max = 0;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) reduction(max : max) num_threads(o->threads > 0 ? o->threads : omp_get_max_threads())
+#endif
+    for (uint64_t i = 0; i < count; i++)
+        if (values[i] > max && (o->fill == DTB_FILL_NONE || !is_dontcare(dc, values, i)))
+            max = values[i];
+    return max < 2 ? 1 : max < 4 ? 2 : max < 16 ? 4 : 8;
+}
+
+dtb_status dtb_table_write(const char *path, const dtb_table_write_options *opt_in,
                            const uint8_t *values, uint64_t count, const dtb_table_dontcare *dc_in,
                            dtb_table_write_stats *stats, dtb_error *e)
 {
-    dtb_status s = check_options(path, opt, count, e);
+    dtb_status s = check_options(path, opt_in, count, e);
     if (s != DTB_OK)
         return s;
     const dtb_table_dontcare none = {.marker = -1};
     const dtb_table_dontcare *dc = dc_in ? dc_in : &none;
     if (dc->marker > 255)
         return dtb_tf_file_error(e, DTB_E_INVALID, path, "don't-care marker %d is not a byte", dc->marker);
+    dtb_table_write_options o = *opt_in;
+    const dtb_table_write_options *opt = &o;
+    if (!o.value_bits)
+        o.value_bits = auto_bits(&o, values, count, dc);
     const uint64_t bp = opt->block_positions;
     const uint64_t blocks = (count - 1) / bp + 1;
-    const size_t cap = ZSTD_compressBound((size_t)bp);
+    const size_t cap = ZSTD_compressBound((size_t)dtb_tf_packed_len(bp, opt->value_bits));
 #ifdef _OPENMP
-    const int nthreads = opt->threads > 0 ? opt->threads : omp_get_max_threads();
+    int nthreads = opt->threads > 0 ? opt->threads : omp_get_max_threads();
 #else
-    const int nthreads = 1;
+    int nthreads = 1;
 #endif
+    if ((uint64_t)nthreads > blocks)
+        nthreads = (int)blocks;
     /* Blocks per batch: enough to keep every thread busy, at most ~256 MiB of frame buffers. */
     uint64_t batch = ((uint64_t)256 << 20) / cap;
     if (batch > 1024)
@@ -376,7 +439,13 @@ dtb_status dtb_table_write(const char *path, const dtb_table_write_options *opt,
     }
     sprintf(tmp, "%s.tmp", path);
 
-    size_t dict_size = dict ? train_dict(opt, values, blocks, dc, dict) : 0;
+    for (int t = 0; t < nthreads; t++)
+        if (!worker_init(&workers[t], opt)) {
+            s = dtb_tf_file_error(e, DTB_E_NOMEM, path, "cannot set up zstd compression");
+            goto done;
+        }
+
+    size_t dict_size = dict ? train_dict(opt, values, blocks, dc, &workers[0], dict) : 0;
     if (dict_size) {
         cdict = ZSTD_createCDict(dict, dict_size, opt->zstd_level);
         ddict = ZSTD_createDDict(dict, dict_size);
@@ -384,6 +453,11 @@ dtb_status dtb_table_write(const char *path, const dtb_table_write_options *opt,
             s = dtb_tf_file_error(e, DTB_E_NOMEM, path, "cannot load the trained dictionary");
             goto done;
         }
+        for (int t = 0; t < nthreads; t++)
+            if (ZSTD_isError(ZSTD_CCtx_refCDict(workers[t].cctx, cdict))) {
+                s = dtb_tf_file_error(e, DTB_E_NOMEM, path, "cannot load the trained dictionary");
+                goto done;
+            }
     }
     const uint64_t data_offset = DTB_TF_HEADER_SIZE + blocks * DTB_TF_ENTRY_SIZE + dict_size;
     meta = malloc((size_t)data_offset);
@@ -396,12 +470,6 @@ dtb_status dtb_table_write(const char *path, const dtb_table_write_options *opt,
             s = dtb_tf_file_error(e, DTB_E_NOMEM, path, "out of memory for frame buffers");
             goto done;
         }
-    for (int t = 0; t < nthreads; t++)
-        if (!worker_init(&workers[t], opt, cdict)) {
-            s = dtb_tf_file_error(e, DTB_E_NOMEM, path, "cannot set up zstd compression");
-            goto done;
-        }
-
     fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         s = sys_err(e, errno, tmp, "cannot create");
@@ -413,7 +481,7 @@ dtb_status dtb_table_write(const char *path, const dtb_table_write_options *opt,
     for (uint64_t first = 0; first < blocks; first += batch) {
         const int64_t n = (int64_t)(blocks - first < batch ? blocks - first : batch);
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(n < nthreads ? (int)n : nthreads)
 #endif
         for (int64_t k = 0; k < n; k++) {
 #ifdef _OPENMP
@@ -426,6 +494,13 @@ dtb_status dtb_table_write(const char *path, const dtb_table_write_options *opt,
         for (int64_t k = 0; k < n; k++) {
             const uint64_t b = first + (uint64_t)k;
             const slot *sl = &slots[k];
+            if (sl->too_wide) {
+                s = dtb_tf_file_error(e, DTB_E_INVALID, path,
+                                      "a value at position %llu does not fit %u bits",
+                                      (unsigned long long)sl->wide_at,
+                                      opt->value_bits);
+                goto done;
+            }
             if (sl->failure) {
                 s = dtb_tf_file_error(e, DTB_E_IO, path, "zstd failed on block %llu: %s",
                          (unsigned long long)b, sl->failure);

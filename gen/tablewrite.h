@@ -46,6 +46,9 @@ typedef struct dtb_table_write_options {
     /* How to compress. */
     uint32_t block_positions; /* positions per block, 1 .. 2^24 */
     int zstd_level;           /* 1 .. ZSTD_maxCLevel() */
+    unsigned value_bits;      /* 1, 2, 4 or 8 bits per stored value; 0 = the fewest that hold
+                                 every stored value (WLD: 2). Packing 4 values a byte makes WLD
+                                 files ~15% smaller and 4x denser in a probe's cache */
     uint32_t dict_bytes;      /* > 0: train and store a zstd dictionary of at most this size
                                  (dropped when training fails or the table has too few blocks) */
     dtb_table_fill fill;
@@ -76,7 +79,7 @@ typedef struct dtb_table_write_stats {
 } dtb_table_write_stats;
 
 /* Writes values[0 .. count) (count >= 1) to path as described above. dc and stats may be NULL.
- * Returns DTB_OK, DTB_E_INVALID (bad options, with a message), DTB_E_NOSPACE (disk full / quota),
+ * Returns DTB_OK, DTB_E_INVALID (bad options or a value wider than value_bits, with a message), DTB_E_NOSPACE (disk full / quota),
  * DTB_E_IO (any other system failure; the message names the file and the system's reason),
  * DTB_E_NOMEM. */
 dtb_status dtb_table_write(const char *path, const dtb_table_write_options *opt,

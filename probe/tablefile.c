@@ -38,8 +38,10 @@ struct dtb_tablefile {
 
 struct dtb_tablefile_ctx {
     ZSTD_DCtx *dctx;
-    unsigned char *buf;
+    unsigned char *buf; /* one frame as read from the file */
     size_t cap;
+    unsigned char *packed; /* a decompressed block of packed values (value_bits < 8) */
+    size_t packed_cap;
 };
 
 const char *dtb_metric_name(dtb_metric m)
@@ -199,6 +201,7 @@ static dtb_status parse_header(dtb_tablefile *tf, const unsigned char *h, uint64
     in->value_encoding = dtb_tf_get32(h + DTB_TF_OFF_VALUE_ENCODING);
     in->positions = dtb_tf_get64(h + DTB_TF_OFF_POSITIONS);
     in->block_positions = dtb_tf_get32(h + DTB_TF_OFF_BLOCK_POSITIONS);
+    in->value_bits = dtb_tf_get32(h + DTB_TF_OFF_VALUE_BITS);
     in->zstd_level = (int)(int32_t)dtb_tf_get32(h + DTB_TF_OFF_ZSTD_LEVEL);
     in->blocks = dtb_tf_get64(h + DTB_TF_OFF_BLOCKS);
     in->dontcare_kind = dtb_tf_get32(h + DTB_TF_OFF_DONTCARE_KIND);
@@ -215,6 +218,8 @@ static dtb_status parse_header(dtb_tablefile *tf, const unsigned char *h, uint64
         if (h[DTB_TF_OFF_RESERVED + i])
             return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "reserved header byte %d is not zero",
                               DTB_TF_OFF_RESERVED + i);
+    if (in->value_bits != 1 && in->value_bits != 2 && in->value_bits != 4 && in->value_bits != 8)
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "bad value width %u bits", in->value_bits);
     if (in->positions == 0)
         return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "position count is zero");
     if (in->block_positions == 0 || in->block_positions > DTB_TF_MAX_BLOCK_POSITIONS)
@@ -296,7 +301,8 @@ static dtb_status load_sections(dtb_tablefile *tf, const unsigned char *h, dtb_e
         return dtb_tf_file_error(e, DTB_E_CORRUPT, tf->path,
                           "header/block table checksum mismatch (corrupt file)");
     }
-    const size_t bound = ZSTD_compressBound(in->block_positions);
+    const size_t bound =
+        ZSTD_compressBound((size_t)dtb_tf_packed_len(in->block_positions, in->value_bits));
     uint64_t off = tf->data_offset;
     tf->max_frame = 0;
     for (uint64_t b = 0; b < in->blocks; b++) {
@@ -415,19 +421,30 @@ void dtb_tablefile_ctx_free(dtb_tablefile_ctx *ctx)
         return;
     ZSTD_freeDCtx(ctx->dctx);
     free(ctx->buf);
+    free(ctx->packed);
     free(ctx);
+}
+
+static bool reserve(unsigned char **buf, size_t *cap, size_t n)
+{
+    if (*cap >= n)
+        return true;
+    unsigned char *p = realloc(*buf, n);
+    if (!p)
+        return false;
+    *buf = p;
+    *cap = n;
+    return true;
 }
 
 static bool ctx_reserve(dtb_tablefile_ctx *ctx, size_t n)
 {
-    if (ctx->cap >= n)
-        return true;
-    unsigned char *p = realloc(ctx->buf, n);
-    if (!p)
-        return false;
-    ctx->buf = p;
-    ctx->cap = n;
-    return true;
+    return reserve(&ctx->buf, &ctx->cap, n);
+}
+
+uint64_t dtb_tablefile_packed_len(const dtb_tablefile *tf, uint64_t b)
+{
+    return dtb_tf_packed_len(dtb_tablefile_block_len(tf, b), tf->info.value_bits);
 }
 
 /* Reads block b's frame into ctx->buf and checks its checksum. */
@@ -463,7 +480,52 @@ static dtb_status decode_frame(const dtb_tablefile *tf, uint64_t b, dtb_tablefil
         return dtb_tf_file_error(e, DTB_E_CORRUPT, tf->path,
                           "block %llu decompresses to %zu bytes instead of %zu",
                           (unsigned long long)b, got, len);
+    /* The writer zeroes the bits after the last value of a block. */
+    const unsigned bits = tf->info.value_bits;
+    const uint64_t used = dtb_tablefile_block_len(tf, b) * bits % 8;
+    if (used && out[len - 1] >> used)
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, tf->path, "block %llu has stray padding bits",
+                                 (unsigned long long)b);
     return DTB_OK;
+}
+
+/* Spreads n packed values into one byte each. */
+static void unpack(const uint8_t *packed, unsigned bits, size_t n, uint8_t *out)
+{
+    const unsigned per = 8 / bits, mask = (1u << bits) - 1u;
+    size_t i = 0;
+    for (size_t j = 0; i + per <= n; j++)
+        for (unsigned k = 0; k < per; k++)
+            out[i++] = (uint8_t)((packed[j] >> (k * bits)) & mask);
+    for (; i < n; i++)
+        out[i] = (uint8_t)dtb_tablefile_packed_get(packed, bits, i);
+}
+
+/* Block b's packed values into out (out_size bytes at least the packed length). */
+static dtb_status read_packed(const dtb_tablefile *tf, uint64_t b, uint8_t *out, size_t out_size,
+                              dtb_tablefile_ctx *ctx, dtb_error *e)
+{
+    if (b >= tf->info.blocks)
+        return dtb_tf_file_error(e, DTB_E_RANGE, tf->path, "block %llu of %llu requested",
+                                 (unsigned long long)b, (unsigned long long)tf->info.blocks);
+    const size_t len = (size_t)dtb_tablefile_packed_len(tf, b);
+    if (out_size < len)
+        return dtb_tf_file_error(e, DTB_E_RANGE, tf->path, "buffer of %zu bytes for a block of %zu",
+                                 out_size, len);
+    size_t size;
+    const dtb_status s = load_frame(tf, b, ctx, &size, e);
+    return s == DTB_OK ? decode_frame(tf, b, ctx, size, out, len, e) : s;
+}
+
+dtb_status dtb_tablefile_read_packed(const dtb_tablefile *tf, uint64_t b, uint8_t *out,
+                                     size_t out_size, dtb_tablefile_ctx *ctx, dtb_error *e)
+{
+    dtb_tablefile_ctx *own = NULL;
+    if (!ctx && !(ctx = own = dtb_tablefile_ctx_create()))
+        return dtb_tf_file_error(e, DTB_E_NOMEM, tf->path, "out of memory for a decoding context");
+    const dtb_status s = read_packed(tf, b, out, out_size, ctx, e);
+    dtb_tablefile_ctx_free(own);
+    return s;
 }
 
 dtb_status dtb_tablefile_read_block(const dtb_tablefile *tf, uint64_t b, uint8_t *out,
@@ -471,18 +533,26 @@ dtb_status dtb_tablefile_read_block(const dtb_tablefile *tf, uint64_t b, uint8_t
 {
     if (b >= tf->info.blocks)
         return dtb_tf_file_error(e, DTB_E_RANGE, tf->path, "block %llu of %llu requested",
-                          (unsigned long long)b, (unsigned long long)tf->info.blocks);
+                                 (unsigned long long)b, (unsigned long long)tf->info.blocks);
     const size_t len = (size_t)dtb_tablefile_block_len(tf, b);
     if (out_size < len)
         return dtb_tf_file_error(e, DTB_E_RANGE, tf->path, "buffer of %zu bytes for a block of %zu",
-                          out_size, len);
+                                 out_size, len);
     dtb_tablefile_ctx *own = NULL;
     if (!ctx && !(ctx = own = dtb_tablefile_ctx_create()))
         return dtb_tf_file_error(e, DTB_E_NOMEM, tf->path, "out of memory for a decoding context");
-    size_t size;
-    dtb_status s = load_frame(tf, b, ctx, &size, e);
-    if (s == DTB_OK)
-        s = decode_frame(tf, b, ctx, size, out, len, e);
+    dtb_status s;
+    const unsigned bits = tf->info.value_bits;
+    if (bits == 8) {
+        s = read_packed(tf, b, out, out_size, ctx, e);
+    } else {
+        const size_t plen = (size_t)dtb_tablefile_packed_len(tf, b);
+        if (!reserve(&ctx->packed, &ctx->packed_cap, plen))
+            s = dtb_tf_file_error(e, DTB_E_NOMEM, tf->path, "out of memory reading block %llu",
+                                  (unsigned long long)b);
+        else if ((s = read_packed(tf, b, ctx->packed, plen, ctx, e)) == DTB_OK)
+            unpack(ctx->packed, bits, len, out);
+    }
     dtb_tablefile_ctx_free(own);
     return s;
 }
@@ -492,7 +562,7 @@ dtb_status dtb_tablefile_verify(const dtb_tablefile *tf, bool decode, dtb_tablef
 {
     const dtb_tablefile_info *in = &tf->info;
     dtb_tablefile_ctx *ctx = dtb_tablefile_ctx_create();
-    uint8_t *out = decode ? malloc(in->block_positions) : NULL;
+    uint8_t *out = decode ? malloc((size_t)dtb_tf_packed_len(in->block_positions, in->value_bits)) : NULL;
     dtb_status s = DTB_OK;
     if (!ctx || (decode && !out)) {
         s = dtb_tf_file_error(e, DTB_E_NOMEM, tf->path, "out of memory for verification");
@@ -520,7 +590,7 @@ dtb_status dtb_tablefile_verify(const dtb_tablefile *tf, bool decode, dtb_tablef
             goto done;
         dtb_hash64_update(&hs, ctx->buf, size);
         if (decode &&
-            (s = decode_frame(tf, b, ctx, size, out, (size_t)dtb_tablefile_block_len(tf, b), e)) !=
+            (s = decode_frame(tf, b, ctx, size, out, (size_t)dtb_tablefile_packed_len(tf, b), e)) !=
                 DTB_OK)
             goto done;
         if (progress && tf->offsets[b + 1] >= next_report) {

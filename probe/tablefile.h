@@ -47,6 +47,7 @@ typedef struct dtb_tablefile_info {
     uint32_t value_encoding;  /* identifier of the one-byte value encoding */
     uint64_t positions;       /* positions in the table */
     uint32_t block_positions; /* positions per compressed block (the last block may hold fewer) */
+    unsigned value_bits;      /* bits per stored value: 1, 2, 4 or 8 (values packed in blocks) */
     uint64_t blocks;          /* number of blocks */
     int zstd_level;           /* compression level the writer used (informational) */
     uint32_t dontcare_kind;   /* DTB_DONTCARE_* bits: which positions hold arbitrary values */
@@ -109,6 +110,22 @@ void dtb_tablefile_ctx_free(dtb_tablefile_ctx *ctx);
  * On failure out's contents are unspecified. Thread-safe (see the file comment). */
 dtb_status dtb_tablefile_read_block(const dtb_tablefile *tf, uint64_t b, uint8_t *out,
                                     size_t out_size, dtb_tablefile_ctx *ctx, dtb_error *e);
+
+/* Bytes block b takes packed (value_bits per value): the size dtb_tablefile_read_packed needs. */
+uint64_t dtb_tablefile_packed_len(const dtb_tablefile *tf, uint64_t b);
+
+/* Like dtb_tablefile_read_block but leaves the values packed, value_bits each, from the low bits
+ * of each byte up (as stored): for caches, which then hold 8 / value_bits times more positions
+ * per byte. Read one value with dtb_tablefile_packed_get. Same statuses and thread safety. */
+dtb_status dtb_tablefile_read_packed(const dtb_tablefile *tf, uint64_t b, uint8_t *out,
+                                     size_t out_size, dtb_tablefile_ctx *ctx, dtb_error *e);
+
+/* Value i of a packed block with bits (1, 2, 4 or 8) bits per value. */
+static inline unsigned dtb_tablefile_packed_get(const uint8_t *packed, unsigned bits, uint64_t i)
+{
+    const unsigned per = 8 / bits;
+    return (packed[i / per] >> ((unsigned)(i % per) * bits)) & ((1u << bits) - 1u);
+}
 
 /* Called by dtb_tablefile_verify with bytes checked so far and the file size; return false to stop. */
 typedef bool (*dtb_tablefile_progress)(void *user, uint64_t done, uint64_t total);

@@ -40,16 +40,23 @@ enum {
     DTB_TF_OFF_DICT_SIZE = 176,     /* u64 */
     DTB_TF_OFF_DATA_OFFSET = 184,   /* u64 */
     DTB_TF_OFF_FILE_SIZE = 192,     /* u64 */
-    DTB_TF_OFF_RESERVED = 200,      /* 48 zero bytes */
+    DTB_TF_OFF_VALUE_BITS = 200,    /* u32: 1, 2, 4 or 8 bits per stored value */
+    DTB_TF_OFF_RESERVED = 204,      /* 44 zero bytes */
     DTB_TF_OFF_META_HASH = 248,     /* u64 */
 };
 #define DTB_TF_VARIANT_LEN 24
 #define DTB_TF_MATERIAL_LEN 64
-#define DTB_TF_RESERVED_LEN 48
+#define DTB_TF_RESERVED_LEN 44
 
 /* Largest block the reader accepts (positions per block): bounds the buffers a corrupt header
  * could make it allocate. */
 #define DTB_TF_MAX_BLOCK_POSITIONS (1u << 24)
+/* Bytes that len values of the given width pack into (values packed from the low bits up). */
+static inline uint64_t dtb_tf_packed_len(uint64_t len, unsigned bits)
+{
+    return (len * bits + 7) / 8;
+}
+
 /* Largest dictionary the reader accepts. */
 #define DTB_TF_MAX_DICT_SIZE (1u << 24)
 

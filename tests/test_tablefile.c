@@ -27,6 +27,9 @@
 
 static char tmpdir[64];
 
+static void expect_error_names_file(dtb_status s, dtb_status want, const dtb_error *err,
+                                    const char *path);
+
 static void path_in_tmp(char *buf, size_t size, const char *name)
 {
     snprintf(buf, size, "%s/%s", tmpdir, name);
@@ -324,6 +327,64 @@ static void test_threads_identical(void **state)
     free(bits);
 }
 
+/* Packed widths: WLD-like values get 2 bits by default; each width reads back exactly, packed or
+ * spread; a value wider than asked is refused. */
+static void test_value_bits(void **state)
+{
+    (void)state;
+    const uint64_t n = 100003;
+    uint8_t *v = malloc(n);
+    for (uint64_t i = 0; i < n; i++)
+        v[i] = (uint8_t)((i / 13 + i / 1000) % 3);
+    uint64_t *bits = make_bits(n);
+    const dtb_table_dontcare dc = {.bits = bits, .marker = -1};
+    char path[128];
+    path_in_tmp(path, sizeof path, "bits.wld");
+    dtb_error err;
+    const unsigned widths[] = {0, 2, 4, 8};
+    for (int k = 0; k < 4; k++) {
+        dtb_table_write_options o = options(1000, 3);
+        o.value_bits = widths[k];
+        write_ok(path, &o, v, n, &dc, NULL);
+        check_contents(path, v, n, true);
+        dtb_tablefile *tf;
+        assert_int_equal(dtb_tablefile_open(path, NULL, &tf, &err), DTB_OK);
+        const dtb_tablefile_info *in = dtb_tablefile_get_info(tf);
+        assert_int_equal(in->value_bits, widths[k] ? widths[k] : 2);
+        uint8_t packed[1000], spread[1000];
+        const uint64_t b = in->blocks - 1; /* the short one */
+        const uint64_t len = dtb_tablefile_block_len(tf, b);
+        assert_true(len == n % 1000);
+        assert_true(dtb_tablefile_packed_len(tf, b) == (len * in->value_bits + 7) / 8);
+        assert_int_equal(dtb_tablefile_read_packed(tf, b, packed, sizeof packed, NULL, &err), DTB_OK);
+        assert_int_equal(dtb_tablefile_read_block(tf, b, spread, sizeof spread, NULL, &err), DTB_OK);
+        for (uint64_t i = 0; i < len; i++)
+            assert_int_equal(dtb_tablefile_packed_get(packed, in->value_bits, i), spread[i]);
+        dtb_tablefile_close(tf);
+    }
+    /* Values 0/1 only (don't-cares may hold 2): one bit. */
+    for (uint64_t i = 0; i < n; i++)
+        v[i] = pattern_dontcare(i) ? 2 : (uint8_t)(i / 7 % 2);
+    dtb_table_write_options o = options(1000, 3);
+    write_ok(path, &o, v, n, &dc, NULL);
+    check_contents(path, v, n, true);
+    dtb_tablefile *tf;
+    assert_int_equal(dtb_tablefile_open(path, NULL, &tf, &err), DTB_OK);
+    assert_int_equal(dtb_tablefile_get_info(tf)->value_bits, 1);
+    dtb_tablefile_close(tf);
+    /* Too wide for the asked width: refused, naming the position of a cared-for value. */
+    v[5000] = 2;
+    assert_false(pattern_dontcare(5000));
+    o.value_bits = 1;
+    expect_error_names_file(dtb_table_write(path, &o, v, n, &dc, NULL, &err), DTB_E_INVALID, &err,
+                            path);
+    assert_non_null(strstr(err.msg, "5000"));
+    o.value_bits = 3;
+    assert_int_equal(dtb_table_write(path, &o, v, n, &dc, NULL, &err), DTB_E_INVALID);
+    free(v);
+    free(bits);
+}
+
 /* A single-block table and a one-position table. */
 static void test_small_tables(void **state)
 {
@@ -462,13 +523,16 @@ static bool check_damaged(const char *path, const uint8_t *good, uint64_t n)
     return false;
 }
 
-static void damage_all(bool dict)
+static void damage_all(bool dict, bool narrow)
 {
     char path[128], bad[128];
     path_in_tmp(path, sizeof path, dict ? "dmgd.dtw" : "dmg.wld");
     path_in_tmp(bad, sizeof bad, dict ? "bad_d.dtw" : "bad.wld");
     const uint64_t n = dict ? 40000 : 9000;
     uint8_t *v = make_values(n);
+    if (narrow)
+        for (uint64_t i = 0; i < n; i++)
+            v[i] %= 3;
     dtb_table_write_options o = options(dict ? 1000 : 1500, 3);
     o.dict_bytes = dict ? 2048 : 0;
     dtb_table_write_stats st;
@@ -513,8 +577,9 @@ static void damage_all(bool dict)
 static void test_damage(void **state)
 {
     (void)state;
-    damage_all(false);
-    damage_all(true);
+    damage_all(false, false);
+    damage_all(true, false);
+    damage_all(false, true);
 }
 
 /* A block table entry pair swapped, with the meta checksum recomputed: only the seeded block
@@ -646,6 +711,10 @@ static void test_write_errors(void **state)
 static int setup(void **state)
 {
     (void)state;
+    /* Thousands of small damaged files: a memory file system keeps that fast when there is one. */
+    snprintf(tmpdir, sizeof tmpdir, "/dev/shm/dtb_test_tablefile_XXXXXX");
+    if (mkdtemp(tmpdir))
+        return 0;
     snprintf(tmpdir, sizeof tmpdir, "/tmp/dtb_test_tablefile_XXXXXX");
     return mkdtemp(tmpdir) ? 0 : -1;
 }
@@ -666,6 +735,7 @@ int main(void)
         cmocka_unit_test(test_dictionary),
         cmocka_unit_test(test_threads_identical),
         cmocka_unit_test(test_small_tables),
+        cmocka_unit_test(test_value_bits),
         cmocka_unit_test(test_missing_and_foreign),
         cmocka_unit_test(test_mismatch),
         cmocka_unit_test(test_damage),
