@@ -1,0 +1,267 @@
+/* dtbgen: the command line of the tablebase generator (DESIGN.md §9).
+ *
+ * Structure: every option is parsed into one dtbgen_options value (the table `options` below
+ * drives both parsing and --help), then exactly one command runs. A new command adds an entry
+ * to `commands`, its options to `options`, and a run function. Exit codes: 0 done, 1 bad input
+ * or data (an unknown variant, a material that does not fit, a failed build), 2 usage (unknown
+ * option, missing value, no command, two commands). */
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "index.h"
+#include "material.h"
+#include "variant.h"
+
+#ifndef DTB_VERSION
+#define DTB_VERSION "unknown"
+#endif
+
+enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
+
+typedef enum { CMD_NONE = 0, CMD_LIST } dtbgen_command;
+
+typedef struct dtbgen_options {
+    dtbgen_command command;
+    const char *variant;
+    int pieces;
+    bool json;
+    bool quiet;
+} dtbgen_options;
+
+typedef enum { ARG_NONE, ARG_STRING, ARG_INT } arg_kind;
+
+typedef struct option_spec {
+    const char *name;    /* "--variant" */
+    arg_kind arg;
+    const char *metavar; /* shown in --help */
+    const char *help;
+} option_spec;
+
+static const option_spec options[] = {
+    {"--list", ARG_NONE, NULL, "list the materials of 2..N pieces in dependency order"},
+    {"--variant", ARG_STRING, "V", "rules: international, english, russian, brazilian, canadian"},
+    {"--pieces", ARG_INT, "N", "largest number of pieces (2..N)"},
+    {"--json", ARG_NONE, NULL, "machine-readable output (one JSON object)"},
+    {"--quiet", ARG_NONE, NULL, "no progress or notes on stderr"},
+    {"--help", ARG_NONE, NULL, "this text"},
+    {"--version", ARG_NONE, NULL, "program version"},
+};
+enum { NOPTIONS = sizeof options / sizeof options[0] };
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: dtbgen --list --variant V --pieces N [--json]\n"
+               "       dtbgen --help | --version\n\noptions:\n");
+    for (int i = 0; i < NOPTIONS; i++) {
+        char left[40];
+        snprintf(left, sizeof left, "%s%s%s", options[i].name, options[i].metavar ? " " : "",
+                 options[i].metavar ? options[i].metavar : "");
+        fprintf(f, "  %-16s %s\n", left, options[i].help);
+    }
+    fprintf(f, "\nexit status: 0 done, 1 bad input or data, 2 usage error\n");
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "dtbgen: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\ntry 'dtbgen --help'\n");
+    return EXIT_USAGE;
+}
+
+static bool parse_int(const char *s, int *out)
+{
+    char *end;
+    errno = 0;
+    const long v = strtol(s, &end, 10);
+    if (errno || end == s || *end != '\0' || v < INT_MIN || v > INT_MAX)
+        return false;
+    *out = (int)v;
+    return true;
+}
+
+static int set_command(dtbgen_options *o, dtbgen_command c, const char *name)
+{
+    if (o->command != CMD_NONE && o->command != c)
+        return usage_error("%s: only one command at a time", name);
+    o->command = c;
+    return 0;
+}
+
+/* Fills *o from argv. Returns -1 to go on, or an exit status (0 after --help / --version). */
+static int parse_args(int argc, char **argv, dtbgen_options *o)
+{
+    bool have_pieces = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *value = NULL;
+        const char *eq = strchr(a, '=');
+        const size_t len = eq && a[0] == '-' ? (size_t)(eq - a) : strlen(a);
+        const option_spec *spec = NULL;
+        for (int k = 0; k < NOPTIONS && !spec; k++)
+            if (strlen(options[k].name) == len && strncmp(options[k].name, a, len) == 0)
+                spec = &options[k];
+        if (!spec)
+            return usage_error(a[0] == '-' ? "unknown option %s" : "unexpected argument %s", a);
+        if (spec->arg != ARG_NONE) {
+            if (eq && a[0] == '-')
+                value = eq + 1;
+            else if (i + 1 < argc)
+                value = argv[++i];
+            else
+                return usage_error("%s needs a value", spec->name);
+        } else if (eq && a[0] == '-') {
+            return usage_error("%s takes no value", spec->name);
+        }
+
+        if (strcmp(spec->name, "--help") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(spec->name, "--version") == 0) {
+            printf("dtbgen %s\n", DTB_VERSION);
+            return 0;
+        } else if (strcmp(spec->name, "--list") == 0) {
+            const int r = set_command(o, CMD_LIST, spec->name);
+            if (r)
+                return r;
+        } else if (strcmp(spec->name, "--variant") == 0) {
+            o->variant = value;
+        } else if (strcmp(spec->name, "--pieces") == 0) {
+            if (!parse_int(value, &o->pieces))
+                return usage_error("--pieces: '%s' is not a number", value);
+            have_pieces = true;
+        } else if (strcmp(spec->name, "--json") == 0) {
+            o->json = true;
+        } else if (strcmp(spec->name, "--quiet") == 0) {
+            o->quiet = true;
+        }
+    }
+    if (o->command == CMD_NONE)
+        return usage_error("%s", "no command given (e.g. --list)");
+    if (o->command == CMD_LIST) {
+        if (!o->variant)
+            return usage_error("%s", "--list needs --variant");
+        if (!have_pieces)
+            return usage_error("%s", "--list needs --pieces");
+    }
+    return -1;
+}
+
+/* The variant named in o, or NULL after a message (bad input). */
+static const dtb_variant *find_variant(const dtbgen_options *o)
+{
+    const dtb_variant *v = dtb_variant_find(o->variant);
+    if (!v) {
+        fprintf(stderr, "dtbgen: unknown variant '%s' (one of:", o->variant);
+        for (int i = 0; i < dtb_variant_count(); i++)
+            fprintf(stderr, " %s", dtb_variant_at(i)->name);
+        fprintf(stderr, ")\n");
+    }
+    return v;
+}
+
+/* Decimal text of x (sums of sizes can pass 2^64 for large piece counts). */
+__extension__ static void u128_text(unsigned __int128 x, char buf[48])
+{
+    char tmp[48];
+    int n = 0;
+    do {
+        tmp[n++] = (char)('0' + (int)(x % 10));
+        x /= 10;
+    } while (x);
+    for (int i = 0; i < n; i++)
+        buf[i] = tmp[n - 1 - i];
+    buf[n] = '\0';
+}
+
+static int run_list(const dtbgen_options *o)
+{
+    const dtb_variant *v = find_variant(o);
+    if (!v)
+        return EXIT_INPUT;
+    dtb_board b;
+    dtb_board_init(&b, v);
+    const int most = 2 * v->start_rows * b.half; /* every piece of both sides */
+    if (o->pieces < 2 || o->pieces > most) {
+        fprintf(stderr, "dtbgen: --pieces %d: %s materials have 2..%d pieces\n", o->pieces,
+                v->name, most);
+        return EXIT_INPUT;
+    }
+    const int n = dtb_material_list(o->pieces, NULL, 0);
+    dtb_material *list = malloc((size_t)n * sizeof *list);
+    if (!list) {
+        fprintf(stderr, "dtbgen: out of memory\n");
+        return EXIT_INPUT;
+    }
+    dtb_material_list(o->pieces, list, n);
+
+    if (o->json)
+        printf("{\"variant\":\"%s\",\"pieces\":%d,\"materials\":[", v->name, o->pieces);
+    else
+        printf("# %s, materials of 2..%d pieces in dependency order\n%-16s %20s %14s %12s\n",
+               v->name, o->pieces, "material", "positions", "blocks", "block_size");
+    __extension__ unsigned __int128 total = 0, total_blocks = 0;
+    int listed = 0, skipped = 0, status = 0;
+    for (int i = 0; i < n && status == 0; i++) {
+        char name[DTB_MATERIAL_NAME_MAX];
+        dtb_material_name(&list[i], name, sizeof name);
+        dtb_index *ix;
+        const dtb_status st = dtb_index_create(&b, list[i], &ix);
+        const int start = v->start_rows * b.half;
+        if (st == DTB_E_RANGE && (list[i].kings[0] + list[i].men[0] > start ||
+                                  list[i].kings[1] + list[i].men[1] > start)) {
+            skipped++; /* cannot occur in this variant */
+            continue;
+        } else if (st != DTB_OK) {
+            fprintf(stderr, "dtbgen: %s: more positions than a 64-bit index can number\n", name);
+            status = EXIT_INPUT;
+            break;
+        }
+        const uint64_t size = dtb_index_size(ix), blocks = dtb_index_blocks(ix);
+        total += size;
+        total_blocks += blocks;
+        if (o->json)
+            printf("%s{\"material\":\"%s\",\"positions\":%llu,\"blocks\":%llu,\"block_size\":%llu}",
+                   listed ? "," : "", name, (unsigned long long)size, (unsigned long long)blocks,
+                   (unsigned long long)dtb_index_block_size(ix));
+        else
+            printf("%-16s %20llu %14llu %12llu\n", name, (unsigned long long)size,
+                   (unsigned long long)blocks, (unsigned long long)dtb_index_block_size(ix));
+        listed++;
+        dtb_index_free(ix);
+    }
+    free(list);
+    if (status)
+        return status;
+    char tp[48], tb[48];
+    u128_text(total, tp);
+    u128_text(total_blocks, tb);
+    if (o->json)
+        printf("],\"count\":%d,\"positions\":%s,\"blocks\":%s}\n", listed, tp, tb);
+    else
+        printf("%-16s %20s %14s   (%d materials)\n", "total", tp, tb, listed);
+    if (skipped && !o->quiet)
+        fprintf(stderr, "dtbgen: %d materials left out: more pieces a side than %s starts with\n",
+                skipped, v->name);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    dtbgen_options o = {0};
+    const int r = parse_args(argc, argv, &o);
+    if (r >= 0)
+        return r;
+    switch (o.command) {
+    case CMD_LIST:
+        return run_list(&o);
+    case CMD_NONE:
+        break;
+    }
+    return EXIT_USAGE;
+}
