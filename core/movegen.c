@@ -180,15 +180,35 @@ static void search_init(capture_search *cs, const dtb_board *b, const dtb_pos *p
             cs->man_dirs[cs->nman_dirs++] = d;
 }
 
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
+/* dtb_board_step with constant shifts. In the dense layout a step's shift depends only on the
+ * direction, the row parity and the row length `half` (see board.c); the set-wise functions below
+ * are instantiated per board size so that each step compiles to two immediate shifts. */
+ALWAYS_INLINE dtb_bb step(const dtb_board *b, dtb_bb s, int d, int half)
+{
+    static const int base[DTB_DIRS][2] = {{0, -1}, {1, 0}, {0, -1}, {1, 0}};
+    const int sign = d < 2 ? -1 : 1;
+    const int s0 = sign * half + base[d][0], s1 = sign * half + base[d][1];
+    if (half <= 5) { /* at most 60 squares: the high word stays zero, let the compiler see it */
+        const uint64_t x = (uint64_t)s;
+        const uint64_t m0 = (uint64_t)b->step_from[d][0], m1 = (uint64_t)b->step_from[d][1];
+        return (dtb_bb)((s0 >= 0 ? (x & m0) << s0 : (x & m0) >> -s0) |
+                        (s1 >= 0 ? (x & m1) << s1 : (x & m1) >> -s1));
+    }
+    return dtb_bb_shift(s & b->step_from[d][0], s0) | dtb_bb_shift(s & b->step_from[d][1], s1);
+}
+
 /* Squares from which a piece can jump an opponent piece in direction d (short jump). */
-static inline dtb_bb jump_starts(const dtb_board *b, dtb_bb opp, dtb_bb empty, int d)
+ALWAYS_INLINE dtb_bb jump_starts(const dtb_board *b, dtb_bb opp, dtb_bb empty, int d, int half)
 {
     const int back = d ^ 3;
-    return dtb_board_step(b, dtb_board_step(b, empty, back) & opp, back);
+    return step(b, step(b, empty, back, half) & opp, back, half);
 }
 
 /* Men of the side to move that have a capture, and whether some king has one. */
-static dtb_bb capturing_men(const dtb_board *b, const dtb_pos *p, dtb_bb empty, bool *king_can)
+ALWAYS_INLINE dtb_bb capturing_men(const dtb_board *b, const dtb_pos *p, dtb_bb empty,
+                                   bool *king_can, int half)
 {
     const dtb_variant *v = b->variant;
     const dtb_color side = p->side;
@@ -196,8 +216,9 @@ static dtb_bb capturing_men(const dtb_board *b, const dtb_pos *p, dtb_bb empty, 
     const dtb_bb men = p->men[side], kings = p->kings[side];
     dtb_bb men_out = 0;
     bool kc = false;
+#pragma GCC unroll 4
     for (int d = 0; d < DTB_DIRS; d++) {
-        const dtb_bb starts = jump_starts(b, opp, empty, d);
+        const dtb_bb starts = jump_starts(b, opp, empty, d, half);
         if (v->men_capture_backward || is_forward(side, d))
             men_out |= men & starts;
         if (kings && !kc) {
@@ -205,7 +226,7 @@ static dtb_bb capturing_men(const dtb_board *b, const dtb_pos *p, dtb_bb empty, 
                 /* Walk the kings forward over empty squares until one stands on a start. */
                 dtb_bb f = kings;
                 while (f && !(f & starts))
-                    f = dtb_board_step(b, f, d) & empty;
+                    f = step(b, f, d, half) & empty;
                 kc = f != 0;
             } else {
                 kc = (kings & starts) != 0;
@@ -214,13 +235,6 @@ static dtb_bb capturing_men(const dtb_board *b, const dtb_pos *p, dtb_bb empty, 
     }
     *king_can = kc;
     return men_out;
-}
-
-bool dtb_has_capture(const dtb_board *b, const dtb_pos *p)
-{
-    const dtb_bb empty = b->all & ~dtb_pos_occupied(p);
-    bool king_can;
-    return capturing_men(b, p, empty, &king_can) != 0 || king_can;
 }
 
 static dtb_status add_quiet(dtb_movelist *out, int from, int to, bool promotes)
@@ -232,17 +246,22 @@ static dtb_status add_quiet(dtb_movelist *out, int from, int to, bool promotes)
     return DTB_OK;
 }
 
-static dtb_status generate_quiet(const dtb_board *b, const dtb_pos *p, dtb_bb empty,
-                                 dtb_movelist *out)
+ALWAYS_INLINE dtb_status generate_quiet(const dtb_board *b, const dtb_pos *p, dtb_bb empty,
+                                        dtb_movelist *out, int half)
 {
     const dtb_color side = p->side;
     dtb_status st = DTB_OK;
     for (int k = 0; k < 2; k++) {
         const int d = dtb_forward_dir(side, k);
-        dtb_bb to = dtb_board_step(b, p->men[side], d) & empty;
-        while (to && st == DTB_OK) {
+        dtb_bb to = (side == DTB_WHITE ? step(b, p->men[side], k, half)
+                                       : step(b, p->men[side], 2 + k, half)) & empty;
+        if (out->count + dtb_bb_count(to) > DTB_MAX_MOVES)
+            return DTB_E_OVERFLOW;
+        while (to) {
             const int t = dtb_bb_pop(&to);
-            st = add_quiet(out, b->next[t][d ^ 3], t, dtb_bb_has(b->promotion[side], t));
+            out->moves[out->count++] =
+                (dtb_move){.from = (uint8_t)b->next[t][d ^ 3], .to = (uint8_t)t,
+                           .promotes = dtb_bb_has(b->promotion[side], t)};
         }
     }
     dtb_bb kings = p->kings[side];
@@ -256,15 +275,16 @@ static dtb_status generate_quiet(const dtb_board *b, const dtb_pos *p, dtb_bb em
     return st;
 }
 
-dtb_status dtb_generate(const dtb_board *b, const dtb_pos *p, dtb_movelist *out)
+ALWAYS_INLINE dtb_status generate(const dtb_board *b, const dtb_pos *p, dtb_movelist *out,
+                                  int half)
 {
     const dtb_color side = p->side;
     const dtb_bb empty = b->all & ~dtb_pos_occupied(p);
     out->count = 0;
     bool king_can;
-    dtb_bb men = capturing_men(b, p, empty, &king_can);
+    dtb_bb men = capturing_men(b, p, empty, &king_can, half);
     if (!men && !king_can)
-        return generate_quiet(b, p, empty, out);
+        return generate_quiet(b, p, empty, out, half);
 
     capture_search cs;
     search_init(&cs, b, p);
@@ -287,30 +307,55 @@ dtb_status dtb_generate(const dtb_board *b, const dtb_pos *p, dtb_movelist *out)
     return cs.status;
 }
 
-/* Without a capture the count is a sum of popcounts: men step forward set-wise, and kings
- * slide set-wise (two kings moving the same way never reach the same square, since the rear
- * one is blocked by the front one). */
-int dtb_count_moves(const dtb_board *b, const dtb_pos *p)
+/* Without a capture the count is a sum of popcounts. Capture detection and the men's count share
+ * the empty squares stepped backwards (a man has a quiet move in direction d exactly when it
+ * stands on step(empty, d^3)); kings slide set-wise (two kings moving the same way never reach
+ * the same square, since the rear one is blocked by the front one). */
+ALWAYS_INLINE int count_moves(const dtb_board *b, const dtb_pos *p, int half)
 {
+    const dtb_variant *v = b->variant;
     const dtb_color side = p->side;
     const dtb_bb empty = b->all & ~dtb_pos_occupied(p);
-    bool king_can;
-    if (capturing_men(b, p, empty, &king_can) || king_can) {
+    const dtb_bb opp = dtb_pos_pieces(p, (dtb_color)(side ^ 1));
+    const dtb_bb men = p->men[side], kings = p->kings[side];
+    dtb_bb back[DTB_DIRS], starts[DTB_DIRS];
+    dtb_bb jumpers = 0;
+#pragma GCC unroll 4
+    for (int d = 0; d < DTB_DIRS; d++) {
+        back[d] = step(b, empty, d ^ 3, half);
+        starts[d] = step(b, back[d] & opp, d ^ 3, half);
+        if (v->men_capture_backward || is_forward(side, d))
+            jumpers |= starts[d];
+    }
+    bool capture = (jumpers & men) != 0;
+    if (!capture && kings) {
+        if (v->kings_fly) {
+#pragma GCC unroll 4
+            for (int d = 0; d < DTB_DIRS; d++) {
+                dtb_bb f = kings;
+                while (f && !(f & starts[d]))
+                    f = step(b, f, d, half) & empty;
+                capture |= f != 0;
+            }
+        } else {
+            capture = ((starts[0] | starts[1] | starts[2] | starts[3]) & kings) != 0;
+        }
+    }
+    if (capture) {
         dtb_movelist list;
-        const dtb_status st = dtb_generate(b, p, &list);
+        const dtb_status st = generate(b, p, &list, half);
         assert(st == DTB_OK);
         (void)st;
         return list.count;
     }
-    const dtb_bb men = p->men[side];
-    int n = dtb_bb_count(dtb_board_step(b, men, dtb_forward_dir(side, 0)) & empty) +
-            dtb_bb_count(dtb_board_step(b, men, dtb_forward_dir(side, 1)) & empty);
-    const dtb_bb kings = p->kings[side];
+    int n = side == DTB_WHITE ? dtb_bb_count(men & back[DTB_NW]) + dtb_bb_count(men & back[DTB_NE])
+                              : dtb_bb_count(men & back[DTB_SW]) + dtb_bb_count(men & back[DTB_SE]);
     if (kings) {
-        const bool fly = b->variant->kings_fly;
+        const bool fly = v->kings_fly;
+#pragma GCC unroll 4
         for (int d = 0; d < DTB_DIRS; d++) {
             dtb_bb f = kings;
-            while ((f = dtb_board_step(b, f, d) & empty)) {
+            while ((f = step(b, f, d, half) & empty)) {
                 n += dtb_bb_count(f);
                 if (!fly)
                     break;
@@ -320,24 +365,64 @@ int dtb_count_moves(const dtb_board *b, const dtb_pos *p)
     return n;
 }
 
+ALWAYS_INLINE bool has_capture(const dtb_board *b, const dtb_pos *p, int half)
+{
+    const dtb_bb empty = b->all & ~dtb_pos_occupied(p);
+    bool king_can;
+    return capturing_men(b, p, empty, &king_can, half) != 0 || king_can;
+}
+
+/* The 8x8, 10x10 and 12x12 instances; another size falls back to a run-time row length. */
+#define DISPATCH(call)                                                                          \
+    switch (b->half) {                                                                          \
+    case 4: return call(4);                                                                     \
+    case 5: return call(5);                                                                     \
+    case 6: return call(6);                                                                     \
+    default: return call(b->half);                                                              \
+    }
+
+dtb_status dtb_generate(const dtb_board *b, const dtb_pos *p, dtb_movelist *out)
+{
+#define CALL(h) generate(b, p, out, h)
+    DISPATCH(CALL)
+#undef CALL
+}
+
+int dtb_count_moves(const dtb_board *b, const dtb_pos *p)
+{
+#define CALL(h) count_moves(b, p, h)
+    DISPATCH(CALL)
+#undef CALL
+}
+
+bool dtb_has_capture(const dtb_board *b, const dtb_pos *p)
+{
+#define CALL(h) has_capture(b, p, h)
+    DISPATCH(CALL)
+#undef CALL
+}
+
 void dtb_make_move(const dtb_pos *p, const dtb_move *m, dtb_pos *out)
 {
-    dtb_pos q = *p; /* out may alias p */
-    const dtb_color side = q.side, opp = (dtb_color)(side ^ 1);
+    /* Everything is read before anything is written: out may alias p. */
+    const dtb_color side = p->side, opp = (dtb_color)(side ^ 1);
     const dtb_bb from = dtb_bb_bit(m->from), to = dtb_bb_bit(m->to);
-    if (q.kings[side] & from) {
-        q.kings[side] = (q.kings[side] & ~from) | to; /* from == to after a round trip */
+    dtb_bb men = p->men[side], kings = p->kings[side];
+    const dtb_bb opp_men = p->men[opp] & ~m->captured, opp_kings = p->kings[opp] & ~m->captured;
+    if (kings & from) {
+        kings = (kings & ~from) | to; /* from == to after a round trip */
     } else {
-        q.men[side] &= ~from;
+        men &= ~from;
         if (m->promotes)
-            q.kings[side] |= to;
+            kings |= to;
         else
-            q.men[side] |= to;
+            men |= to;
     }
-    q.men[opp] &= ~m->captured;
-    q.kings[opp] &= ~m->captured;
-    q.side = opp;
-    *out = q;
+    out->men[side] = men;
+    out->kings[side] = kings;
+    out->men[opp] = opp_men;
+    out->kings[opp] = opp_kings;
+    out->side = opp;
 }
 
 /* Re-runs the capture search of the piece on m->from, jumping only pieces of m->captured, until
