@@ -1,0 +1,416 @@
+/* The retrograde solver against a deliberately simple reference solver, and against published
+ * endgame facts (tests/data/endgames.md).
+ *
+ * The reference shares only the move generator with dtb: it enumerates positions itself, keys
+ * them by their (kind, square) list, flips colours itself, and iterates plain forward passes to
+ * a fixed point: in pass n it decides exactly the positions whose DTW is n. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fen.h"
+#include "movegen.h"
+#include "solve.h"
+
+/* ---- the reference solver ---------------------------------------------------------------- */
+
+enum { WM, WK, BM, BK, KINDS };
+#define UNKNOWN 0xFFFF
+#define NO_PIECES 0xFFFFFFFFu /* successor whose side to move has no piece: a loss in 0 */
+
+typedef struct ref {
+    const dtb_board *b;
+    uint32_t base;       /* digit base: KINDS * squares + 1 */
+    uint32_t *number;    /* by key: the position's number in pos[] */
+    uint16_t *value;     /* by number: UNKNOWN, or dtw*2 + (win ? 1 : 0); draws stay UNKNOWN */
+    uint32_t *keys;      /* the positions, white to move */
+    dtb_pos *pos;
+    size_t n;
+    uint32_t *succ;      /* successors' keys (positions after the move, flipped to white) */
+    size_t *first;       /* successors of position i: succ[first[i] .. first[i+1]) */
+} ref;
+
+/* Key of a white-to-move position: its pieces in ascending square order, one base-digit each
+ * (the highest square is the most significant digit). */
+static uint32_t ref_key(const ref *r, const dtb_pos *p)
+{
+    const dtb_bb sets[KINDS] = {p->men[DTB_WHITE], p->kings[DTB_WHITE], p->men[DTB_BLACK],
+                                p->kings[DTB_BLACK]};
+    uint32_t digit[DTB_MAX_SQUARES];
+    int sq_of[DTB_MAX_SQUARES], n = 0;
+    for (int kind = 0; kind < KINDS; kind++)
+        for (dtb_bb s = sets[kind]; s; s &= s - 1) {
+            const int sq = dtb_bb_lowest(s);
+            int j = n++;
+            for (; j > 0 && sq_of[j - 1] > sq; j--) { /* insertion sort by square */
+                sq_of[j] = sq_of[j - 1];
+                digit[j] = digit[j - 1];
+            }
+            sq_of[j] = sq;
+            digit[j] = (uint32_t)(kind * r->b->squares + sq + 1);
+        }
+    uint32_t key = 0;
+    for (int j = n - 1; j >= 0; j--)
+        key = key * r->base + digit[j];
+    return key;
+}
+
+/* The reference's own colour flip: square i -> squares-1-i, colours swapped. */
+static void ref_flip(const dtb_board *b, const dtb_pos *p, dtb_pos *out)
+{
+    *out = (dtb_pos){.side = p->side == DTB_WHITE ? DTB_BLACK : DTB_WHITE};
+    for (int c = 0; c < 2; c++) {
+        for (dtb_bb s = p->men[c]; s; s &= s - 1)
+            out->men[1 - c] |= DTB_BB_ONE << (b->squares - 1 - dtb_bb_lowest(s));
+        for (dtb_bb s = p->kings[c]; s; s &= s - 1)
+            out->kings[1 - c] |= DTB_BB_ONE << (b->squares - 1 - dtb_bb_lowest(s));
+    }
+}
+
+static bool ref_legal(const dtb_board *b, const int *sq, const int *kind, int k)
+{
+    bool white = false, black = false;
+    for (int i = 0; i < k; i++) {
+        const int row = sq[i] / b->half;
+        if (kind[i] == WM && row == 0) return false;
+        if (kind[i] == BM && row == b->size - 1) return false;
+        if (kind[i] == WM || kind[i] == WK) white = true; else black = true;
+    }
+    return white && black;
+}
+
+static void ref_add(ref *r, const int *sq, const int *kind, int k, size_t *cap)
+{
+    if (!ref_legal(r->b, sq, kind, k))
+        return;
+    dtb_pos p = {.side = DTB_WHITE};
+    for (int i = 0; i < k; i++) {
+        dtb_bb *set = kind[i] == WM ? &p.men[0] : kind[i] == WK ? &p.kings[0]
+                    : kind[i] == BM ? &p.men[1] : &p.kings[1];
+        *set |= DTB_BB_ONE << sq[i];
+    }
+    if (r->n == *cap) {
+        *cap *= 2;
+        r->pos = realloc(r->pos, *cap * sizeof *r->pos);
+        r->keys = realloc(r->keys, *cap * sizeof *r->keys);
+    }
+    r->pos[r->n] = p;
+    r->keys[r->n] = ref_key(r, &p);
+    r->n++;
+}
+
+/* Every position of 2..3 pieces (both sides present), white to move. */
+static void ref_enumerate(ref *r)
+{
+    const int N = r->b->squares;
+    size_t cap = 1 << 16;
+    r->pos = malloc(cap * sizeof *r->pos);
+    r->keys = malloc(cap * sizeof *r->keys);
+    int sq[3], kind[3];
+    for (sq[0] = 0; sq[0] < N; sq[0]++)
+        for (sq[1] = sq[0] + 1; sq[1] < N; sq[1]++) {
+            for (kind[0] = 0; kind[0] < KINDS; kind[0]++)
+                for (kind[1] = 0; kind[1] < KINDS; kind[1]++)
+                    ref_add(r, sq, kind, 2, &cap);
+            for (sq[2] = sq[1] + 1; sq[2] < N; sq[2]++)
+                for (kind[0] = 0; kind[0] < KINDS; kind[0]++)
+                    for (kind[1] = 0; kind[1] < KINDS; kind[1]++)
+                        for (kind[2] = 0; kind[2] < KINDS; kind[2]++)
+                            ref_add(r, sq, kind, 3, &cap);
+        }
+}
+
+static void ref_successors(ref *r)
+{
+    size_t cap = r->n * 8;
+    r->succ = malloc(cap * sizeof *r->succ);
+    r->first = malloc((r->n + 1) * sizeof *r->first);
+    dtb_movelist *ml = malloc(sizeof *ml);
+    size_t k = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        r->first[i] = k;
+        assert_int_equal(dtb_generate(r->b, &r->pos[i], ml), DTB_OK);
+        for (int j = 0; j < ml->count; j++) {
+            dtb_pos q, f;
+            dtb_make_move(&r->pos[i], &ml->moves[j], &q);
+            ref_flip(r->b, &q, &f);
+            if (k == cap)
+                r->succ = realloc(r->succ, (cap *= 2) * sizeof *r->succ);
+            r->succ[k++] = (f.men[0] | f.kings[0]) ? ref_key(r, &f) : NO_PIECES;
+        }
+    }
+    r->first[r->n] = k;
+    free(ml);
+    /* From keys to position numbers, so the passes below touch dense arrays only. */
+    for (size_t i = 0; i < r->n; i++)
+        r->number[r->keys[i]] = (uint32_t)i;
+    for (size_t j = 0; j < k; j++)
+        if (r->succ[j] != NO_PIECES)
+            r->succ[j] = r->number[r->succ[j]];
+}
+
+static uint16_t succ_value(const ref *r, uint32_t number)
+{
+    return number == NO_PIECES ? 0 /* loss in 0 */ : r->value[number];
+}
+
+/* Pass n decides the positions whose DTW is exactly n; values decided in this pass have DTW n
+ * and are ignored by the tests for "< n". A pass deciding nothing ends the iteration. */
+static void ref_solve(ref *r)
+{
+    uint32_t *open = malloc(r->n * sizeof *open); /* the undecided positions */
+    size_t nopen = r->n;
+    for (size_t i = 0; i < r->n; i++)
+        open[i] = (uint32_t)i;
+    for (int n = 0;; n++) {
+        size_t decided = 0, kept = 0;
+        for (size_t o = 0; o < nopen; o++) {
+            const uint32_t i = open[o];
+            bool win = false, all_won = true;
+            int longest = -1;
+            for (size_t s = r->first[i]; s < r->first[i + 1]; s++) {
+                const uint16_t v = succ_value(r, r->succ[s]);
+                const bool known = v != UNKNOWN && (int)(v >> 1) < n;
+                if (known && !(v & 1) && (int)(v >> 1) == n - 1)
+                    win = true;
+                if (!known || !(v & 1))
+                    all_won = false;
+                else if ((int)(v >> 1) > longest)
+                    longest = v >> 1;
+            }
+            if (win)
+                r->value[i] = (uint16_t)(n * 2 + 1), decided++;
+            else if (all_won && longest == n - 1)
+                r->value[i] = (uint16_t)(n * 2), decided++;
+            else
+                open[kept++] = i;
+        }
+        nopen = kept;
+        if (!decided && n > 0)
+            break;
+    }
+    free(open);
+}
+
+static void ref_free(ref *r)
+{
+    free(r->value);
+    free(r->number);
+    free(r->keys);
+    free(r->pos);
+    free(r->succ);
+    free(r->first);
+}
+
+/* ---- dtb's solver over the same materials ------------------------------------------------ */
+
+static dtb_solved *solve_all(const dtb_board *b, int pieces)
+{
+    dtb_solved *s = dtb_solved_create(b);
+    assert_non_null(s);
+    const int n = dtb_material_list(pieces, NULL, 0);
+    dtb_material *list = malloc((size_t)n * sizeof *list);
+    dtb_material_list(pieces, list, n);
+    for (int i = 0; i < n; i++) {
+        if (dtb_solved_find(s, list[i]))
+            continue;
+        dtb_solve_stats st[2];
+        dtb_error e;
+        assert_int_equal(dtb_solve_pair(s, list[i], st, NULL, NULL, &e), DTB_OK);
+    }
+    free(list);
+    return s;
+}
+
+static void compare_variant(const char *name)
+{
+    dtb_board b;
+    dtb_board_init(&b, dtb_variant_find(name));
+    ref r = {.b = &b, .base = (uint32_t)(KINDS * b.squares + 1)};
+    r.number = malloc((size_t)r.base * r.base * r.base * sizeof *r.number);
+    ref_enumerate(&r);
+    r.value = malloc(r.n * sizeof *r.value);
+    memset(r.value, 0xFF, r.n * sizeof *r.value);
+    ref_successors(&r);
+    ref_solve(&r);
+
+    dtb_solved *s = solve_all(&b, 3);
+    size_t mismatches = 0;
+    for (size_t i = 0; i < r.n; i++) {
+        const uint16_t v = r.value[i];
+        const dtb_value want = v == UNKNOWN ? DTB_VALUE_DRAW
+                               : (v & 1) ? dtb_value_win(v >> 1) : dtb_value_loss(v >> 1);
+        const dtb_value got = dtb_solved_value(s, &r.pos[i]);
+        if (got != want && mismatches++ < 5) {
+            char fen[DTB_FEN_MAX];
+            dtb_fen_write(&b, &r.pos[i], fen, sizeof fen);
+            print_message("%s %s: reference %d (dtw %d), dtb %d (dtw %d)\n", name, fen,
+                          dtb_value_wdl(want), dtb_value_dtw(want), dtb_value_wdl(got),
+                          dtb_value_dtw(got));
+        }
+    }
+    assert_int_equal(mismatches, 0);
+    /* Both enumerate the same positions: the index sizes add up to the reference's count. */
+    uint64_t total = 0;
+    const int n = dtb_material_list(3, NULL, 0);
+    dtb_material *list = malloc((size_t)n * sizeof *list);
+    dtb_material_list(3, list, n);
+    for (int i = 0; i < n; i++)
+        total += dtb_index_size(dtb_solved_find(s, list[i])->index);
+    free(list);
+    assert_int_equal(total, r.n);
+    dtb_solved_free(s);
+    ref_free(&r);
+}
+
+static void reference_international(void **state) { (void)state; compare_variant("international"); }
+static void reference_english(void **state) { (void)state; compare_variant("english"); }
+static void reference_russian(void **state) { (void)state; compare_variant("russian"); }
+static void reference_brazilian(void **state) { (void)state; compare_variant("brazilian"); }
+static void reference_canadian(void **state) { (void)state; compare_variant("canadian"); }
+
+/* ---- published facts (tests/data/endgames.md) -------------------------------------------- */
+
+typedef struct fact {
+    const char *material;
+    uint64_t positions, wins, draws, losses;
+    int longest;
+    const char *longest_fen;
+} fact;
+
+/* Reads the international 2-piece table rows of endgames.md. */
+static int read_facts(fact *out, int cap, char names[][16], char fens[][64])
+{
+    FILE *f = fopen(DTB_TEST_DATA "/endgames.md", "r");
+    assert_non_null(f);
+    char line[512];
+    int n = 0;
+    while (fgets(line, sizeof line, f) && n < cap) {
+        char mat[16], fen[64];
+        unsigned long long pos, w, d, l;
+        int longest;
+        if (sscanf(line, "| %15s | %llu | %llu | %llu | %llu | %d | %63s |", mat, &pos, &w, &d, &l,
+                   &longest, fen) != 7)
+            continue;
+        strcpy(names[n], mat);
+        strcpy(fens[n], fen);
+        out[n] = (fact){names[n], pos, w, d, l, longest, fens[n]};
+        n++;
+    }
+    fclose(f);
+    return n;
+}
+
+static void international_two_pieces(void **state)
+{
+    (void)state;
+    fact facts[8];
+    char names[8][16], fens[8][64];
+    const int n = read_facts(facts, 8, names, fens);
+    assert_int_equal(n, 4);
+    dtb_board b;
+    dtb_board_init(&b, dtb_variant_find("international"));
+    /* Solve in dependency order, keeping each member's stats by name. */
+    dtb_solved *s = dtb_solved_create(&b);
+    dtb_material list[8];
+    const int nm = dtb_material_list(2, list, 8);
+    assert_int_equal(nm, 4);
+    dtb_solve_stats by_name[4];
+    char solved_names[4][DTB_MATERIAL_NAME_MAX];
+    int ns = 0;
+    for (int i = 0; i < nm; i++) {
+        if (dtb_solved_find(s, list[i]))
+            continue;
+        dtb_solve_stats st[2];
+        assert_int_equal(dtb_solve_pair(s, list[i], st, NULL, NULL, NULL), DTB_OK);
+        const dtb_material f = dtb_material_flip(list[i]);
+        for (int k = 0; k < (dtb_material_equal(&list[i], &f) ? 1 : 2); k++) {
+            dtb_material_name(k ? &f : &list[i], solved_names[ns], DTB_MATERIAL_NAME_MAX);
+            by_name[ns++] = st[k];
+        }
+    }
+    assert_int_equal(ns, 4);
+    for (int i = 0; i < n; i++) {
+        const dtb_solve_stats *mine = NULL;
+        for (int k = 0; k < ns; k++)
+            if (strcmp(solved_names[k], facts[i].material) == 0)
+                mine = &by_name[k];
+        assert_non_null(mine);
+        assert_int_equal(mine->positions, facts[i].positions);
+        assert_int_equal(mine->wins, facts[i].wins);
+        assert_int_equal(mine->draws, facts[i].draws);
+        assert_int_equal(mine->losses, facts[i].losses);
+        assert_int_equal(mine->longest_win, facts[i].longest);
+        /* The book's example of a longest win has that DTW too. */
+        dtb_pos p;
+        assert_int_equal(dtb_fen_read(&b, facts[i].longest_fen, &p, NULL), DTB_OK);
+        const dtb_value v = dtb_solved_value(s, &p);
+        assert_true(dtb_value_is_win(v));
+        assert_int_equal(dtb_value_dtw(v), facts[i].longest);
+    }
+    dtb_solved_free(s);
+}
+
+static dtb_value value_of(const dtb_solved *s, const char *fen)
+{
+    dtb_pos p;
+    assert_int_equal(dtb_fen_read(dtb_solved_board(s), fen, &p, NULL), DTB_OK);
+    return dtb_solved_value(s, &p);
+}
+
+static void english_facts(void **state)
+{
+    (void)state;
+    dtb_board b;
+    dtb_board_init(&b, dtb_variant_find("english"));
+    dtb_solved *s = solve_all(&b, 4);
+    dtb_material kk;
+    /* The 3 v 2 kings needs only king materials, all solved by now but this one. */
+    assert_int_equal(dtb_material_parse("KKKvKK", &kk, NULL), DTB_OK);
+    assert_int_equal(dtb_solve_pair(s, kk, (dtb_solve_stats[2]){0}, NULL, NULL, NULL), DTB_OK);
+    assert_int_equal(dtb_material_parse("KvK", &kk, NULL), DTB_OK);
+    const dtb_solved_table *t = dtb_solved_find(s, kk);
+    uint64_t w = 0, d = 0, l = 0;
+    int longest = -1;
+    for (uint64_t i = 0; i < dtb_index_size(t->index); i++) {
+        const dtb_value v = t->values[i];
+        w += dtb_value_is_win(v), l += dtb_value_is_loss(v), d += v == DTB_VALUE_DRAW;
+        if (dtb_value_is_win(v) && dtb_value_dtw(v) > longest)
+            longest = dtb_value_dtw(v);
+    }
+    /* endgames.md: 992 placements, 230 wins, 654 draws, 108 losses, longest win 11 plies. */
+    assert_int_equal(w + d + l, 992);
+    assert_int_equal(w, 230);
+    assert_int_equal(d, 654);
+    assert_int_equal(l, 108);
+    assert_int_equal(longest, 11);
+    /* Lasker diagram 88, First Position, and the 3 v 2 kings. */
+    assert_true(dtb_value_is_win(value_of(s, "W:WK32:BK26")));
+    assert_int_equal(value_of(s, "B:WK32:BK26"), DTB_VALUE_DRAW);
+    assert_true(dtb_value_is_win(value_of(s, "W:WK19,K23:BK28,12")));
+    assert_int_equal(value_of(s, "B:WK19,K23:BK28,12"), DTB_VALUE_DRAW);
+    assert_true(dtb_value_is_win(value_of(s, "W:WK22,K23,K24:BK31,K32")));
+    assert_true(dtb_value_is_loss(value_of(s, "B:WK22,K23,K24:BK31,K32")));
+    dtb_solved_free(s);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1)
+        cmocka_set_test_filter(argv[1]); /* run one test by name */
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(international_two_pieces),
+        cmocka_unit_test(english_facts),
+        cmocka_unit_test(reference_english),
+        cmocka_unit_test(reference_russian),
+        cmocka_unit_test(reference_brazilian),
+        cmocka_unit_test(reference_international),
+        cmocka_unit_test(reference_canadian),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
