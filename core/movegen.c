@@ -275,17 +275,14 @@ ALWAYS_INLINE dtb_status generate_quiet(const dtb_board *b, const dtb_pos *p, dt
     return st;
 }
 
-ALWAYS_INLINE dtb_status generate(const dtb_board *b, const dtb_pos *p, dtb_movelist *out,
-                                  int half)
+/* Every capture of p into out (emptied first): a search from each man of `men` and, when
+ * king_can, from each king. Out of line: it does not depend on the board size. */
+static __attribute__((noinline)) dtb_status generate_captures(const dtb_board *b, const dtb_pos *p,
+                                                              dtb_bb men, bool king_can,
+                                                              dtb_movelist *out)
 {
-    const dtb_color side = p->side;
     const dtb_bb empty = b->all & ~dtb_pos_occupied(p);
     out->count = 0;
-    bool king_can;
-    dtb_bb men = capturing_men(b, p, empty, &king_can, half);
-    if (!men && !king_can)
-        return generate_quiet(b, p, empty, out, half);
-
     capture_search cs;
     search_init(&cs, b, p);
     cs.out = out;
@@ -296,7 +293,7 @@ ALWAYS_INLINE dtb_status generate(const dtb_board *b, const dtb_pos *p, dtb_move
         cs.empty = empty | dtb_bb_bit(from);
         man_jumps(&cs, from, 0, 0);
     }
-    dtb_bb kings = king_can ? p->kings[side] : 0;
+    dtb_bb kings = king_can ? p->kings[p->side] : 0;
     while (kings && cs.status == DTB_OK) {
         const int from = dtb_bb_pop(&kings);
         cs.from = from;
@@ -305,6 +302,29 @@ ALWAYS_INLINE dtb_status generate(const dtb_board *b, const dtb_pos *p, dtb_move
         king_jumps(&cs, from, 0, 0, false);
     }
     return cs.status;
+}
+
+ALWAYS_INLINE dtb_status generate(const dtb_board *b, const dtb_pos *p, dtb_movelist *out,
+                                  int half)
+{
+    const dtb_bb empty = b->all & ~dtb_pos_occupied(p);
+    bool king_can;
+    const dtb_bb men = capturing_men(b, p, empty, &king_can, half);
+    if (men || king_can)
+        return generate_captures(b, p, men, king_can, out);
+    out->count = 0;
+    return generate_quiet(b, p, empty, out, half);
+}
+
+/* Captures must be listed to merge equal moves. */
+static __attribute__((noinline)) int count_captures(const dtb_board *b, const dtb_pos *p,
+                                                    dtb_bb men, bool king_can)
+{
+    dtb_movelist list;
+    const dtb_status st = generate_captures(b, p, men, king_can, &list);
+    assert(st == DTB_OK);
+    (void)st;
+    return list.count;
 }
 
 /* Without a capture the count is a sum of popcounts. Capture detection and the men's count share
@@ -327,27 +347,23 @@ ALWAYS_INLINE int count_moves(const dtb_board *b, const dtb_pos *p, int half)
         if (v->men_capture_backward || is_forward(side, d))
             jumpers |= starts[d];
     }
-    bool capture = (jumpers & men) != 0;
-    if (!capture && kings) {
+    jumpers &= men;
+    bool king_can = false;
+    if (kings) {
         if (v->kings_fly) {
 #pragma GCC unroll 4
             for (int d = 0; d < DTB_DIRS; d++) {
                 dtb_bb f = kings;
                 while (f && !(f & starts[d]))
                     f = step(b, f, d, half) & empty;
-                capture |= f != 0;
+                king_can |= f != 0;
             }
         } else {
-            capture = ((starts[0] | starts[1] | starts[2] | starts[3]) & kings) != 0;
+            king_can = ((starts[0] | starts[1] | starts[2] | starts[3]) & kings) != 0;
         }
     }
-    if (capture) {
-        dtb_movelist list;
-        const dtb_status st = generate(b, p, &list, half);
-        assert(st == DTB_OK);
-        (void)st;
-        return list.count;
-    }
+    if (jumpers || king_can)
+        return count_captures(b, p, jumpers, king_can);
     int n = side == DTB_WHITE ? dtb_bb_count(men & back[DTB_NW]) + dtb_bb_count(men & back[DTB_NE])
                               : dtb_bb_count(men & back[DTB_SW]) + dtb_bb_count(men & back[DTB_SE]);
     if (kings) {
