@@ -13,6 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <omp.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "build.h"
+#include "check.h"
+#include "fen.h"
 #include "index.h"
 #include "material.h"
 #include "variant.h"
@@ -23,7 +30,9 @@
 
 enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
 
-typedef enum { CMD_NONE = 0, CMD_LIST } dtbgen_command;
+typedef enum { CMD_NONE = 0, CMD_LIST, CMD_BUILD, CMD_CHECK } dtbgen_command;
+
+#define MAX_ONLY 64
 
 typedef struct dtbgen_options {
     dtbgen_command command;
@@ -31,6 +40,12 @@ typedef struct dtbgen_options {
     int pieces;
     bool json;
     bool quiet;
+    const char *dir;                /* --out or --check */
+    const char *only[MAX_ONLY];     /* --material, repeatable */
+    int nonly;
+    int threads;
+    double memory_gib;              /* 0: no budget given */
+    int zstd_level;
 } dtbgen_options;
 
 typedef enum { ARG_NONE, ARG_STRING, ARG_INT } arg_kind;
@@ -44,6 +59,12 @@ typedef struct option_spec {
 
 static const option_spec options[] = {
     {"--list", ARG_NONE, NULL, "list the materials of 2..N pieces in dependency order"},
+    {"--out", ARG_STRING, "DIR", "solve materials of 2..N pieces into DIR/<variant>/ (resumes)"},
+    {"--check", ARG_STRING, "DIR", "re-derive every stored value in DIR from its successors"},
+    {"--material", ARG_STRING, "NAME", "only this material and what it needs (repeatable)"},
+    {"--threads", ARG_INT, "T", "worker threads (default: all cores)"},
+    {"--memory", ARG_STRING, "GIB", "refuse to start a build needing more memory than this"},
+    {"--zstd-level", ARG_INT, "L", "compression level of the table files (default 19)"},
     {"--variant", ARG_STRING, "V", "rules: international, english, russian, brazilian, canadian"},
     {"--pieces", ARG_INT, "N", "largest number of pieces (2..N)"},
     {"--json", ARG_NONE, NULL, "machine-readable output (one JSON object)"},
@@ -55,7 +76,10 @@ enum { NOPTIONS = sizeof options / sizeof options[0] };
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: dtbgen --list --variant V --pieces N [--json]\n"
+    fprintf(f, "usage: dtbgen --variant V --pieces N --out DIR [--material NAME ...] [--threads T]\n"
+               "              [--memory GIB] [--quiet]\n"
+               "       dtbgen --check DIR --variant V [--pieces N] [--threads T]\n"
+               "       dtbgen --list --variant V --pieces N [--json]\n"
                "       dtbgen --help | --version\n\noptions:\n");
     for (int i = 0; i < NOPTIONS; i++) {
         char left[40];
@@ -129,6 +153,27 @@ static int parse_args(int argc, char **argv, dtbgen_options *o)
             const int r = set_command(o, CMD_LIST, spec->name);
             if (r)
                 return r;
+        } else if (strcmp(spec->name, "--out") == 0 || strcmp(spec->name, "--check") == 0) {
+            const bool check = spec->name[2] == 'c';
+            const int r = set_command(o, check ? CMD_CHECK : CMD_BUILD, spec->name);
+            if (r)
+                return r;
+            o->dir = value;
+        } else if (strcmp(spec->name, "--material") == 0) {
+            if (o->nonly == MAX_ONLY)
+                return usage_error("%s: too many materials", value);
+            o->only[o->nonly++] = value;
+        } else if (strcmp(spec->name, "--threads") == 0) {
+            if (!parse_int(value, &o->threads) || o->threads < 1)
+                return usage_error("--threads: '%s' is not a positive number", value);
+        } else if (strcmp(spec->name, "--zstd-level") == 0) {
+            if (!parse_int(value, &o->zstd_level) || o->zstd_level < 1 || o->zstd_level > 22)
+                return usage_error("--zstd-level: '%s' is not a level 1..22", value);
+        } else if (strcmp(spec->name, "--memory") == 0) {
+            char *end;
+            o->memory_gib = strtod(value, &end);
+            if (end == value || *end || !(o->memory_gib > 0))
+                return usage_error("--memory: '%s' is not a positive number of GiB", value);
         } else if (strcmp(spec->name, "--variant") == 0) {
             o->variant = value;
         } else if (strcmp(spec->name, "--pieces") == 0) {
@@ -142,7 +187,13 @@ static int parse_args(int argc, char **argv, dtbgen_options *o)
         }
     }
     if (o->command == CMD_NONE)
-        return usage_error("%s", "no command given (e.g. --list)");
+        return usage_error("%s", "no command given (--out DIR, --check DIR or --list)");
+    if (o->command != CMD_CHECK && !o->variant)
+        return usage_error("%s", "--variant is needed");
+    if (o->command == CMD_BUILD && !have_pieces && o->nonly == 0)
+        return usage_error("%s", "--out needs --pieces or --material");
+    if (o->command == CMD_CHECK && !o->variant)
+        return usage_error("%s", "--check needs --variant");
     if (o->command == CMD_LIST) {
         if (!o->variant)
             return usage_error("%s", "--list needs --variant");
@@ -251,6 +302,205 @@ static int run_list(const dtbgen_options *o)
     return 0;
 }
 
+/* ---- building -------------------------------------------------------------------------- */
+
+typedef struct progress_state {
+    const dtbgen_options *o;
+    bool tty;
+    double started; /* of the current material */
+    double last;    /* last bar drawn */
+} progress_state;
+
+static void draw_bar(progress_state *ps, const char *name, uint64_t done, uint64_t total)
+{
+    const double now = omp_get_wtime();
+    if (done < total && now - ps->last < 0.2)
+        return;
+    ps->last = now;
+    const double frac = total ? (double)done / (double)total : 1.0;
+    const double el = now - ps->started, rate = el > 0 ? (double)done / el : 0;
+    const double eta = rate > 0 ? (double)(total - done) / rate : 0;
+    char bar[31];
+    const int fill = (int)(frac * 30);
+    for (int i = 0; i < 30; i++)
+        bar[i] = i < fill ? '#' : '.';
+    bar[30] = 0;
+    fprintf(stderr, "\r%-10s [%s] %5.1f%% %llu/%llu %.2f Mpos/s ETA %.0fs   ", name, bar,
+            100 * frac, (unsigned long long)done, (unsigned long long)total, rate / 1e6, eta);
+}
+
+static void on_build(void *user, dtb_build_event ev, const char *name, uint64_t done,
+                     uint64_t total, const char *text)
+{
+    progress_state *ps = user;
+    if (ps->o->quiet)
+        return;
+    switch (ev) {
+    case DTB_BUILD_SKIP:
+        if (!ps->tty)
+            fprintf(stderr, "dtbgen: %s complete, loaded\n", name);
+        break;
+    case DTB_BUILD_START:
+        ps->started = omp_get_wtime();
+        ps->last = 0;
+        if (!ps->tty)
+            fprintf(stderr, "dtbgen: %s solving\n", name);
+        break;
+    case DTB_BUILD_PROGRESS:
+        if (ps->tty)
+            draw_bar(ps, name, done, total);
+        break;
+    case DTB_BUILD_DONE:
+        if (ps->tty)
+            fprintf(stderr, "\r%-80s\r", "");
+        fprintf(stderr, "dtbgen: %s", text); /* the stats line, newline included */
+        break;
+    }
+}
+
+static int parse_materials(const dtbgen_options *o, dtb_material *out)
+{
+    for (int i = 0; i < o->nonly; i++) {
+        dtb_error e;
+        if (dtb_material_parse(o->only[i], &out[i], &e) != DTB_OK) {
+            fprintf(stderr, "dtbgen: --material %s: %s\n", o->only[i], e.msg);
+            return EXIT_INPUT;
+        }
+    }
+    return 0;
+}
+
+static int run_build(const dtbgen_options *o)
+{
+    const dtb_variant *v = find_variant(o);
+    if (!v)
+        return EXIT_INPUT;
+    dtb_material only[MAX_ONLY];
+    if (parse_materials(o, only))
+        return EXIT_INPUT;
+    int pieces = o->pieces;
+    for (int i = 0; i < o->nonly; i++)
+        if (dtb_material_pieces(&only[i]) > pieces)
+            pieces = dtb_material_pieces(&only[i]);
+    dtb_board b;
+    dtb_board_init(&b, v);
+    if (pieces < 2 || pieces > 8) {
+        fprintf(stderr, "dtbgen: --pieces %d: dtbgen builds 2..8 pieces\n", pieces);
+        return EXIT_INPUT;
+    }
+    progress_state ps = {.o = o, .tty = isatty(STDERR_FILENO)};
+    uint64_t budget = (uint64_t)(o->memory_gib * 1073741824.0);
+    if (!budget) { /* no budget given: what the machine has */
+        const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+        if (pages > 0 && page > 0)
+            budget = (uint64_t)pages * (uint64_t)page;
+    }
+    const dtb_build_options bo = {
+        .variant = v,
+        .pieces = pieces,
+        .only = o->nonly ? only : NULL,
+        .nonly = o->nonly,
+        .out_dir = o->dir,
+        .threads = o->threads,
+        .memory_budget = budget,
+        .zstd_level = o->zstd_level,
+        .log = on_build,
+        .user = &ps,
+    };
+    const double t0 = omp_get_wtime();
+    dtb_error e;
+    const dtb_status st = dtb_build(&bo, &e);
+    if (ps.tty && !o->quiet)
+        fprintf(stderr, "\r%-80s\r", "");
+    if (st != DTB_OK) {
+        fprintf(stderr, "dtbgen: %s\n", e.msg);
+        return EXIT_INPUT;
+    }
+    if (!o->quiet)
+        fprintf(stderr, "dtbgen: %s 2..%d pieces complete in %s/%s (%.1f s)\n", v->name, pieces,
+                o->dir, v->name, omp_get_wtime() - t0);
+    return 0;
+}
+
+/* ---- checking -------------------------------------------------------------------------- */
+
+static void on_mismatch(void *user, const dtb_solved_table *t, uint64_t index, dtb_value stored,
+                        dtb_value derived)
+{
+    const dtb_board *b = user;
+    dtb_pos p;
+    char fen[DTB_FEN_MAX], name[DTB_MATERIAL_NAME_MAX];
+    dtb_index_pos(t->index, index, &p);
+    dtb_fen_write(b, &p, fen, sizeof fen);
+    dtb_material_name(&t->material, name, sizeof name);
+    static const char *const wdl[3] = {"loss", "draw", "win"};
+    printf("mismatch %s %s: stored %s %d, successors give %s %d\n", name, fen,
+           wdl[dtb_value_wdl(stored) + 1], dtb_value_dtw(stored), wdl[dtb_value_wdl(derived) + 1],
+           dtb_value_dtw(derived));
+}
+
+static int run_check(const dtbgen_options *o)
+{
+    const dtb_variant *v = find_variant(o);
+    if (!v)
+        return EXIT_INPUT;
+    if (o->threads)
+        omp_set_num_threads(o->threads);
+    dtb_board b;
+    dtb_board_init(&b, v);
+    const int pieces = o->pieces ? o->pieces : 8;
+    const int n = dtb_material_list(pieces, NULL, 0);
+    dtb_material *list = malloc((size_t)n * sizeof *list);
+    dtb_solved *s = dtb_solved_create(&b);
+    if (!list || !s) {
+        fprintf(stderr, "dtbgen: out of memory\n");
+        return EXIT_INPUT;
+    }
+    dtb_material_list(pieces, list, n);
+    int checked = 0, status = 0;
+    uint64_t bad = 0, positions = 0;
+    const double t0 = omp_get_wtime();
+    /* Load everything present in dependency order (loading re-derives capture positions, which
+     * needs the smaller materials), then check each table against its successors. */
+    for (int i = 0; i < n && !status; i++) {
+        char path[4096], name[DTB_MATERIAL_NAME_MAX];
+        dtb_material_name(&list[i], name, sizeof name);
+        dtb_build_table_path(path, sizeof path, o->dir, v, &list[i], DTB_METRIC_DTW);
+        if (access(path, F_OK) != 0)
+            continue;
+        dtb_error e;
+        if (dtb_build_load(s, o->dir, list[i], &e) != DTB_OK) {
+            fprintf(stderr, "dtbgen: %s: %s\n", name, e.msg);
+            status = EXIT_INPUT;
+        }
+    }
+    for (int i = 0; i < n && !status; i++) {
+        const dtb_solved_table *t = dtb_solved_find(s, list[i]);
+        if (!t)
+            continue;
+        const uint64_t k = dtb_check_table(s, t, on_mismatch, &b, 20);
+        char name[DTB_MATERIAL_NAME_MAX];
+        dtb_material_name(&list[i], name, sizeof name);
+        if (!o->quiet)
+            fprintf(stderr, "dtbgen: check %s: %llu positions, %llu mismatches\n", name,
+                    (unsigned long long)dtb_index_size(t->index), (unsigned long long)k);
+        bad += k;
+        positions += dtb_index_size(t->index);
+        checked++;
+    }
+    dtb_solved_free(s);
+    free(list);
+    if (status)
+        return status;
+    if (checked == 0) {
+        fprintf(stderr, "dtbgen: no %s tables in %s/%s\n", v->name, o->dir, v->name);
+        return EXIT_INPUT;
+    }
+    printf("checked %d tables, %llu positions, %llu mismatches (%.1f s)\n", checked,
+           (unsigned long long)positions, (unsigned long long)bad, omp_get_wtime() - t0);
+    return bad ? EXIT_INPUT : 0;
+}
+
 int main(int argc, char **argv)
 {
     dtbgen_options o = {0};
@@ -260,6 +510,10 @@ int main(int argc, char **argv)
     switch (o.command) {
     case CMD_LIST:
         return run_list(&o);
+    case CMD_BUILD:
+        return run_build(&o);
+    case CMD_CHECK:
+        return run_check(&o);
     case CMD_NONE:
         break;
     }
