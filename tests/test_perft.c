@@ -15,8 +15,8 @@
 #include "perft.h"
 
 /* Depth checked for each drop row, by variant and FEN as written in the file. Chosen so that each
- * row takes at most a few seconds in the sanitizer build (about 16 s of CPU in all with -O1 sanitizers, 4 s in Release);
- */
+ * row takes at most a few seconds in the sanitizer build (about 16 s of CPU in all there, 4 s in
+ * Release). */
 static const struct {
     const char *variant, *fen;
     int depth;
