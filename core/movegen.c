@@ -190,7 +190,7 @@ ALWAYS_INLINE dtb_bb step(const dtb_board *b, dtb_bb s, int d, int half)
     static const int base[DTB_DIRS][2] = {{0, -1}, {1, 0}, {0, -1}, {1, 0}};
     const int sign = d < 2 ? -1 : 1;
     const int s0 = sign * half + base[d][0], s1 = sign * half + base[d][1];
-    if (half <= 5) { /* at most 60 squares: the high word stays zero, let the compiler see it */
+    if (half <= 5) { /* at most 50 squares: the high word stays zero; let the compiler see it */
         const uint64_t x = (uint64_t)s;
         const uint64_t m0 = (uint64_t)b->step_from[d][0], m1 = (uint64_t)b->step_from[d][1];
         return (dtb_bb)((s0 >= 0 ? (x & m0) << s0 : (x & m0) >> -s0) |
