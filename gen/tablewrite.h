@@ -32,7 +32,7 @@ typedef enum dtb_table_fill {
 
 /* Defaults chosen from measurements (tables/FORMAT.md, "Choosing the parameters"). */
 #define DTB_TABLE_DEFAULT_BLOCK_POSITIONS 65536u
-#define DTB_TABLE_DEFAULT_ZSTD_LEVEL 19
+#define DTB_TABLE_DEFAULT_ZSTD_LEVEL 9
 
 typedef struct dtb_table_write_options {
     /* What the file says about itself (all required). */
@@ -50,7 +50,9 @@ typedef struct dtb_table_write_options {
                                  every stored value (WLD: 2). Packing 4 values a byte makes WLD
                                  files ~15% smaller and 4x denser in a probe's cache */
     uint32_t dict_bytes;      /* > 0: train and store a zstd dictionary of at most this size
-                                 (dropped when training fails or the table has too few blocks) */
+                                 (skipped when the packed table is under 100 times that size, or
+                                 training fails). Default 0: on 2..4-piece tables a dictionary
+                                 never paid for itself (tables/FORMAT.md) */
     dtb_table_fill fill;
     int threads;              /* OpenMP threads for compression; 0 = OpenMP's default */
 } dtb_table_write_options;

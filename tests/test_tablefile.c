@@ -282,7 +282,7 @@ static void test_dictionary(void **state)
     path_in_tmp(path, sizeof path, "dict.dtw");
     dtb_table_write_options o = options(1024, 5);
     o.metric = DTB_METRIC_DTW;
-    o.dict_bytes = 8192;
+    o.dict_bytes = 2048;
     const dtb_table_dontcare dc = {.bits = bits, .marker = -1};
     dtb_table_write_stats st;
     write_ok(path, &o, v, n, &dc, &st);
@@ -294,6 +294,11 @@ static void test_dictionary(void **state)
     assert_true(dtb_tablefile_get_info(tf)->dict_size == st.dict_size);
     assert_true(dtb_tablefile_get_info(tf)->file_hash == st.file_hash);
     dtb_tablefile_close(tf);
+    /* A table under 100 times the dictionary size is written without one. */
+    o.dict_bytes = 4000;
+    write_ok(path, &o, v, n, &dc, &st);
+    assert_true(st.dict_size == 0);
+    check_contents(path, v, n, true);
     free(v);
     free(bits);
 }
@@ -311,9 +316,11 @@ static void test_threads_identical(void **state)
     path_in_tmp(p2, sizeof p2, "t3.wld");
     for (int dict = 0; dict < 2; dict++) {
         dtb_table_write_options o = options(2048, 4);
-        o.dict_bytes = dict ? 4096 : 0;
+        o.dict_bytes = dict ? 1024 : 0;
         o.threads = 1;
-        write_ok(p1, &o, v, n, &dc, NULL);
+        dtb_table_write_stats st;
+        write_ok(p1, &o, v, n, &dc, &st);
+        assert_true((st.dict_size > 0) == (dict == 1));
         o.threads = 3;
         write_ok(p2, &o, v, n, &dc, NULL);
         size_t s1, s2;
@@ -534,7 +541,7 @@ static void damage_all(bool dict, bool narrow)
         for (uint64_t i = 0; i < n; i++)
             v[i] %= 3;
     dtb_table_write_options o = options(dict ? 1000 : 1500, 3);
-    o.dict_bytes = dict ? 2048 : 0;
+    o.dict_bytes = dict ? 384 : 0;
     dtb_table_write_stats st;
     write_ok(path, &o, v, n, NULL, &st); /* no don't-cares: every byte is checkable */
     assert_true((st.dict_size > 0) == dict);
