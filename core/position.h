@@ -14,7 +14,11 @@ typedef struct dtb_pos {
     dtb_color side;  /* side to move */
 } dtb_pos;
 
-/* Status codes of core/ (values are returned separately, through out-parameters). */
+/* Status codes of core/ (values are returned separately, through out-parameters).
+ * probe/dtb.h (the public header, which includes no core header) carries an identical copy under
+ * the same guard; keep the two in step (tests/test_probe.c compares them). */
+#ifndef DTB_STATUS_DEFINED
+#define DTB_STATUS_DEFINED
 typedef enum dtb_status {
     DTB_OK = 0,
     DTB_E_INVALID,    /* malformed or impossible input; the message says what */
@@ -29,7 +33,9 @@ typedef enum dtb_status {
     DTB_E_MISMATCH,   /* a sound file, but not the one asked for (variant, material, metric) */
     DTB_E_NOMEM,      /* out of memory */
     DTB_E_ABORTED,    /* a callback asked to stop */
+    DTB_E_NOTCACHED,  /* probe/: a cache-only probe needs data that is not in memory */
 } dtb_status;
+#endif
 
 /* One-line, human-readable description of a problem, filled by functions that can reject input. */
 typedef struct dtb_error {

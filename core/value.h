@@ -16,7 +16,11 @@ typedef uint8_t dtb_value;
 enum { DTB_DTW_MAX = 254 };
 #define DTB_VALUE_DRAW ((dtb_value)0)
 
+/* probe/dtb.h carries an identical copy under the same guard. */
+#ifndef DTB_WDL_DEFINED
+#define DTB_WDL_DEFINED
 typedef enum dtb_wdl { DTB_LOSS = -1, DTB_DRAW = 0, DTB_WIN = 1 } dtb_wdl;
+#endif
 
 static inline dtb_value dtb_value_win(int dtw) { return (dtb_value)((dtw + 1) / 2); }
 static inline dtb_value dtb_value_loss(int dtw) { return (dtb_value)(128 + dtw / 2); }
