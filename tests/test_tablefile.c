@@ -20,6 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <omp.h>
+
 #include "checksum.h"
 #include "tableformat.h"
 #include "tablefile.h"
@@ -392,6 +394,40 @@ static void test_value_bits(void **state)
     free(bits);
 }
 
+/* Several threads reading one open file at once (each with its own context, or none) get what one
+ * thread reads. */
+static void test_concurrent_reads(void **state)
+{
+    (void)state;
+    const uint64_t n = 300000;
+    uint8_t *v = make_values(n);
+    char path[128];
+    path_in_tmp(path, sizeof path, "conc.dtw");
+    dtb_table_write_options o = options(1000, 3);
+    write_ok(path, &o, v, n, NULL, NULL);
+    dtb_tablefile *tf;
+    dtb_error err;
+    assert_int_equal(dtb_tablefile_open(path, NULL, &tf, &err), DTB_OK);
+    const uint64_t blocks = dtb_tablefile_get_info(tf)->blocks;
+    int bad = 0;
+#pragma omp parallel num_threads(4) reduction(+ : bad)
+    {
+        dtb_tablefile_ctx *ctx = omp_get_thread_num() % 2 ? dtb_tablefile_ctx_create() : NULL;
+        uint8_t buf[1000];
+        dtb_error terr;
+        for (uint64_t k = 0; k < 3 * blocks; k++) {
+            const uint64_t b = (k * 7 + (uint64_t)omp_get_thread_num() * 31) % blocks;
+            if (dtb_tablefile_read_block(tf, b, buf, sizeof buf, ctx, &terr) != DTB_OK ||
+                memcmp(buf, v + b * 1000, (size_t)dtb_tablefile_block_len(tf, b)) != 0)
+                bad++;
+        }
+        dtb_tablefile_ctx_free(ctx);
+    }
+    assert_int_equal(bad, 0);
+    dtb_tablefile_close(tf);
+    free(v);
+}
+
 /* A single-block table and a one-position table. */
 static void test_small_tables(void **state)
 {
@@ -743,6 +779,7 @@ int main(void)
         cmocka_unit_test(test_threads_identical),
         cmocka_unit_test(test_small_tables),
         cmocka_unit_test(test_value_bits),
+        cmocka_unit_test(test_concurrent_reads),
         cmocka_unit_test(test_missing_and_foreign),
         cmocka_unit_test(test_mismatch),
         cmocka_unit_test(test_damage),
