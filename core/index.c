@@ -75,6 +75,10 @@ struct dtb_index {
     uint64_t *wtab;                       /* [wm - j][man][square], see white_part */
     divider gblack[DTB_MAX_SQUARES + 1];  /* black placements per white placement, group j */
     divider gmid[DTB_MAX_SQUARES + 1];    /* placements of the middle white men, group j */
+    uint64_t gfirst[DTB_MAX_SQUARES + 2]; /* first index of group j: goff[j] x block size */
+    divider gwhite_i[DTB_MAX_SQUARES + 1]; /* indexes per white placement: gblack x block size */
+    divider gbot_i[DTB_MAX_SQUARES + 1];  /* indexes per bottom placement: gmid x gwhite_i */
+    uint64_t nwk;                         /* white king placements: C(free, wk) */
     uint64_t binom[KMAX + 1][BINOM_COLS]; /* C(n, k) as binom[k][n], saturating */
     uint8_t gshift[KMAX + 1];             /* guess table index = r >> gshift[i] */
     uint8_t guess[KMAX + 1][GUESS_SIZE];  /* rows 1..max pieces of a kind filled */
@@ -298,18 +302,46 @@ ALWAYS_INLINE uint64_t index_of_t(const dtb_index *ix, const dtb_pos *p, const b
            kings_of_t(ix, wmen | bmen, p->kings[DTB_WHITE], p->kings[DTB_BLACK], wide);
 }
 
+/* All the mixed-radix digits of i are found by divisions of i itself, side by side, rather
+ * than one after the other (block, then group offset, then white rank...): the divisions are the
+ * slowest steps, and this way only one of them stands before the unranking. */
 ALWAYS_INLINE void index_pos_t(const dtb_index *ix, uint64_t i, dtb_pos *p, const bool wide,
                                const bool fast)
 {
     assert(i < ix->size);
-    uint64_t blk = i, kr = 0;
-    if (ix->wk + ix->bk > 0) {
-        blk = divide(i, &ix->block_size);
-        kr = i - blk * ix->block_size.d;
+    const bool kings = ix->wk + ix->bk > 0;
+    const uint64_t blk = !kings ? i : ix->blocks > 1 ? divide(i, &ix->block_size) : 0;
+    dtb_bb w = 0;
+    uint64_t black = blk;
+    if (ix->wm > 0) {
+        int j = ix->jlo;
+        for (int g = ix->jlo + 1; g <= ix->jhi; g++)
+            j += i >= ix->gfirst[g];
+        const uint64_t t = i - ix->gfirst[j];
+        const uint64_t white = divide(t, &ix->gwhite_i[j]), rbot = divide(t, &ix->gbot_i[j]);
+        black = blk - ix->goff[j] - white * ix->gblack[j].d;
+        w = unrank_range(ix, j, rbot, ix->bottom_first, wide) |
+            unrank_range(ix, ix->wm - j, white - rbot * ix->gmid[j].d, ix->middle_first, wide);
     }
-    block_men_t(ix, blk, &p->men[DTB_WHITE], &p->men[DTB_BLACK], wide, fast);
-    kings_at_t(ix, p->men[DTB_WHITE] | p->men[DTB_BLACK], kr, &p->kings[DTB_WHITE],
-               &p->kings[DTB_BLACK], wide, fast);
+    const dtb_bb b = ix->bm > 0 ? unrank_set(ix, ix->bm, black, ix->black_men_sq & ~w, wide, fast)
+                                : 0;
+    p->men[DTB_WHITE] = w;
+    p->men[DTB_BLACK] = b;
+    dtb_bb wk = 0, bk = 0;
+    if (kings) {
+        const dtb_bb empty = ix->all & ~(w | b);
+        if (ix->bk == 0) {
+            wk = unrank_set(ix, ix->wk, i - blk * ix->block_size.d, empty, wide, fast);
+        } else {
+            /* i = (blk * C(free, wk) + rw) * nbk + rb */
+            const uint64_t q = divide(i, &ix->nbk);
+            const uint64_t rw = q - blk * ix->nwk, rb = i - q * ix->nbk.d;
+            wk = unrank_set(ix, ix->wk, rw, empty, wide, fast);
+            bk = unrank_set(ix, ix->bk, rb, empty & ~wk, wide, fast);
+        }
+    }
+    p->kings[DTB_WHITE] = wk;
+    p->kings[DTB_BLACK] = bk;
     p->side = DTB_WHITE;
 }
 
@@ -358,9 +390,14 @@ INDEX_VARIANT(narrow_fast, FAST_TARGET, false, true)
 INDEX_VARIANT(wide_fast, FAST_TARGET, true, true)
 #endif
 
+/* The variant for this board on this CPU. DTB_INDEX_PORTABLE=1 in the environment forces the
+ * baseline code (tests compare it with the fast code; also a way out if a CPU misreports). */
 static const index_impl *pick_impl(int squares)
 {
     const bool wide = squares > 64;
+    const char *portable = getenv("DTB_INDEX_PORTABLE");
+    if (portable && portable[0] == '1')
+        return wide ? &wide_base : &narrow_base;
 #if HAVE_FAST
     if (__builtin_cpu_supports("popcnt") && __builtin_cpu_supports("bmi2"))
         return wide ? &wide_fast : &narrow_fast;
@@ -465,6 +502,13 @@ dtb_status dtb_index_create(const dtb_board *b, dtb_material m, dtb_index **out)
                          !mul_ok(ix->blocks, block_size, &ix->size)))
         st = DTB_E_RANGE;
     ix->block_size = divider_make(block_size);
+    ix->nwk = binom_sat(ix, nfree, wk);
+    for (int j = ix->jlo; j <= ix->jhi && st == DTB_OK; j++) {
+        /* products below a group's size, which fits (checked above) */
+        ix->gfirst[j] = ix->goff[j] * block_size;
+        ix->gwhite_i[j] = divider_make(ix->gblack[j].d * block_size);
+        ix->gbot_i[j] = divider_make(ix->gmid[j].d * ix->gblack[j].d * block_size);
+    }
     if (st == DTB_OK && wm > 0) {
         ix->wtab = calloc((size_t)(wm + 1) * (size_t)wm * DTB_MAX_SQUARES, sizeof *ix->wtab);
         if (ix->wtab == NULL)
