@@ -388,6 +388,20 @@ ALWAYS_INLINE bool has_capture(const dtb_board *b, const dtb_pos *p, int half)
     return capturing_men(b, p, empty, &king_can, half) != 0 || king_can;
 }
 
+ALWAYS_INLINE int count_king_moves(const dtb_board *b, dtb_bb kings, dtb_bb empty, int half)
+{
+    const bool fly = b->variant->kings_fly;
+    int n = 0;
+#pragma GCC unroll 4
+    for (int d = 0; d < DTB_DIRS; d++)
+        for (dtb_bb f = kings; (f = step(b, f, d, half) & empty);) {
+            n += dtb_bb_count(f);
+            if (!fly)
+                break;
+        }
+    return n;
+}
+
 /* The 8x8, 10x10 and 12x12 instances; another size falls back to a run-time row length. */
 #define DISPATCH(call)                                                                          \
     switch (b->half) {                                                                          \
@@ -414,6 +428,13 @@ int dtb_count_moves(const dtb_board *b, const dtb_pos *p)
 bool dtb_has_capture(const dtb_board *b, const dtb_pos *p)
 {
 #define CALL(h) has_capture(b, p, h)
+    DISPATCH(CALL)
+#undef CALL
+}
+
+int dtb_count_king_steps(const dtb_board *b, dtb_bb kings, dtb_bb empty)
+{
+#define CALL(h) count_king_moves(b, kings, empty, h)
     DISPATCH(CALL)
 #undef CALL
 }

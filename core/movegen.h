@@ -36,6 +36,10 @@ dtb_status dtb_generate(const dtb_board *b, const dtb_pos *p, dtb_movelist *out)
  * capture (bulk counting for perft). */
 int dtb_count_moves(const dtb_board *b, const dtb_pos *p);
 
+/* Number of quiet moves the kings on `kings` have over the `empty` squares (flying or short as
+ * the variant says), ignoring captures: the retrograde solver's count of in-block moves. */
+int dtb_count_king_steps(const dtb_board *b, dtb_bb kings, dtb_bb empty);
+
 /* True when p's side to move has a capture. */
 bool dtb_has_capture(const dtb_board *b, const dtb_pos *p);
 

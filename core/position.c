@@ -66,6 +66,8 @@ static uint64_t reverse64(uint64_t x)
 /* Reverse all 128 bits, then slide the board's squares back down to bit 0. */
 dtb_bb dtb_bb_reverse(const dtb_board *b, dtb_bb s)
 {
+    if (b->squares <= 64) /* 8x8 and 10x10: the high word is empty */
+        return (dtb_bb)(reverse64((uint64_t)s) >> (64 - b->squares));
     const dtb_bb r = ((dtb_bb)reverse64((uint64_t)s) << 64) | reverse64((uint64_t)(s >> 64));
     return r >> (128 - b->squares);
 }
