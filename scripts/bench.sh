@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Measures dtb's speed and compression and prints one table (never run by the tests).
+#
+# usage: scripts/bench.sh [--quick] [--threads T]
+#   --quick   a few minutes: perft depth 8, index, generation of 2..4 pieces, probes
+#   default   perft depth 9, generation of 2..4 and 2..5 pieces (long), probes
+# Generated tables go to build/bench-tables (deleted first), never to tables/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+quick=0
+threads=$(nproc 2>/dev/null || echo 2)
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) quick=1; shift ;;
+    --threads) threads=$2; shift 2 ;;
+    -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "bench.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+
+scripts/setup.sh
+cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build/release -j "$threads" >/dev/null
+bin=build/release
+out=build/bench-tables
+rows=()
+row() { rows+=("$(printf '| %-44s | %22s |' "$1" "$2")"); echo "$1: $2" >&2; }
+
+# perft: international start position, one core.
+depth=$([ "$quick" = 1 ] && echo 8 || echo 9)
+line=$("$bin/probe/dtbprobe" perft --variant international --depth "$depth" | tail -1)
+nodes=$(echo "$line" | awk '{print $3}') secs=$(echo "$line" | awk '{print $4}')
+row "perft international start, depth $depth" "$(awk -v n="$nodes" -v s="$secs" 'BEGIN{printf "%.1f M nodes/s", n/s/1e6}')"
+
+# Index operations (10x10, 5 and 6 pieces), one core.
+idx=$("$bin/tests/dtb_bench_index" 0.2 2>/dev/null)
+row "index (position -> number), one core" "$(echo "$idx" | awk '/^index_ops_per_s/{printf "%.1f M/s", $2/1e6}')"
+row "unindex (number -> position), one core" "$(echo "$idx" | awk '/^unindex_ops_per_s/{printf "%.1f M/s", $2/1e6}')"
+
+# Generation, per piece count, from scratch.
+gen_run() { # pieces
+  local log
+  log=$(mktemp)
+  /usr/bin/time -f '%e %M' -o "$log" "$bin/gen/dtbgen" --variant international --pieces "$1" \
+    --out "$out" --threads "$threads" --quiet
+  read -r wall kb <"$log"
+  rm -f "$log"
+  local pos
+  pos=$(python3 -c "import json,sys; print(sum(json.loads(l)['positions'] for l in open('$out/international/STATS')))")
+  row "generate international 2..$1 ($threads threads)" "$(awk -v w="$wall" -v p="$pos" 'BEGIN{printf "%.1f s, %.2f M pos/s", w, p/w/1e6}')"
+  row "  peak memory, positions" "$(awk -v k="$kb" -v p="$pos" 'BEGIN{printf "%.2f GiB, %.3g", k/1048576, p}')"
+  local wld dtw
+  wld=$(cat "$out"/international/*.wld | wc -c) dtw=$(cat "$out"/international/*.dtw | wc -c)
+  row "  WLD bytes, positions per byte" "$(awk -v b="$wld" -v p="$pos" 'BEGIN{printf "%d, %.0f", b, p/b}')"
+  row "  DTW bytes, positions per byte" "$(awk -v b="$dtw" -v p="$pos" 'BEGIN{printf "%d, %.1f", b, p/b}')"
+}
+pieces_list=$([ "$quick" = 1 ] && echo 4 || echo "4 5")
+for n in $pieces_list; do
+  rm -rf "$out"
+  gen_run "$n"
+done
+
+# Probes on the tables just generated.
+if [ -x "$bin/tests/dtb_bench_probe" ]; then
+  "$bin/tests/dtb_bench_probe" "$out" > "$out/probe.txt" 2>/dev/null || true
+  while read -r key value; do
+    case "$key" in
+      \#*|"") ;;
+      *) row "probe: $key" "$value" ;;
+    esac
+  done <"$out/probe.txt"
+fi
+
+echo
+echo "dtb benchmark, $(date -u +%Y-%m-%d), $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB"
+printf '| %-44s | %22s |\n' "measure" "result"
+printf '|%s|%s|\n' "$(printf -- '-%.0s' {1..46})" "$(printf -- '-%.0s' {1..24})"
+printf '%s\n' "${rows[@]}"

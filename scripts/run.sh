@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# The main job: install what is missing, build, generate the tables, verify them, check the
+# textbook claims, and print a summary. Re-running it redoes nothing that is complete.
+#
+# usage: scripts/run.sh [--variant V] [--pieces N] [--threads T]
+#   default: international 2..5 pieces into tables/international/, plus english and russian
+#   2..4 pieces (small; the shipped claims about those variants need them).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+variant=international
+pieces=5
+threads=$(nproc 2>/dev/null || echo 2)
+custom=0
+usage() { sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --variant) [ $# -ge 2 ] || usage; variant=$2; custom=1; shift 2 ;;
+    --pieces) [ $# -ge 2 ] || usage; pieces=$2; shift 2 ;;
+    --threads) [ $# -ge 2 ] || usage; threads=$2; shift 2 ;;
+    -h|--help) usage ;;
+    *) echo "run.sh: unknown option $1" >&2; usage ;;
+  esac
+done
+case "$pieces" in ''|*[!0-9]*) echo "run.sh: --pieces needs a number" >&2; exit 2 ;; esac
+
+started=$(date +%s)
+scripts/setup.sh
+echo "== building (Release)" >&2
+cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build/release -j "$threads" >/dev/null
+gen=build/release/gen/dtbgen
+probe=build/release/probe/dtbprobe
+
+jobs=("$variant:$pieces")
+if [ "$custom" = 0 ]; then
+  jobs+=("english:4" "russian:4")
+fi
+
+for job in "${jobs[@]}"; do
+  v=${job%%:*} n=${job##*:}
+  echo "== generating $v 2..$n pieces into tables/$v" >&2
+  "$gen" --variant "$v" --pieces "$n" --out tables --threads "$threads"
+done
+
+echo "== checking every value of the small tables against its successors" >&2
+for job in "${jobs[@]}"; do
+  v=${job%%:*} n=${job##*:}
+  small=$(( n < 4 ? n : 4 ))
+  "$gen" --check tables --variant "$v" --pieces "$small" --threads "$threads" --quiet
+done
+
+manifest_result="no MANIFEST entries for these tables"
+if [ -f tables/MANIFEST ]; then
+  echo "== comparing table checksums with tables/MANIFEST" >&2
+  # Only the entries whose files were generated here (a smaller --pieces builds fewer).
+  present=$(cd tables && awk '{print $2}' MANIFEST | while read -r f; do [ -f "$f" ] && echo "$f"; done || true)
+  if [ -n "$present" ]; then
+    listed=$(echo "$present" | wc -l)
+    if (cd tables && grep -F -f <(echo "$present") MANIFEST | sha256sum --quiet -c -); then
+      manifest_result="$listed files match tables/MANIFEST"
+    else
+      echo "run.sh: table checksums differ from tables/MANIFEST" >&2
+      exit 1
+    fi
+  fi
+fi
+
+claims_status=0
+claims_out=$(mktemp)
+if [ -d tables/claims ] && ls tables/claims/*.claims >/dev/null 2>&1; then
+  echo "== checking the textbook claims (tables/claims)" >&2
+  "$probe" verify --tables tables tables/claims/*.claims | tee "$claims_out" || claims_status=$?
+fi
+
+elapsed=$(( $(date +%s) - started ))
+echo
+echo "== summary"
+for job in "${jobs[@]}"; do
+  v=${job%%:*}
+  if [ -f "tables/$v/STATS" ]; then
+    python3 - "tables/$v" "$v" <<'EOF'
+import json, os, sys
+d, v = sys.argv[1], sys.argv[2]
+rows = [json.loads(l) for l in open(os.path.join(d, "STATS")) if l.strip()]
+pos = sum(r["positions"] for r in rows)
+wld = sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d) if f.endswith(".wld"))
+dtw = sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d) if f.endswith(".dtw"))
+secs = sum(r["seconds"] for r in rows)
+print(f"{v}: {len(rows)} materials, {pos:,} positions, WLD {wld:,} bytes "
+      f"({pos / max(wld, 1):.0f} positions/byte), DTW {dtw:,} bytes, solved in {secs:.0f} s")
+EOF
+  fi
+done
+echo "checksums: $manifest_result"
+if [ -s "$claims_out" ]; then
+  held=$(grep -c -E '^(holds|HOLDS)|: holds' "$claims_out" || true)
+  failed=$(grep -c -E '^(fails|FAILS)|: fails' "$claims_out" || true)
+  echo "claims: $held held, $failed failed"
+fi
+rm -f "$claims_out"
+echo "time: ${elapsed} s"
+exit "$claims_status"
