@@ -1,0 +1,305 @@
+/* Sharded block cache with CLOCK eviction.
+ *
+ * A key is hashed once; the top bits choose a shard, lower bits a slot of
+ * the shard's open-addressing table (linear probing; slots hold entry numbers + 1, 0 = empty;
+ * deletion by backward shift, so there are no tombstones). Entries sit in a dense array that the
+ * CLOCK hand sweeps: a hit sets the entry's use bit, the hand clears use bits and evicts the first
+ * entry found without one. Removing entry i moves the last entry into i (one slot update), so
+ * the array stays dense.
+ *
+ * Locks are test-and-test-and-set spinlocks that yield the CPU after a short spin: the critical
+ * sections are a few dozen instructions (a lookup and one value read), where a sleeping mutex
+ * would cost more than the work, and yielding keeps a machine with more threads than cores from
+ * spinning against a preempted holder. Buffers of evicted blocks are freed after the lock is
+ * released. Each shard is cache-line aligned, so threads on different shards share no line. */
+#include "blockcache.h"
+
+#include <assert.h>
+#include <sched.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tablefile.h"
+
+/* Bytes charged per block besides its data: entry, slots, allocator overhead. */
+#define ENTRY_OVERHEAD 64u
+/* Smallest share of the budget per shard, and the most shards. */
+#define MIN_SHARD_BUDGET (512u << 10)
+#define MAX_SHARDS 64
+/* Evicted buffers freed after unlocking, per put; more wait for the next round. */
+#define MAX_VICTIMS 16
+
+typedef struct entry {
+    uint64_t key;
+    uint8_t *data;
+    uint32_t size;
+    uint32_t used; /* CLOCK use bit */
+} entry;
+
+typedef struct shard {
+    alignas(64) atomic_int lock;
+    entry *entries;
+    uint32_t n, cap;
+    uint32_t *slots; /* entry number + 1; 0 = empty */
+    uint32_t mask;   /* slots - 1 (a power of two minus one) */
+    uint32_t hand;
+    uint64_t bytes, budget;
+    uint64_t hits, misses;
+} shard;
+
+struct dtb_blockcache {
+    shard *shards;
+    int nshards;
+    int shard_shift; /* 64 - log2(nshards); shard = hash >> shard_shift (0 shards bits: 64) */
+};
+
+/* MurmurHash3's 64-bit finaliser: every key bit reaches every hash bit (keys put the table number
+ * in high bits and the block number in low bits, so a plain multiply would leave the table out
+ * of the low bits that choose the slot). */
+static inline uint64_t hash_key(uint64_t key)
+{
+    key ^= key >> 33;
+    key *= 0xff51afd7ed558ccdull;
+    key ^= key >> 33;
+    key *= 0xc4ceb9fe1a85ec53ull;
+    key ^= key >> 33;
+    return key;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+static inline void lock(shard *s)
+{
+    for (;;) {
+        if (!atomic_exchange_explicit(&s->lock, 1, memory_order_acquire))
+            return;
+        for (int spins = 0; atomic_load_explicit(&s->lock, memory_order_relaxed); spins++) {
+            if (spins < 64) {
+                cpu_relax();
+            } else {
+                sched_yield();
+                spins = 0;
+            }
+        }
+    }
+}
+
+static inline void unlock(shard *s) { atomic_store_explicit(&s->lock, 0, memory_order_release); }
+
+static inline shard *shard_of(const dtb_blockcache *c, uint64_t h)
+{
+    return &c->shards[c->nshards == 1 ? 0 : h >> c->shard_shift];
+}
+
+/* Slot index where key lives, or the empty slot where it would go. */
+static inline uint32_t find_slot(const shard *s, uint64_t key, uint64_t h)
+{
+    uint32_t i = (uint32_t)(h >> 20) & s->mask;
+    while (s->slots[i] && s->entries[s->slots[i] - 1].key != key)
+        i = (i + 1) & s->mask;
+    return i;
+}
+
+dtb_blockcache *dtb_blockcache_create(uint64_t budget)
+{
+    dtb_blockcache *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    int n = 1;
+    while (n < MAX_SHARDS && budget / (uint64_t)(2 * n) >= MIN_SHARD_BUDGET)
+        n *= 2;
+    c->nshards = n;
+    c->shard_shift = 64 - __builtin_ctz((unsigned)n);
+    c->shards = aligned_alloc(64, sizeof(shard) * (size_t)n);
+    if (!c->shards) {
+        free(c);
+        return NULL;
+    }
+    memset(c->shards, 0, sizeof(shard) * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        shard *s = &c->shards[i];
+        atomic_init(&s->lock, 0);
+        s->budget = budget / (uint64_t)n;
+        s->mask = 15;
+        s->slots = calloc(16, sizeof *s->slots);
+        if (!s->slots) {
+            dtb_blockcache_free(c);
+            return NULL;
+        }
+    }
+    return c;
+}
+
+void dtb_blockcache_free(dtb_blockcache *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; i < c->nshards; i++) {
+        shard *s = &c->shards[i];
+        for (uint32_t k = 0; k < s->n; k++)
+            free(s->entries[k].data);
+        free(s->entries);
+        free(s->slots);
+    }
+    free(c->shards);
+    free(c);
+}
+
+bool dtb_blockcache_get(dtb_blockcache *c, uint64_t key, uint64_t offset, unsigned bits,
+                        unsigned *value)
+{
+    const uint64_t h = hash_key(key);
+    shard *s = shard_of(c, h);
+    lock(s);
+    const uint32_t e = s->slots[find_slot(s, key, h)];
+    if (!e) {
+        s->misses++;
+        unlock(s);
+        return false;
+    }
+    entry *en = &s->entries[e - 1];
+    if (!en->used) /* no store when already set: keeps the line clean */
+        en->used = 1;
+    s->hits++;
+    /* bits is 1, 2, 4 or 8: shifts instead of the divisions of dtb_tablefile_packed_get. */
+    const unsigned lb = (unsigned)__builtin_ctz(bits), per_shift = 3 - lb;
+    const unsigned byte = en->data[offset >> per_shift];
+    *value = (byte >> ((offset & ((1u << per_shift) - 1)) << lb)) & ((1u << bits) - 1);
+    unlock(s);
+    return true;
+}
+
+bool dtb_blockcache_contains(dtb_blockcache *c, uint64_t key)
+{
+    const uint64_t h = hash_key(key);
+    shard *s = shard_of(c, h);
+    lock(s);
+    const bool found = s->slots[find_slot(s, key, h)] != 0;
+    unlock(s);
+    return found;
+}
+
+/* Empties slot i and closes the gap (backward-shift deletion for linear probing). */
+static void slot_delete(shard *s, uint32_t i)
+{
+    uint32_t j = i;
+    for (;;) {
+        s->slots[i] = 0;
+        for (;;) {
+            j = (j + 1) & s->mask;
+            if (!s->slots[j])
+                return;
+            const uint32_t home = (uint32_t)(hash_key(s->entries[s->slots[j] - 1].key) >> 20) & s->mask;
+            /* Entry at j may move to i when i lies cyclically in [home, j). */
+            if (((j - home) & s->mask) >= ((j - i) & s->mask))
+                break;
+        }
+        s->slots[i] = s->slots[j];
+        i = j;
+    }
+}
+
+/* Removes entry number k (its data pointer is the caller's to free). */
+static void entry_remove(shard *s, uint32_t k)
+{
+    const uint64_t key = s->entries[k].key;
+    slot_delete(s, find_slot(s, key, hash_key(key)));
+    s->bytes -= s->entries[k].size + ENTRY_OVERHEAD;
+    const uint32_t last = --s->n;
+    if (k != last) {
+        s->entries[k] = s->entries[last];
+        const uint64_t moved = s->entries[k].key;
+        s->slots[find_slot(s, moved, hash_key(moved))] = k + 1;
+    }
+}
+
+static bool grow_slots(shard *s)
+{
+    const uint32_t size = (s->mask + 1) * 2;
+    uint32_t *slots = calloc(size, sizeof *slots);
+    if (!slots)
+        return false;
+    free(s->slots);
+    s->slots = slots;
+    s->mask = size - 1;
+    for (uint32_t k = 0; k < s->n; k++) {
+        const uint64_t key = s->entries[k].key;
+        s->slots[find_slot(s, key, hash_key(key))] = k + 1;
+    }
+    return true;
+}
+
+void dtb_blockcache_put(dtb_blockcache *c, uint64_t key, uint8_t *data, size_t size)
+{
+    const uint64_t h = hash_key(key);
+    shard *s = shard_of(c, h);
+    uint8_t *victims[MAX_VICTIMS];
+    int nvictims = 0;
+    lock(s);
+    uint32_t i = find_slot(s, key, h);
+    if (s->slots[i]) { /* another thread was first */
+        unlock(s);
+        free(data);
+        return;
+    }
+    const uint64_t cost = size + ENTRY_OVERHEAD;
+    /* CLOCK: sweep until the block fits or nothing is left (then it goes in over budget). Two
+     * full turns always find a victim: the first clears every use bit. */
+    while (s->n > 0 && s->bytes + cost > s->budget && nvictims < MAX_VICTIMS) {
+        if (s->hand >= s->n)
+            s->hand = 0;
+        entry *en = &s->entries[s->hand];
+        if (en->used) {
+            en->used = 0;
+            s->hand++;
+            continue;
+        }
+        victims[nvictims++] = en->data;
+        entry_remove(s, s->hand); /* the last entry moves to the hand: examined next */
+    }
+    bool ok = true;
+    if (s->n == s->cap) {
+        const uint32_t cap = s->cap ? s->cap * 2 : 16;
+        entry *grown = realloc(s->entries, cap * sizeof *grown);
+        if (grown) {
+            s->entries = grown;
+            s->cap = cap;
+        } else {
+            ok = false;
+        }
+    }
+    if (ok && (uint64_t)(s->n + 1) * 2 > (uint64_t)s->mask + 1)
+        ok = grow_slots(s);
+    if (ok) {
+        i = find_slot(s, key, h); /* slots may have moved */
+        s->entries[s->n] = (entry){.key = key, .data = data, .size = (uint32_t)size, .used = 1};
+        s->slots[i] = ++s->n;
+        s->bytes += cost;
+    }
+    unlock(s);
+    if (!ok)
+        free(data); /* out of memory: the block is simply not kept */
+    for (int k = 0; k < nvictims; k++)
+        free(victims[k]);
+}
+
+void dtb_blockcache_get_stats(dtb_blockcache *c, dtb_blockcache_stats *st)
+{
+    *st = (dtb_blockcache_stats){0};
+    for (int i = 0; i < c->nshards; i++) {
+        shard *s = &c->shards[i];
+        lock(s);
+        st->hits += s->hits;
+        st->misses += s->misses;
+        st->bytes += s->bytes;
+        st->blocks += s->n;
+        unlock(s);
+    }
+}

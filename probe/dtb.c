@@ -1,0 +1,515 @@
+/* The public interface of libdtb (dtb.h) over the internal parts: tableset.c (finding and
+ * opening files), resolve.c (values, captures resolved by search), blockcache.c (the cache).
+ * This file converts between the public plain types and core's, ranks moves, follows best lines,
+ * verifies files, and keeps the latest error message. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "dtb.h" /* first: its status and WDL definitions stand for core's (same guard) */
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fen.h"
+#include "movegen.h"
+#include "pdnmove.h"
+#include "resolve.h"
+#include "tableset.h"
+
+_Static_assert(DTB_CACHE_ONLY == DTB_RESOLVE_CACHE_ONLY, "probe flags");
+_Static_assert(DTB_MAX_DTW == DTB_DTW_MAX, "DTW range");
+_Static_assert(DTB_MOVE_TEXT_SIZE >= DTB_MOVE_TEXT_MAX, "move text size");
+_Static_assert(DTB_MESSAGE_SIZE >= sizeof(((dtb_error *)0)->msg), "message size");
+_Static_assert(DTB_SIDE_WHITE == (int)DTB_WHITE && DTB_SIDE_BLACK == (int)DTB_BLACK, "sides");
+
+#define DEFAULT_CACHE_BYTES (64ull << 20)
+
+struct dtb_db {
+    dtb_tableset *ts;
+    dtb_resolver *r;
+    const dtb_board *board;
+    dtb_log_fn log;
+    void *log_user;
+    pthread_mutex_t err_lock;
+    dtb_status last_status;
+    char last_msg[DTB_MESSAGE_SIZE];
+};
+
+const char *dtb_strerror(dtb_status s)
+{
+    switch (s) {
+    case DTB_OK: return "success";
+    case DTB_E_INVALID: return "invalid input";
+    case DTB_E_RANGE: return "value out of range";
+    case DTB_E_OVERFLOW: return "buffer too small";
+    case DTB_E_NOTFOUND: return "table not found";
+    case DTB_E_IO: return "input/output error";
+    case DTB_E_NOSPACE: return "no space left";
+    case DTB_E_CORRUPT: return "corrupt table file";
+    case DTB_E_VERSION: return "unsupported table format version";
+    case DTB_E_MISMATCH: return "table file is not the one expected";
+    case DTB_E_NOMEM: return "out of memory";
+    case DTB_E_ABORTED: return "stopped by a callback";
+    case DTB_E_NOTCACHED: return "not in the cache";
+    }
+    return "unknown status";
+}
+
+/* Keeps the message of a failed call for dtb_last_error; returns s. */
+static dtb_status record(dtb_db *db, dtb_status s, const dtb_error *e)
+{
+    if (s == DTB_OK || s == DTB_E_NOTCACHED)
+        return s;
+    pthread_mutex_lock(&db->err_lock);
+    db->last_status = s;
+    snprintf(db->last_msg, sizeof db->last_msg, "%s", e->msg[0] ? e->msg : dtb_strerror(s));
+    pthread_mutex_unlock(&db->err_lock);
+    return s;
+}
+
+dtb_status dtb_last_error(dtb_db *db, char *buf, size_t size)
+{
+    pthread_mutex_lock(&db->err_lock);
+    const dtb_status s = db->last_status;
+    if (size > 0)
+        snprintf(buf, size, "%s", db->last_msg);
+    pthread_mutex_unlock(&db->err_lock);
+    return s;
+}
+
+static void log_line(const dtb_options *o, const char *msg)
+{
+    if (o->log)
+        o->log(o->log_user, msg);
+}
+
+dtb_status dtb_open(const dtb_options *o, dtb_db **out)
+{
+    *out = NULL;
+    dtb_db *db = calloc(1, sizeof *db);
+    if (!db) {
+        log_line(o, "out of memory");
+        return DTB_E_NOMEM;
+    }
+    db->log = o->log;
+    db->log_user = o->log_user;
+    pthread_mutex_init(&db->err_lock, NULL);
+    dtb_error e = {{0}};
+    dtb_status s = dtb_tableset_open(o->paths, o->npaths, o->variant, o->log, o->log_user, &db->ts, &e);
+    if (s == DTB_OK) {
+        db->board = dtb_tableset_board(db->ts);
+        db->r = dtb_resolver_create(db->ts, o->cache_bytes ? o->cache_bytes : DEFAULT_CACHE_BYTES,
+                                    o->log, o->log_user);
+        if (!db->r)
+            s = dtb_error_set(&e, DTB_E_NOMEM, "out of memory for the block cache");
+    }
+    if (s != DTB_OK) {
+        log_line(o, e.msg);
+        dtb_close(db);
+        return s;
+    }
+    *out = db;
+    return DTB_OK;
+}
+
+void dtb_close(dtb_db *db)
+{
+    if (!db)
+        return;
+    dtb_resolver_free(db->r);
+    dtb_tableset_close(db->ts);
+    pthread_mutex_destroy(&db->err_lock);
+    free(db);
+}
+
+const char *dtb_db_variant(const dtb_db *db) { return db->board->variant->name; }
+
+int dtb_db_squares(const dtb_db *db) { return db->board->squares; }
+
+int dtb_max_pieces(const dtb_db *db, bool dtw) { return dtb_tableset_max_pieces(db->ts, dtw); }
+
+void dtb_get_cache_stats(dtb_db *db, dtb_cache_stats *st)
+{
+    dtb_blockcache_stats c;
+    dtb_resolver_cache_stats(db->r, &c);
+    *st = (dtb_cache_stats){.hits = c.hits, .misses = c.misses, .bytes = c.bytes, .blocks = c.blocks};
+}
+
+/* ---- positions ---------------------------------------------------------------------------- */
+
+static inline dtb_bb set_of(const uint64_t w[2]) { return (dtb_bb)w[1] << 64 | w[0]; }
+
+static inline void words_of(dtb_bb s, uint64_t w[2])
+{
+    w[0] = (uint64_t)s;
+    w[1] = (uint64_t)(s >> 64);
+}
+
+/* The core position of a public one, checked: legal for the board, and a side not to move
+ * with a piece (otherwise the game ended before this move). */
+static dtb_status to_pos(const dtb_db *db, const dtb_position *in, dtb_pos *p, dtb_error *e)
+{
+    if (in->side != DTB_SIDE_WHITE && in->side != DTB_SIDE_BLACK)
+        return dtb_error_set(e, DTB_E_INVALID, "side to move %d is neither white (0) nor black (1)",
+                             in->side);
+    for (int c = 0; c < 2; c++) {
+        p->men[c] = set_of(in->men[c]);
+        p->kings[c] = set_of(in->kings[c]);
+    }
+    p->side = in->side == DTB_SIDE_WHITE ? DTB_WHITE : DTB_BLACK;
+    const dtb_status s = dtb_pos_validate(db->board, p, e);
+    if (s != DTB_OK)
+        return s;
+    if (!dtb_pos_pieces(p, p->side == DTB_WHITE ? DTB_BLACK : DTB_WHITE))
+        return dtb_error_set(e, DTB_E_INVALID, "%s, not to move, has no pieces: the game is over",
+                             p->side == DTB_WHITE ? "black" : "white");
+    return DTB_OK;
+}
+
+static void from_pos(const dtb_pos *p, dtb_position *out)
+{
+    for (int c = 0; c < 2; c++) {
+        words_of(p->men[c], out->men[c]);
+        words_of(p->kings[c], out->kings[c]);
+    }
+    out->side = p->side == DTB_WHITE ? DTB_SIDE_WHITE : DTB_SIDE_BLACK;
+}
+
+dtb_status dtb_position_from_fen(const dtb_db *db, const char *fen, dtb_position *p, char *err,
+                                 size_t size)
+{
+    dtb_error e = {{0}};
+    dtb_pos q;
+    dtb_status s = fen ? dtb_fen_read(db->board, fen, &q, &e)
+                       : dtb_error_set(&e, DTB_E_INVALID, "no FEN given");
+    dtb_position tmp;
+    if (s == DTB_OK) {
+        from_pos(&q, &tmp);
+        s = to_pos(db, &tmp, &q, &e);
+    }
+    if (s != DTB_OK) {
+        if (err && size > 0)
+            snprintf(err, size, "%s", e.msg);
+        return s;
+    }
+    *p = tmp;
+    if (err && size > 0)
+        err[0] = 0;
+    return DTB_OK;
+}
+
+dtb_status dtb_position_to_fen(const dtb_db *db, const dtb_position *p, char *buf, size_t size)
+{
+    dtb_pos q;
+    const dtb_status s = to_pos(db, p, &q, NULL);
+    return s != DTB_OK ? s : dtb_fen_write(db->board, &q, buf, size);
+}
+
+/* The public form of legal move m of p. */
+static void pdn_move_of(const dtb_db *db, const dtb_pos *p, const dtb_move *m, dtb_pdn_move *out)
+{
+    out->from = m->from + 1;
+    out->to = m->to + 1;
+    out->ncaptured = 0;
+    for (dtb_bb c = m->captured; c && out->ncaptured < DTB_MAX_CAPTURED;)
+        out->captured[out->ncaptured++] = (unsigned char)(dtb_bb_pop(&c) + 1);
+    out->promotes = m->promotes;
+    if (dtb_move_write(db->board, p, m, out->text, sizeof out->text) != DTB_OK)
+        snprintf(out->text, sizeof out->text, "%d%c%d", out->from, m->ncaptured ? 'x' : '-', out->to);
+}
+
+static dtb_movelist *moves_of(const dtb_db *db, const dtb_pos *p, dtb_status *s, dtb_error *e)
+{
+    dtb_movelist *list = malloc(sizeof *list);
+    if (!list) {
+        *s = dtb_error_set(e, DTB_E_NOMEM, "out of memory for a move list");
+        return NULL;
+    }
+    if ((*s = dtb_generate(db->board, p, list)) != DTB_OK) {
+        free(list);
+        *s = dtb_error_set(e, *s, "too many moves to list");
+        return NULL;
+    }
+    return list;
+}
+
+dtb_status dtb_position_after(const dtb_db *db, const dtb_position *p, const dtb_pdn_move *m,
+                              dtb_position *out)
+{
+    dtb_pos q;
+    dtb_status s = to_pos(db, p, &q, NULL);
+    if (s != DTB_OK)
+        return s;
+    dtb_bb captured = 0;
+    for (int i = 0; i < m->ncaptured && i < DTB_MAX_CAPTURED; i++)
+        if (m->captured[i] >= 1 && m->captured[i] <= db->board->squares)
+            captured |= dtb_bb_bit(m->captured[i] - 1);
+    dtb_movelist *list = moves_of(db, &q, &s, NULL);
+    if (!list)
+        return s;
+    s = DTB_E_INVALID;
+    for (int i = 0; i < list->count; i++) {
+        const dtb_move *mv = &list->moves[i];
+        if (mv->from + 1 == m->from && mv->to + 1 == m->to && mv->captured == captured &&
+            mv->ncaptured == m->ncaptured) {
+            dtb_pos r;
+            dtb_make_move(&q, mv, &r);
+            from_pos(&r, out);
+            s = DTB_OK;
+            break;
+        }
+    }
+    free(list);
+    return s;
+}
+
+/* ---- probes ------------------------------------------------------------------------------- */
+
+dtb_status dtb_probe_wdl(dtb_db *db, const dtb_position *p, unsigned flags, dtb_wdl *wdl)
+{
+    dtb_error e = {{0}};
+    dtb_pos q;
+    dtb_status s = to_pos(db, p, &q, &e);
+    if (s == DTB_OK)
+        s = dtb_resolve_wdl(db->r, &q, flags, wdl, &e);
+    return s == DTB_OK ? s : record(db, s, &e);
+}
+
+dtb_status dtb_probe_dtw(dtb_db *db, const dtb_position *p, unsigned flags, dtb_wdl *wdl, int *dtw)
+{
+    dtb_error e = {{0}};
+    dtb_pos q;
+    dtb_value v;
+    dtb_status s = to_pos(db, p, &q, &e);
+    if (s == DTB_OK)
+        s = dtb_resolve_value(db->r, &q, flags, &v, &e);
+    if (s != DTB_OK)
+        return record(db, s, &e);
+    *wdl = dtb_value_wdl(v);
+    *dtw = dtb_value_dtw(v);
+    return DTB_OK;
+}
+
+typedef struct ranked {
+    dtb_ranked_move m;
+    dtb_move mv; /* the same move, for making it */
+    int rank;
+} ranked;
+
+/* Every legal move of q with its value into a fresh array, best first (stable). */
+static dtb_status rank_moves(dtb_db *db, const dtb_pos *q, unsigned flags, ranked **out, int *count,
+                             dtb_error *e)
+{
+    *out = NULL;
+    *count = 0;
+    dtb_status s;
+    dtb_movelist *list = moves_of(db, q, &s, e);
+    if (!list)
+        return s;
+    ranked *rk = malloc((size_t)(list->count ? list->count : 1) * sizeof *rk);
+    if (!rk) {
+        free(list);
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory ranking moves");
+    }
+    for (int i = 0; i < list->count; i++) {
+        dtb_pos child;
+        dtb_make_move(q, &list->moves[i], &child);
+        dtb_value v;
+        if ((s = dtb_resolve_value(db->r, &child, flags, &v, e)) != DTB_OK) {
+            free(list);
+            free(rk);
+            return s;
+        }
+        const dtb_value mine = dtb_value_parent(v);
+        ranked *r = &rk[i];
+        r->mv = list->moves[i];
+        pdn_move_of(db, q, &list->moves[i], &r->m.move);
+        r->m.wdl = dtb_value_wdl(mine);
+        r->m.dtw = dtb_value_dtw(mine);
+        r->rank = dtb_value_rank(mine);
+        for (int j = i; j > 0 && rk[j - 1].rank < rk[j].rank; j--) { /* insertion: stable */
+            const ranked t = rk[j - 1];
+            rk[j - 1] = rk[j];
+            rk[j] = t;
+        }
+    }
+    *count = list->count;
+    free(list);
+    *out = rk;
+    return DTB_OK;
+}
+
+dtb_status dtb_probe_moves(dtb_db *db, const dtb_position *p, unsigned flags, dtb_ranked_move *out,
+                           int cap, int *count)
+{
+    dtb_error e = {{0}};
+    dtb_pos q;
+    dtb_status s = to_pos(db, p, &q, &e);
+    ranked *rk = NULL;
+    int n = 0;
+    if (s == DTB_OK)
+        s = rank_moves(db, &q, flags, &rk, &n, &e);
+    if (s != DTB_OK)
+        return record(db, s, &e);
+    for (int i = 0; i < n && i < cap; i++)
+        out[i] = rk[i].m;
+    free(rk);
+    *count = n;
+    if (n > cap)
+        return record(db, dtb_error_set(&e, DTB_E_OVERFLOW, "%d legal moves, room for %d", n, cap), &e);
+    return DTB_OK;
+}
+
+dtb_status dtb_probe_line(dtb_db *db, const dtb_position *p, unsigned flags, dtb_pdn_move *out,
+                          int cap, int *count)
+{
+    dtb_error e = {{0}};
+    dtb_pos q;
+    dtb_status s = to_pos(db, p, &q, &e);
+    int n = 0;
+    /* Each ply follows the best move; a win or loss has a DTW that drops by one per ply, so the
+     * line ends (the bound only guards against inconsistent tables). */
+    for (int ply = 0; s == DTB_OK && ply <= DTB_MAX_LINE; ply++) {
+        ranked *rk;
+        int nmoves;
+        if ((s = rank_moves(db, &q, flags, &rk, &nmoves, &e)) != DTB_OK)
+            break;
+        if (nmoves == 0 || rk[0].m.wdl == DTB_DRAW) {
+            free(rk);
+            break;
+        }
+        if (n < cap)
+            out[n] = rk[0].m.move;
+        n++;
+        dtb_make_move(&q, &rk[0].mv, &q);
+        free(rk);
+    }
+    if (s != DTB_OK)
+        return record(db, s, &e);
+    *count = n;
+    if (n > cap)
+        return record(db, dtb_error_set(&e, DTB_E_OVERFLOW, "a line of %d plies, room for %d", n, cap),
+                      &e);
+    return DTB_OK;
+}
+
+/* ---- verification ------------------------------------------------------------------------- */
+
+typedef struct vfile {
+    char *path;
+    dtb_material m;
+    dtb_metric metric;
+    uint64_t size;
+} vfile;
+
+typedef struct vlist {
+    vfile *f;
+    int n, cap;
+    bool nomem;
+} vlist;
+
+static bool collect_file(void *user, const char *path, dtb_material m, dtb_metric metric)
+{
+    vlist *l = user;
+    if (l->n == l->cap) {
+        const int cap = l->cap ? 2 * l->cap : 64;
+        vfile *bigger = realloc(l->f, (size_t)cap * sizeof *bigger);
+        if (!bigger) {
+            l->nomem = true;
+            return false;
+        }
+        l->f = bigger;
+        l->cap = cap;
+    }
+    struct stat st;
+    vfile *f = &l->f[l->n];
+    f->size = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+    f->m = m;
+    f->metric = metric;
+    if (!(f->path = strdup(path))) {
+        l->nomem = true;
+        return false;
+    }
+    l->n++;
+    return true;
+}
+
+typedef struct vprogress {
+    dtb_verify_progress fn;
+    void *user;
+    const char *file;
+    uint64_t before, total;
+} vprogress;
+
+static bool file_progress(void *user, uint64_t done, uint64_t total)
+{
+    (void)total;
+    const vprogress *v = user;
+    return v->fn(v->user, v->file, v->before + done, v->total);
+}
+
+/* Opens and checks one file; DTB_OK or a status with the message in *e. */
+static dtb_status verify_file(dtb_db *db, const vfile *f, unsigned flags, vprogress *vp,
+                              dtb_error *e)
+{
+    dtb_index *ix;
+    dtb_status s = dtb_index_create(db->board, f->m, &ix);
+    if (s != DTB_OK)
+        return dtb_error_set(e, DTB_E_MISMATCH, "%s: material does not fit the %s board", f->path,
+                             db->board->variant->name);
+    char name[DTB_MATERIAL_NAME_MAX];
+    const dtb_tablefile_expect want =
+        dtb_tableset_expect(db->ts, f->m, f->metric, name, dtb_index_size(ix));
+    dtb_index_free(ix);
+    dtb_tablefile *tf;
+    if ((s = dtb_tablefile_open(f->path, &want, &tf, e)) != DTB_OK)
+        return s;
+    s = dtb_tablefile_verify(tf, flags & DTB_VERIFY_DECODE, vp->fn ? file_progress : NULL, vp, e);
+    dtb_tablefile_close(tf);
+    return s;
+}
+
+dtb_status dtb_verify(dtb_db *db, unsigned flags, dtb_verify_progress progress, void *user, int *bad)
+{
+    dtb_error e = {{0}};
+    vlist l = {0};
+    dtb_status first = dtb_tableset_list(db->ts, collect_file, &l, &e);
+    if (first == DTB_OK && l.nomem)
+        first = dtb_error_set(&e, DTB_E_NOMEM, "out of memory listing the table files");
+    int nbad = 0;
+    if (first == DTB_OK) {
+        vprogress vp = {progress, user, NULL, 0, 0};
+        for (int i = 0; i < l.n; i++)
+            vp.total += l.f[i].size;
+        for (int i = 0; i < l.n; i++) {
+            vp.file = l.f[i].path;
+            dtb_error fe = {{0}};
+            const dtb_status s = verify_file(db, &l.f[i], flags, &vp, &fe);
+            vp.before += l.f[i].size;
+            if (s == DTB_E_ABORTED) {
+                first = s;
+                e = fe;
+                break;
+            }
+            if (s != DTB_OK) {
+                nbad++;
+                if (db->log)
+                    db->log(db->log_user, fe.msg);
+                record(db, s, &fe);
+                if (first == DTB_OK) {
+                    first = s;
+                    e = fe;
+                }
+            }
+        }
+    }
+    for (int i = 0; i < l.n; i++)
+        free(l.f[i].path);
+    free(l.f);
+    if (bad)
+        *bad = nbad;
+    /* Each bad file was recorded as it was found; a stop or a failure to list is recorded here. */
+    return nbad > 0 && first != DTB_E_ABORTED ? first : record(db, first, &e);
+}

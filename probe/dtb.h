@@ -1,0 +1,304 @@
+/* libdtb: probing draughts endgame tables (DESIGN.md §1, §9). The only header an engine includes.
+ *
+ * Quick start:
+ *
+ *     const char *dirs[] = {"/data/tables"};
+ *     dtb_options o = {.paths = dirs, .npaths = 1, .cache_bytes = 256u << 20};
+ *     dtb_db *db;
+ *     if (dtb_open(&o, &db) != DTB_OK) ...          (the log callback, if given, says why)
+ *     dtb_position p;
+ *     char why[DTB_MESSAGE_SIZE];
+ *     if (dtb_position_from_fen(db, "W:WK46,28:BK5", &p, why, sizeof why) != DTB_OK) ...
+ *     dtb_wdl wdl; int dtw;
+ *     dtb_status s = dtb_probe_dtw(db, &p, 0, &wdl, &dtw);
+ *     if (s != DTB_OK) { dtb_last_error(db, why, sizeof why); ... }
+ *     dtb_close(db);
+ *
+ * Words. Values are for the side to move, by perfect play without move-count draw rules.
+ * DTW ("distance to win") is the number of plies until the game ends (the loser, to move, has no
+ * piece or no legal move): the winner takes the shortest way, the loser the longest. A win has an
+ * odd DTW, a loss an even one; a draw has none (reported as 0). Squares are PDN numbers 1..N.
+ *
+ * Statuses are returned separately from values: every function that can fail returns a
+ * dtb_status, and values come back through out-parameters, which are written only on DTB_OK.
+ * The library never prints and never exits; problems with files are also reported, once each,
+ * through the log callback given to dtb_open, and the message of the latest failure of any call
+ * is kept for dtb_last_error.
+ *
+ * Tables hold positions without a capture for the side to move; a capture position is answered by
+ * searching its captures (compulsory in every variant) down to positions the tables hold, so any
+ * legal position can be probed.
+ *
+ * Thread safety: an open dtb_db may be used by any number of threads at once for every function
+ * below except dtb_close (no other call may run on the db during or after it). The block cache is
+ * shared by all threads; its locks are sharded, so threads rarely wait for each other.
+ */
+#ifndef DTB_H
+#define DTB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Version of this interface; changes when a declaration here changes incompatibly. */
+#define DTB_API_VERSION 1
+
+/* ---- statuses and values ------------------------------------------------------------------- */
+
+/* What a call did. The same codes (and identical definition) as the library's internals, hence
+ * the guard. */
+#ifndef DTB_STATUS_DEFINED
+#define DTB_STATUS_DEFINED
+typedef enum dtb_status {
+    DTB_OK = 0,
+    DTB_E_INVALID,    /* malformed or impossible input; the message says what */
+    DTB_E_RANGE,      /* a value outside what the variant or material allows */
+    DTB_E_OVERFLOW,   /* a fixed-size buffer (move list, text) is too small */
+    DTB_E_NOTFOUND,   /* a file or table does not exist */
+    DTB_E_IO,         /* the system failed to open, read, write or sync; the message says why */
+    DTB_E_NOSPACE,    /* disk full or quota exceeded while writing */
+    DTB_E_CORRUPT,    /* a file fails a check: truncated, bad magic, checksum mismatch, bad field */
+    DTB_E_VERSION,    /* a file format or index scheme version this build does not read */
+    DTB_E_MISMATCH,   /* a sound file, but not the one asked for (variant, material, metric) */
+    DTB_E_NOMEM,      /* out of memory */
+    DTB_E_ABORTED,    /* a callback asked to stop */
+    DTB_E_NOTCACHED,  /* a cache-only probe needs data that is not in memory */
+} dtb_status;
+#endif
+
+/* Game result for the side to move. */
+#ifndef DTB_WDL_DEFINED
+#define DTB_WDL_DEFINED
+typedef enum dtb_wdl { DTB_LOSS = -1, DTB_DRAW = 0, DTB_WIN = 1 } dtb_wdl;
+#endif
+
+/* Largest DTW any table can hold (plies). */
+#define DTB_MAX_DTW 254
+
+/* Size that always holds a message of this library (dtb_last_error, FEN errors). */
+#define DTB_MESSAGE_SIZE 256
+
+/* A short English description of status s ("table not found", ...), never NULL.
+ * Thread-safe (static strings). */
+const char *dtb_strerror(dtb_status s);
+
+/* ---- opening ---------------------------------------------------------------------------------- */
+
+typedef struct dtb_db dtb_db;
+
+/* Receives one line of text (no newline) about a problem: a table file that cannot be used (the
+ * message names the file), a block that fails its checksum, an unreadable directory. Called
+ * from whichever thread met the problem, possibly from several threads at once; it must not call
+ * back into the library with the same db. */
+typedef void (*dtb_log_fn)(void *user, const char *message);
+
+typedef struct dtb_options {
+    /* Table directories, searched in this order. Each may hold <variant>/ subdirectories (as
+     * dtbgen writes them) or the table files directly. */
+    const char *const *paths;
+    int npaths;
+    /* Variant name ("international", "english", "russian", "brazilian", "canadian"); NULL: the
+     * variant of the tables found (an error when tables of several variants are found). */
+    const char *variant;
+    /* Bytes of decompressed table blocks kept in memory; 0: 64 MiB. The cache may exceed it by at
+     * most one block (64 KiB by default) per lock shard. */
+    uint64_t cache_bytes;
+    dtb_log_fn log; /* NULL: no messages */
+    void *log_user;
+} dtb_options;
+
+/* Opens the tables of one variant.
+ * Parameters: o: directories, variant, cache budget, log callback (copied: o and the strings
+ *   it points to need not outlive the call). out: receives the handle, or NULL on failure.
+ * Returns: DTB_OK; DTB_E_INVALID (no directory given, unknown variant, tables of several
+ *   variants and no variant chosen); DTB_E_NOTFOUND (no directory exists, or no variant given
+ *   and no table found); DTB_E_NOMEM. The log callback receives the reason.
+ * Notes: directories are scanned once here, to learn the variant and which materials exist
+ *   (dtb_max_pieces); files are opened lazily, on first use, and kept open until dtb_close.
+ *   Tables added to the directories later are found when first needed, but do not change
+ *   dtb_max_pieces. Thread-safe (no shared state between handles). */
+dtb_status dtb_open(const dtb_options *o, dtb_db **out);
+
+/* Closes the files and frees the cache. db may be NULL.
+ * Thread safety: no other call may be running on db, or start after. */
+void dtb_close(dtb_db *db);
+
+/* The variant's name ("international"). Thread-safe. */
+const char *dtb_db_variant(const dtb_db *db);
+
+/* Number of playable squares of the variant's board (50 for international). Thread-safe. */
+int dtb_db_squares(const dtb_db *db);
+
+/* The largest n such that every material of 2..n pieces has a table found at dtb_open: for WDL
+ * probes (a .wld or a .dtw file) when dtw is false, for DTW probes (a .dtw file) when dtw is
+ * true. 1 when not even every 2-piece material is there. Thread-safe. */
+int dtb_max_pieces(const dtb_db *db, bool dtw);
+
+/* Copies the message of the latest failed call on db (any thread) into buf (size bytes, always
+ * NUL-terminated when size > 0) and returns its status; DTB_OK and "" when nothing failed yet.
+ * Cache-only misses (DTB_E_NOTCACHED) are not recorded, so they stay cheap. Thread-safe; with
+ * several threads failing at once the latest one wins. */
+dtb_status dtb_last_error(dtb_db *db, char *buf, size_t size);
+
+/* ---- positions and moves ----------------------------------------------------------------------- */
+
+enum { DTB_SIDE_WHITE = 0, DTB_SIDE_BLACK = 1 };
+
+/* A position, as plain data (copy it freely). Square s (1..N) is bit (s-1) % 64 of word
+ * (s-1) / 64 of a set; men[DTB_SIDE_WHITE] are the white men, and so on. White men move towards
+ * square 1. Fill it from a FEN (dtb_position_from_fen) or square by square (dtb_position_put). */
+typedef struct dtb_position {
+    uint64_t men[2][2];   /* [side][word] */
+    uint64_t kings[2][2]; /* [side][word] */
+    int side;             /* side to move: DTB_SIDE_WHITE or DTB_SIDE_BLACK */
+} dtb_position;
+
+/* An empty board with side to move. Thread-safe. */
+static inline void dtb_position_clear(dtb_position *p, int side)
+{
+    *p = (dtb_position){{{0}}, {{0}}, side};
+}
+
+/* Puts a piece of the given side (DTB_SIDE_*) on square (1..N): a king when king is true.
+ * Squares outside 1..128 are ignored; the probes reject squares the board does not have. */
+static inline void dtb_position_put(dtb_position *p, int side, bool king, int square)
+{
+    if (square < 1 || square > 128 || (side != DTB_SIDE_WHITE && side != DTB_SIDE_BLACK))
+        return;
+    uint64_t *set = king ? p->kings[side] : p->men[side];
+    set[(square - 1) / 64] |= (uint64_t)1 << ((square - 1) % 64);
+}
+
+/* Reads a PDN FEN ("W:W31,32,K33:B1,2,K3"; ranges, a trailing dot and unknown fields are
+ * accepted) for the db's variant.
+ * Returns: DTB_OK, or DTB_E_INVALID with a one-line reason in err (err may be NULL; size bytes,
+ *   DTB_MESSAGE_SIZE is always enough). The position is checked as by the probes: pieces on
+ *   playable squares, one per square, no man on its promotion row, and the side not to move has
+ *   a piece. Thread-safe; does not record dtb_last_error. */
+dtb_status dtb_position_from_fen(const dtb_db *db, const char *fen, dtb_position *p, char *err,
+                                 size_t size);
+
+/* Writes p as a canonical PDN FEN (squares ascending, no ranges) into buf.
+ * Returns: DTB_OK, DTB_E_INVALID (p is not a valid position), DTB_E_OVERFLOW (buf too small;
+ *   400 bytes is always enough). Thread-safe. */
+dtb_status dtb_position_to_fen(const dtb_db *db, const dtb_position *p, char *buf, size_t size);
+
+/* Longest move text with its NUL. */
+#define DTB_MOVE_TEXT_SIZE 128
+/* Most pieces one move can capture. */
+#define DTB_MAX_CAPTURED 32
+
+/* A legal move. */
+typedef struct dtb_pdn_move {
+    int from, to;                            /* PDN squares */
+    int ncaptured;
+    unsigned char captured[DTB_MAX_CAPTURED]; /* squares of the captured pieces, ascending */
+    bool promotes;                           /* a man that ends the move as a king */
+    char text[DTB_MOVE_TEXT_SIZE];           /* PDN: "32-28", "28x19", or "28x19x8" when two
+                                                moves share start and end */
+} dtb_pdn_move;
+
+/* The position after legal move m of p (as returned by dtb_probe_moves or dtb_probe_line).
+ * Returns: DTB_OK, DTB_E_INVALID (p invalid, or m not a legal move of p). Thread-safe. */
+dtb_status dtb_position_after(const dtb_db *db, const dtb_position *p, const dtb_pdn_move *m,
+                              dtb_position *out);
+
+/* ---- probing ------------------------------------------------------------------------------------ */
+
+/* Probe flags. */
+enum {
+    /* Answer only from memory: if a block (or a table not yet opened) would have to be read,
+     * return DTB_E_NOTCACHED instead of touching the disk. For use deep in an engine's search. */
+    DTB_CACHE_ONLY = 1u,
+};
+
+/* Win, draw or loss for the side to move of p.
+ * Parameters: flags: 0 or DTB_CACHE_ONLY. wdl: receives the result on DTB_OK.
+ * Returns: DTB_OK; DTB_E_INVALID (p is not a legal position: a piece off the board, two on one
+ *   square, a man on its promotion row, the side not to move without pieces); DTB_E_NOTFOUND (a
+ *   table p needs is not there; the message names the material); DTB_E_NOTCACHED (cache-only
+ *   and not in memory); DTB_E_CORRUPT / DTB_E_VERSION / DTB_E_MISMATCH / DTB_E_IO (a damaged or
+ *   wrong file; the message names it); DTB_E_NOMEM.
+ * Notes: uses the .wld table of p's material, or its .dtw table when there is no .wld. A capture
+ *   position is resolved by searching its captures (the tables do not store it). A side to move
+ *   without pieces or without a legal move has lost. Thread-safe. */
+dtb_status dtb_probe_wdl(dtb_db *db, const dtb_position *p, unsigned flags, dtb_wdl *wdl);
+
+/* Win, draw or loss and the DTW (plies; 0 for a draw) for the side to move of p.
+ * Returns and notes as dtb_probe_wdl, but the .dtw tables are needed (DTB_E_NOTFOUND
+ *   otherwise). Thread-safe. */
+dtb_status dtb_probe_dtw(dtb_db *db, const dtb_position *p, unsigned flags, dtb_wdl *wdl,
+                         int *dtw);
+
+/* A legal move with its value. */
+typedef struct dtb_ranked_move {
+    dtb_pdn_move move;
+    dtb_wdl wdl; /* result for the side to move of the probed position if it plays this move */
+    int dtw;     /* plies to the end from the probed position, this move included (so the best
+                    move's dtw equals the position's); 0 for a draw */
+} dtb_ranked_move;
+
+/* Every legal move of p with its value, best first: wins by shortest DTW, then draws, then losses
+ * by longest DTW (equal moves in move generation order).
+ * Parameters: out: room for cap moves (cap 0 and out NULL ask for the count only). count:
+ *   receives the number of legal moves (even when larger than cap).
+ * Returns: as dtb_probe_dtw (the .dtw tables of the positions after the moves are needed), or
+ *   DTB_E_OVERFLOW when there are more than cap moves (out then holds the first cap of the
+ *   ranking). A position without legal moves has count 0 and DTB_OK. Thread-safe. */
+dtb_status dtb_probe_moves(dtb_db *db, const dtb_position *p, unsigned flags, dtb_ranked_move *out,
+                           int cap, int *count);
+
+/* Most plies a best line can have. */
+#define DTB_MAX_LINE DTB_MAX_DTW
+
+/* The best line from p to the end of the game: each move the first of dtb_probe_moves' ranking
+ * (the winner's quickest win, the loser's longest resistance).
+ * Parameters: out: room for cap moves (DTB_MAX_LINE is always enough). count: receives the
+ *   number of plies of the line (the position's DTW); 0 for a draw (a draw has no end) and for
+ *   a position already lost.
+ * Returns: as dtb_probe_moves; DTB_E_OVERFLOW when the line is longer than cap (out then holds
+ *   its first cap moves). Thread-safe. */
+dtb_status dtb_probe_line(dtb_db *db, const dtb_position *p, unsigned flags, dtb_pdn_move *out,
+                          int cap, int *count);
+
+/* ---- checking the files -------------------------------------------------------------------------- */
+
+/* Called during dtb_verify with the file being checked and the bytes checked so far and in all
+ * (over every file); return false to stop. */
+typedef bool (*dtb_verify_progress)(void *user, const char *file, uint64_t done, uint64_t total);
+
+/* Verify flags. */
+enum {
+    DTB_VERIFY_DECODE = 1u, /* also decompress every block (slower; catches writer bugs too) */
+};
+
+/* Checks every table file of the db's variant in its directories: header, block table, every
+ * block's checksum and the whole-file checksum.
+ * Parameters: flags: 0 or DTB_VERIFY_DECODE. progress: may be NULL. bad: receives the number of
+ *   files that failed (may be NULL).
+ * Returns: DTB_OK when every file is sound; otherwise the status of the first failure (each
+ *   failing file is also reported through the log callback, by name, and the last one is
+ *   dtb_last_error); DTB_E_ABORTED when progress returned false.
+ * Notes: reads every byte of every file (does not use or disturb the cache). Thread-safe. */
+dtb_status dtb_verify(dtb_db *db, unsigned flags, dtb_verify_progress progress, void *user,
+                      int *bad);
+
+/* Counters of the block cache since dtb_open. */
+typedef struct dtb_cache_stats {
+    uint64_t hits, misses; /* block lookups answered from memory / read from disk */
+    uint64_t bytes;        /* bytes held now */
+    uint64_t blocks;       /* blocks held now */
+} dtb_cache_stats;
+
+/* Thread-safe; the counters are approximate while other threads probe. */
+void dtb_get_cache_stats(dtb_db *db, dtb_cache_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,282 @@
+/* Lookups and capture search.
+ *
+ * A quiet position costs: the colour flip when black is to move, the material, one table slot
+ * load, the perfect index, and one cache lookup. On a miss the block is read and decompressed
+ * outside every lock, with a decoding context borrowed from a small pool (contexts are only
+ * needed on misses, so the pool's mutex is off the hot path), and then handed to the cache.
+ *
+ * A capture position is searched: every capture is made and its result taken from the position
+ * after it (itself a capture position or a quiet one; each capture removes a piece, so the
+ * search is at most as deep as the piece count). WDL needs only one winning capture; the exact
+ * value takes the best over all captures. The move list is allocated per searched node (it is
+ * large, and engines may probe from threads with small stacks). */
+#include "resolve.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "movegen.h"
+
+struct dtb_resolver {
+    dtb_tableset *ts;
+    const dtb_board *board;
+    dtb_blockcache *cache;
+    dtb_tableset_log log;
+    void *user;
+    pthread_mutex_t pool_lock;
+    dtb_tablefile_ctx **pool;
+    int npool, pool_cap;
+};
+
+dtb_resolver *dtb_resolver_create(dtb_tableset *ts, uint64_t cache_bytes, dtb_tableset_log log,
+                                  void *user)
+{
+    dtb_resolver *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->ts = ts;
+    r->board = dtb_tableset_board(ts);
+    r->log = log;
+    r->user = user;
+    pthread_mutex_init(&r->pool_lock, NULL);
+    if (!(r->cache = dtb_blockcache_create(cache_bytes))) {
+        dtb_resolver_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+void dtb_resolver_free(dtb_resolver *r)
+{
+    if (!r)
+        return;
+    for (int i = 0; i < r->npool; i++)
+        dtb_tablefile_ctx_free(r->pool[i]);
+    free(r->pool);
+    dtb_blockcache_free(r->cache);
+    pthread_mutex_destroy(&r->pool_lock);
+    free(r);
+}
+
+void dtb_resolver_cache_stats(dtb_resolver *r, dtb_blockcache_stats *st)
+{
+    dtb_blockcache_get_stats(r->cache, st);
+}
+
+dtb_blockcache *dtb_resolver_cache(dtb_resolver *r) { return r->cache; }
+
+static dtb_tablefile_ctx *ctx_get(dtb_resolver *r)
+{
+    dtb_tablefile_ctx *ctx = NULL;
+    pthread_mutex_lock(&r->pool_lock);
+    if (r->npool > 0)
+        ctx = r->pool[--r->npool];
+    pthread_mutex_unlock(&r->pool_lock);
+    return ctx ? ctx : dtb_tablefile_ctx_create();
+}
+
+static void ctx_put(dtb_resolver *r, dtb_tablefile_ctx *ctx)
+{
+    pthread_mutex_lock(&r->pool_lock);
+    if (r->npool == r->pool_cap) {
+        const int cap = r->pool_cap ? 2 * r->pool_cap : 8;
+        dtb_tablefile_ctx **bigger = realloc(r->pool, (size_t)cap * sizeof *bigger);
+        if (bigger) {
+            r->pool = bigger;
+            r->pool_cap = cap;
+        }
+    }
+    if (r->npool < r->pool_cap) {
+        r->pool[r->npool++] = ctx;
+        ctx = NULL;
+    }
+    pthread_mutex_unlock(&r->pool_lock);
+    dtb_tablefile_ctx_free(ctx); /* NULL when pooled */
+}
+
+/* Reads block blk of t into the cache and returns value off of it. */
+static dtb_status read_block(dtb_resolver *r, const dtb_ptable *t, uint64_t blk, uint64_t off,
+                             unsigned *raw, dtb_error *e)
+{
+    const size_t len = (size_t)dtb_tablefile_packed_len(t->tf, blk);
+    uint8_t *buf = malloc(len ? len : 1);
+    dtb_tablefile_ctx *ctx = ctx_get(r);
+    if (!buf || !ctx) {
+        free(buf);
+        dtb_tablefile_ctx_free(ctx);
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory reading %s", t->name);
+    }
+    dtb_error err;
+    const dtb_status s = dtb_tablefile_read_packed(t->tf, blk, buf, len, ctx, &err);
+    ctx_put(r, ctx);
+    if (s != DTB_OK) {
+        free(buf);
+        bool expected = false;
+        if (r->log && atomic_compare_exchange_strong(&((dtb_ptable *)t)->block_error_logged,
+                                                     &expected, true))
+            r->log(r->user, err.msg);
+        return dtb_error_set(e, s, "%s", err.msg);
+    }
+    *raw = dtb_tablefile_packed_get(buf, t->bits, off);
+    dtb_blockcache_put(r->cache, t->key_base | blk, buf, len);
+    return DTB_OK;
+}
+
+/* The stored value of w (white to move, no capture) in table t. */
+static inline dtb_status lookup(dtb_resolver *r, const dtb_ptable *t, const dtb_pos *w,
+                                unsigned flags, unsigned *raw, dtb_error *e)
+{
+    const uint64_t i = dtb_index_of(t->ix, w);
+    uint64_t blk, off;
+    if (t->block_shift >= 0) {
+        blk = i >> t->block_shift;
+        off = i & (t->block_positions - 1);
+    } else {
+        blk = i / t->block_positions;
+        off = i % t->block_positions;
+    }
+    if (dtb_blockcache_get(r->cache, t->key_base | blk, off, t->bits, raw))
+        return DTB_OK;
+    if (flags & DTB_RESOLVE_CACHE_ONLY)
+        return DTB_E_NOTCACHED;
+    return read_block(r, t, blk, off, raw, e);
+}
+
+/* p with white to move: p itself or its flip in *buf. */
+static inline const dtb_pos *white_to_move(const dtb_resolver *r, const dtb_pos *p, dtb_pos *buf)
+{
+    if (p->side == DTB_WHITE)
+        return p;
+    dtb_pos_flip(r->board, p, buf);
+    return buf;
+}
+
+static dtb_status quiet_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_wdl *out,
+                            dtb_error *e)
+{
+    dtb_pos buf;
+    const dtb_pos *w = white_to_move(r, p, &buf);
+    const dtb_ptable *t;
+    dtb_status s = dtb_tableset_get_wdl(r->ts, dtb_material_of(w),
+                                        !(flags & DTB_RESOLVE_CACHE_ONLY), &t, e);
+    if (s != DTB_OK)
+        return s;
+    unsigned raw;
+    if ((s = lookup(r, t, w, flags, &raw, e)) != DTB_OK)
+        return s;
+    if (t->metric == DTB_METRIC_DTW) {
+        *out = dtb_value_wdl((dtb_value)raw);
+        return DTB_OK;
+    }
+    switch (raw) {
+    case 0: *out = DTB_DRAW; return DTB_OK;
+    case 1: *out = DTB_WIN; return DTB_OK;
+    case 2: *out = DTB_LOSS; return DTB_OK;
+    }
+    return dtb_error_set(e, DTB_E_CORRUPT, "%s: stored value %u is not a WLD value", t->name, raw);
+}
+
+static dtb_status quiet_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_value *out,
+                              dtb_error *e)
+{
+    dtb_pos buf;
+    const dtb_pos *w = white_to_move(r, p, &buf);
+    const dtb_ptable *t;
+    dtb_status s = dtb_tableset_get(r->ts, dtb_material_of(w), DTB_METRIC_DTW,
+                                    !(flags & DTB_RESOLVE_CACHE_ONLY), &t, e);
+    if (s != DTB_OK)
+        return s;
+    unsigned raw;
+    if ((s = lookup(r, t, w, flags, &raw, e)) != DTB_OK)
+        return s;
+    *out = (dtb_value)raw;
+    return DTB_OK;
+}
+
+/* The moves of capture position p in a fresh list (NULL after setting *s). */
+static dtb_movelist *captures_of(const dtb_resolver *r, const dtb_pos *p, dtb_status *s,
+                                 dtb_error *e)
+{
+    dtb_movelist *list = malloc(sizeof *list);
+    if (!list) {
+        *s = dtb_error_set(e, DTB_E_NOMEM, "out of memory for a capture search");
+        return NULL;
+    }
+    if ((*s = dtb_generate(r->board, p, list)) != DTB_OK) {
+        free(list);
+        *s = dtb_error_set(e, *s, "too many captures to list");
+        return NULL;
+    }
+    return list;
+}
+
+dtb_status dtb_resolve_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_wdl *out,
+                           dtb_error *e)
+{
+    if (!dtb_pos_pieces(p, p->side)) {
+        *out = DTB_LOSS;
+        return DTB_OK;
+    }
+    if (!dtb_has_capture(r->board, p))
+        return quiet_wdl(r, p, flags, out, e);
+    dtb_status s;
+    dtb_movelist *list = captures_of(r, p, &s, e);
+    if (!list)
+        return s;
+    dtb_wdl best = DTB_LOSS;
+    dtb_status failed = DTB_OK;
+    dtb_error later;
+    for (int i = 0; i < list->count && best != DTB_WIN; i++) {
+        dtb_pos q;
+        dtb_make_move(p, &list->moves[i], &q);
+        dtb_wdl v;
+        s = dtb_resolve_wdl(r, &q, flags, &v, failed == DTB_OK ? e : &later);
+        if (s != DTB_OK) {
+            if (failed == DTB_OK)
+                failed = s;
+            continue;
+        }
+        if (-v > (int)best)
+            best = (dtb_wdl)-v;
+    }
+    free(list);
+    if (failed != DTB_OK && best != DTB_WIN)
+        return failed;
+    *out = best;
+    return DTB_OK;
+}
+
+dtb_status dtb_resolve_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_value *out,
+                             dtb_error *e)
+{
+    if (!dtb_pos_pieces(p, p->side)) {
+        *out = dtb_value_loss(0);
+        return DTB_OK;
+    }
+    if (!dtb_has_capture(r->board, p))
+        return quiet_value(r, p, flags, out, e);
+    dtb_status s;
+    dtb_movelist *list = captures_of(r, p, &s, e);
+    if (!list)
+        return s;
+    dtb_value best = 0;
+    int best_rank = -1000;
+    for (int i = 0; i < list->count; i++) {
+        dtb_pos q;
+        dtb_make_move(p, &list->moves[i], &q);
+        dtb_value v;
+        if ((s = dtb_resolve_value(r, &q, flags, &v, e)) != DTB_OK) {
+            free(list);
+            return s;
+        }
+        const dtb_value mine = dtb_value_parent(v);
+        if (dtb_value_rank(mine) > best_rank) {
+            best_rank = dtb_value_rank(mine);
+            best = mine;
+        }
+    }
+    free(list);
+    *out = best;
+    return DTB_OK;
+}

@@ -1,0 +1,231 @@
+/* Probe speed for scripts/bench.sh (a measurement, not a test).
+ *
+ * usage: dtb_bench_probe --tables DIR [--variant V] [--pieces N] [--positions K] [--rounds R]
+ *                        [--threads T ...] [--cache MIB] [--dtw] [--uncached]
+ *
+ * Draws K random legal positions without a capture for the side to move (either side to move)
+ * from the materials of exactly N pieces (default: the largest complete piece count), probes
+ * each once to fill the cache, then times R rounds of probing all K from each thread count given
+ * (every thread probes all K, from its own starting offset). Prints one line per thread count:
+ *   probe <wdl|dtw> <cached|uncached> pieces <N> threads <T> probes <P> seconds <S>
+ *   per_second <P/S> per_thread_per_second <P/S/T> per_cpu_second <P/(CPU seconds of the threads)>
+ * (on a machine shared with other work, per_cpu_second is the per-core speed; wall-clock figures
+ * then understate it)
+ * --uncached opens a fresh handle with a cache too small to hold the tables, so nearly every
+ * probe reads and decompresses a block. Exit 1 on any probe failure (the message is printed). */
+#define _POSIX_C_SOURCE 200809L
+
+#include "dtb.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "index.h"
+#include "material.h"
+#include "movegen.h"
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static uint64_t rng_next(uint64_t *s)
+{ /* splitmix64 */
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+typedef struct job {
+    dtb_db *db;
+    const dtb_position *pos;
+    int n, rounds, start;
+    bool dtw;
+    uint64_t sum;
+    int failed;
+    double cpu; /* this thread's CPU seconds: on a shared machine, a truer per-core figure */
+} job;
+
+static double thread_cpu(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void *run_job(void *arg)
+{
+    job *j = arg;
+    const double c0 = thread_cpu();
+    uint64_t sum = 0;
+    for (int r = 0; r < j->rounds; r++)
+        for (int k = 0; k < j->n; k++) {
+            const dtb_position *p = &j->pos[(j->start + k) % j->n];
+            dtb_wdl w;
+            int d = 0;
+            const dtb_status s = j->dtw ? dtb_probe_dtw(j->db, p, 0, &w, &d) : dtb_probe_wdl(j->db, p, 0, &w);
+            if (s != DTB_OK) {
+                j->failed = 1;
+                return NULL;
+            }
+            sum += (uint64_t)(w + 1) + (uint64_t)d;
+        }
+    j->sum = sum;
+    j->cpu = thread_cpu() - c0;
+    return NULL;
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: dtb_bench_probe --tables DIR [--variant V] [--pieces N] [--positions K] "
+                    "[--rounds R] [--threads T ...] [--cache MIB] [--dtw] [--uncached]\n");
+    exit(2);
+}
+
+static void report(void *user, const char *msg)
+{
+    (void)user;
+    fprintf(stderr, "dtb_bench_probe: %s\n", msg);
+}
+
+int main(int argc, char **argv)
+{
+    const char *dir = NULL, *variant = NULL;
+    int pieces = 0, npos = 1000000, rounds = 5, threads[8], nthreads = 0;
+    long cache_mib = 1024;
+    bool dtw = false, uncached = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const bool has = i + 1 < argc;
+        if (!strcmp(a, "--tables") && has) dir = argv[++i];
+        else if (!strcmp(a, "--variant") && has) variant = argv[++i];
+        else if (!strcmp(a, "--pieces") && has) pieces = atoi(argv[++i]);
+        else if (!strcmp(a, "--positions") && has) npos = atoi(argv[++i]);
+        else if (!strcmp(a, "--rounds") && has) rounds = atoi(argv[++i]);
+        else if (!strcmp(a, "--cache") && has) cache_mib = atol(argv[++i]);
+        else if (!strcmp(a, "--threads") && has && nthreads < 8) threads[nthreads++] = atoi(argv[++i]);
+        else if (!strcmp(a, "--dtw")) dtw = true;
+        else if (!strcmp(a, "--uncached")) uncached = true;
+        else usage();
+    }
+    if (!dir || npos < 1 || rounds < 1)
+        usage();
+    if (nthreads == 0) {
+        threads[0] = 1;
+        threads[1] = 2;
+        nthreads = 2;
+    }
+    const char *dirs[1] = {dir};
+    dtb_options o = {.paths = dirs, .npaths = 1, .variant = variant,
+                     .cache_bytes = (uint64_t)cache_mib << 20, .log = report};
+    dtb_db *db;
+    if (dtb_open(&o, &db) != DTB_OK)
+        return 1;
+    if (pieces == 0)
+        pieces = dtb_max_pieces(db, dtw);
+    if (pieces < 2 || pieces > dtb_max_pieces(db, dtw)) {
+        fprintf(stderr, "dtb_bench_probe: no complete set of %d-piece tables in %s\n", pieces, dir);
+        return 1;
+    }
+
+    /* Random quiet positions, materials weighted by size. */
+    dtb_board b;
+    dtb_board_init(&b, dtb_variant_find(dtb_db_variant(db)));
+    const int nm = dtb_material_list(pieces, NULL, 0);
+    dtb_material *mats = malloc((size_t)nm * sizeof *mats);
+    dtb_index **ix = calloc((size_t)nm, sizeof *ix);
+    dtb_position *pos = malloc((size_t)npos * sizeof *pos);
+    if (!mats || !ix || !pos)
+        return 1;
+    dtb_material_list(pieces, mats, nm);
+    uint64_t total = 0;
+    for (int i = 0; i < nm; i++)
+        if (dtb_material_pieces(&mats[i]) == pieces && dtb_index_create(&b, mats[i], &ix[i]) == DTB_OK)
+            total += dtb_index_size(ix[i]);
+    uint64_t seed = 12345;
+    for (int k = 0; k < npos;) {
+        uint64_t r = rng_next(&seed) % total;
+        int i = 0;
+        while (!ix[i] || r >= dtb_index_size(ix[i])) {
+            r -= ix[i] ? dtb_index_size(ix[i]) : 0;
+            i++;
+        }
+        dtb_pos p;
+        dtb_index_pos(ix[i], r, &p);
+        if (rng_next(&seed) & 1)
+            dtb_pos_flip(&b, &p, &p);
+        if (dtb_has_capture(&b, &p))
+            continue;
+        dtb_position *q = &pos[k++];
+        dtb_position_clear(q, p.side == DTB_WHITE ? DTB_SIDE_WHITE : DTB_SIDE_BLACK);
+        for (int c = 0; c < 2; c++) {
+            q->men[c][0] = (uint64_t)p.men[c];
+            q->men[c][1] = (uint64_t)(p.men[c] >> 64);
+            q->kings[c][0] = (uint64_t)p.kings[c];
+            q->kings[c][1] = (uint64_t)(p.kings[c] >> 64);
+        }
+    }
+    if (uncached) {
+        dtb_close(db);
+        o.cache_bytes = 1; /* a block or so per shard: nearly every probe misses */
+        if (dtb_open(&o, &db) != DTB_OK)
+            return 1;
+    } else {
+        job warm = {db, pos, npos, 1, 0, dtw, 0, 0, 0};
+        run_job(&warm);
+        if (warm.failed) {
+            char msg[DTB_MESSAGE_SIZE];
+            dtb_last_error(db, msg, sizeof msg);
+            fprintf(stderr, "dtb_bench_probe: %s\n", msg);
+            return 1;
+        }
+    }
+    for (int t = 0; t < nthreads; t++) {
+        const int nt = threads[t] < 1 ? 1 : threads[t] > 64 ? 64 : threads[t];
+        job jobs[64];
+        pthread_t tid[64];
+        const double t0 = now();
+        for (int k = 0; k < nt; k++) {
+            jobs[k] = (job){db, pos, npos, rounds, (int)((int64_t)npos * k / nt), dtw, 0, 0, 0};
+            pthread_create(&tid[k], NULL, run_job, &jobs[k]);
+        }
+        int failed = 0;
+        double cpu = 0;
+        for (int k = 0; k < nt; k++) {
+            pthread_join(tid[k], NULL);
+            failed |= jobs[k].failed;
+            cpu += jobs[k].cpu;
+        }
+        const double sec = now() - t0;
+        if (failed) {
+            char msg[DTB_MESSAGE_SIZE];
+            dtb_last_error(db, msg, sizeof msg);
+            fprintf(stderr, "dtb_bench_probe: %s\n", msg);
+            return 1;
+        }
+        const double probes = (double)npos * rounds * nt;
+        printf("probe %s %s pieces %d threads %d probes %.0f seconds %.3f per_second %.0f "
+               "per_thread_per_second %.0f per_cpu_second %.0f\n",
+               dtw ? "dtw" : "wdl", uncached ? "uncached" : "cached", pieces, nt, probes, sec,
+               probes / sec, probes / sec / nt, probes / cpu);
+        fflush(stdout);
+    }
+    dtb_cache_stats cs;
+    dtb_get_cache_stats(db, &cs);
+    fprintf(stderr, "cache: %" PRIu64 " hits, %" PRIu64 " misses, %" PRIu64 " blocks, %" PRIu64 " bytes\n",
+            cs.hits, cs.misses, cs.blocks, cs.bytes);
+    for (int i = 0; i < nm; i++)
+        dtb_index_free(ix[i]);
+    free(ix);
+    free(mats);
+    free(pos);
+    dtb_close(db);
+    return 0;
+}
