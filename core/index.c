@@ -15,7 +15,11 @@
  *   + rank of the black men among rows 0..size-2 minus the white men,
  * which is dense: every group holds exactly its placements, and the group offsets make the
  * whole gap-free. Kings: white kings among the squares the men leave free, then black kings among
- * the rest; kings rank = white rank x C(free - wk, bk) + black rank. */
+ * the rest; kings rank = white rank x C(free - wk, bk) + black rank.
+ *
+ * So a block number depends on the men only (a king move stays in the block, a man move leaves
+ * it), every block has C(free, wk) x C(free - wk, bk) positions, and the index of a position is
+ * a mixed-radix number whose digits are ranks; see index_pos_t for how they are read back. */
 #include "index.h"
 
 #include <assert.h>
@@ -90,9 +94,11 @@ struct dtb_index {
  * so each operation is compiled twice, once for the baseline and once for popcnt+BMI2, and
  * dtb_index_create picks by the running CPU. Boards of up to 64 squares (all but 12x12) get
  * 64-bit code: 128-bit arithmetic costs twice. The templates below are always inlined into each
- * variant with `wide` and `fast` constant. Loops run a count fixed by the material, and choices
- * that depend on the position are arithmetic, not branches: the generator feeds positions in
- * no predictable order, and a mispredicted branch costs as much as a whole rank. */
+ * variant with `wide` and `fast` constant. Ranking loops run a count fixed by the material and
+ * read tables instead of branching on the position: the generator ranks successors in no
+ * predictable order, and a mispredicted branch costs as much as a whole rank. Unranking is a
+ * chain of dependent steps; what shortens the chain (parallel divisions, guess tables) matters
+ * there more than branches. */
 
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
 
