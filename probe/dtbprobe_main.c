@@ -7,6 +7,8 @@
  * Exit codes: 0 done, 1 bad input or data (unknown variant, malformed FEN), 2 usage (unknown
  * command or option, missing or malformed option value).
  */
+#define _POSIX_C_SOURCE 200809L
+
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -15,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "dtb.h"
 #include "fen.h"
 #include "pdnmove.h"
 #include "perft.h"
@@ -37,7 +40,7 @@ typedef struct option_spec {
 } option_spec;
 
 #define MAX_OPTIONS 16
-#define MAX_POSITIONAL 4
+#define MAX_POSITIONAL 1024
 
 /* What the command line said, by option index in the command's table. */
 typedef struct cli_args {
@@ -250,9 +253,287 @@ static int run_perft(const command *c, const cli_args *a)
     return 0;
 }
 
+/* ---- probe (the default command) ------------------------------------------------------- */
+
+enum { PROBE_TABLES, PROBE_VARIANT, PROBE_JSON, PROBE_CACHE };
+static const option_spec probe_options[] = {
+    [PROBE_TABLES] = {"--tables", ARG_STRING, "DIR",
+                      "table directories, ':'-separated (default: $DTB_PATH)"},
+    [PROBE_VARIANT] = {"--variant", ARG_STRING, "V", "rules (default: the variant of the tables)"},
+    [PROBE_JSON] = {"--json", ARG_NONE, NULL, "one JSON object per position"},
+    [PROBE_CACHE] = {"--cache", ARG_INT, "MIB", "block cache size in MiB (default 64)"},
+};
+
+_Static_assert(sizeof probe_options / sizeof probe_options[0] <= MAX_OPTIONS, "MAX_OPTIONS");
+
+#define MAX_TABLE_DIRS 32
+
+static void print_log(void *user, const char *msg)
+{
+    (void)user;
+    fprintf(stderr, "dtbprobe: %s\n", msg);
+}
+
+static const char *wdl_name(dtb_wdl w)
+{
+    return w == DTB_WIN ? "win" : w == DTB_LOSS ? "loss" : "draw";
+}
+
+/* A JSON string (the texts here are FENs, PDN moves and messages: quotes, backslashes and
+ * control characters are all that need escaping). */
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        const unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            printf("\\%c", c);
+        else if (c < 0x20)
+            printf("\\u%04x", c);
+        else
+            putchar(c);
+    }
+    putchar('"');
+}
+
+/* The board as text: one line per row, top row first, two characters per square ('.' an empty
+ * dark square, w/W white man/king, b/B black man/king), the row's square numbers at the right. */
+static void print_diagram(const dtb_board *b, const dtb_position *p)
+{
+    for (int row = 0; row < b->size; row++) {
+        printf("   ");
+        int first = 0, last = 0;
+        for (int col = 0; col < b->size; col++) {
+            const int sq = dtb_board_square(b, row, col);
+            char c = ' ';
+            if (sq >= 0) {
+                if (!first)
+                    first = sq + 1;
+                last = sq + 1;
+                const int w = sq / 64, bit = sq % 64;
+                c = '.';
+                if (p->men[DTB_SIDE_WHITE][w] >> bit & 1) c = 'w';
+                if (p->kings[DTB_SIDE_WHITE][w] >> bit & 1) c = 'W';
+                if (p->men[DTB_SIDE_BLACK][w] >> bit & 1) c = 'b';
+                if (p->kings[DTB_SIDE_BLACK][w] >> bit & 1) c = 'B';
+            }
+            printf(" %c", c);
+        }
+        printf("    %2d-%2d\n", first, last);
+    }
+}
+
+typedef struct probe_answer {
+    dtb_status status;
+    char error[DTB_MESSAGE_SIZE];
+    bool have_dtw; /* false: only WDL tables were found */
+    dtb_wdl wdl;
+    int dtw;
+    dtb_ranked_move moves[DTB_MAX_MOVES];
+    int nmoves;
+    dtb_pdn_move line[DTB_MAX_LINE];
+    int nline;
+} probe_answer;
+
+/* Everything the output shows about p. Falls back to WDL alone when there are no DTW tables. */
+static void probe_all(dtb_db *db, const dtb_position *p, probe_answer *a)
+{
+    a->nmoves = a->nline = 0;
+    a->have_dtw = true;
+    a->status = dtb_probe_dtw(db, p, 0, &a->wdl, &a->dtw);
+    if (a->status == DTB_OK)
+        a->status = dtb_probe_moves(db, p, 0, a->moves, DTB_MAX_MOVES, &a->nmoves);
+    if (a->status == DTB_OK)
+        a->status = dtb_probe_line(db, p, 0, a->line, DTB_MAX_LINE, &a->nline);
+    if (a->status == DTB_E_NOTFOUND) {
+        a->have_dtw = false;
+        a->nmoves = a->nline = 0;
+        a->status = dtb_probe_wdl(db, p, 0, &a->wdl);
+        a->dtw = 0;
+    }
+    if (a->status != DTB_OK)
+        dtb_last_error(db, a->error, sizeof a->error);
+}
+
+static void print_text(const dtb_db *db, const dtb_board *b, const char *fen, const dtb_position *p,
+                       const probe_answer *a)
+{
+    printf("%s\n%s, %s to move\n", fen, dtb_db_variant(db),
+           p->side == DTB_SIDE_WHITE ? "white" : "black");
+    print_diagram(b, p);
+    if (a->wdl == DTB_DRAW)
+        printf("value: draw\n");
+    else if (a->have_dtw)
+        printf("value: %s, DTW %d %s\n", wdl_name(a->wdl), a->dtw, a->dtw == 1 ? "ply" : "plies");
+    else
+        printf("value: %s (no DTW tables)\n", wdl_name(a->wdl));
+    if (a->have_dtw) {
+        printf("moves:%s\n", a->nmoves ? "" : " none");
+        for (int i = 0; i < a->nmoves; i++) {
+            const dtb_ranked_move *m = &a->moves[i];
+            if (m->wdl == DTB_DRAW)
+                printf("  %-12s draw\n", m->move.text);
+            else
+                printf("  %-12s %-4s %3d\n", m->move.text, wdl_name(m->wdl), m->dtw);
+        }
+        printf("line:");
+        for (int i = 0; i < a->nline; i++)
+            printf(" %s", a->line[i].text);
+        printf("%s\n", a->nline ? "" : a->wdl == DTB_DRAW ? " (a draw has no end)" : " (game over)");
+    }
+    printf("\n");
+}
+
+static void print_json(const dtb_db *db, const char *fen, const dtb_position *p,
+                       const probe_answer *a)
+{
+    printf("{\"fen\":");
+    json_string(fen);
+    printf(",\"variant\":\"%s\",\"side\":\"%s\",\"wdl\":\"%s\",\"dtw\":", dtb_db_variant(db),
+           p->side == DTB_SIDE_WHITE ? "white" : "black", wdl_name(a->wdl));
+    if (a->have_dtw && a->wdl != DTB_DRAW)
+        printf("%d", a->dtw);
+    else
+        printf("null");
+    if (a->have_dtw) {
+        printf(",\"moves\":[");
+        for (int i = 0; i < a->nmoves; i++) {
+            const dtb_ranked_move *m = &a->moves[i];
+            printf("%s{\"move\":", i ? "," : "");
+            json_string(m->move.text);
+            printf(",\"wdl\":\"%s\",\"dtw\":", wdl_name(m->wdl));
+            if (m->wdl == DTB_DRAW)
+                printf("null}");
+            else
+                printf("%d}", m->dtw);
+        }
+        printf("],\"line\":[");
+        for (int i = 0; i < a->nline; i++) {
+            printf("%s", i ? "," : "");
+            json_string(a->line[i].text);
+        }
+        printf("]");
+    }
+    printf("}\n");
+}
+
+static void print_problem(bool json, const char *fen, const char *what, const char *msg)
+{
+    fprintf(stderr, "dtbprobe: %s: %s%s\n", fen, what, msg);
+    if (json) {
+        printf("{\"fen\":");
+        json_string(fen);
+        printf(",\"error\":");
+        char full[2 * DTB_MESSAGE_SIZE];
+        snprintf(full, sizeof full, "%s%s", what, msg);
+        json_string(full);
+        printf("}\n");
+    }
+}
+
+/* One FEN: returns 0, or EXIT_INPUT after printing the problem. */
+static int probe_one(dtb_db *db, const dtb_board *b, const char *fen, bool json, probe_answer *a)
+{
+    dtb_position p;
+    char err[DTB_MESSAGE_SIZE];
+    if (dtb_position_from_fen(db, fen, &p, err, sizeof err) != DTB_OK) {
+        print_problem(json, fen, "bad FEN: ", err);
+        return EXIT_INPUT;
+    }
+    probe_all(db, &p, a);
+    if (a->status != DTB_OK) {
+        print_problem(json, fen, "", a->error);
+        return EXIT_INPUT;
+    }
+    char canon[512];
+    if (dtb_position_to_fen(db, &p, canon, sizeof canon) != DTB_OK)
+        snprintf(canon, sizeof canon, "%s", fen);
+    if (json)
+        print_json(db, canon, &p, a);
+    else
+        print_text(db, b, canon, &p, a);
+    fflush(stdout);
+    return 0;
+}
+
+/* Splits a ':'-separated list of directories in place into dirs[]; returns their number. */
+static int split_dirs(char *list, const char **dirs, int cap)
+{
+    int n = 0;
+    for (char *s = strtok(list, ":"); s && n < cap; s = strtok(NULL, ":"))
+        dirs[n++] = s;
+    return n;
+}
+
+static int run_probe(const command *c, const cli_args *a)
+{
+    const char *tables = a->given[PROBE_TABLES] ? a->text[PROBE_TABLES] : getenv("DTB_PATH");
+    if (!tables || !*tables)
+        return usage_error(c->name, "%s", "no tables: give --tables DIR or set DTB_PATH");
+    if (a->given[PROBE_VARIANT] && !find_variant(a->text[PROBE_VARIANT]))
+        return EXIT_INPUT;
+    long cache = a->given[PROBE_CACHE] ? a->number[PROBE_CACHE] : 64;
+    if (cache < 1 || cache > (1L << 20)) {
+        fprintf(stderr, "dtbprobe: --cache %ld is outside 1..%ld MiB\n", cache, 1L << 20);
+        return EXIT_USAGE;
+    }
+    char *list = strdup(tables);
+    const char *dirs[MAX_TABLE_DIRS];
+    const int ndirs = list ? split_dirs(list, dirs, MAX_TABLE_DIRS) : 0;
+    if (ndirs == 0) {
+        free(list);
+        return usage_error(c->name, "%s", "no table directory given");
+    }
+    const dtb_options o = {.paths = dirs, .npaths = ndirs,
+                           .variant = a->given[PROBE_VARIANT] ? a->text[PROBE_VARIANT] : NULL,
+                           .cache_bytes = (uint64_t)cache << 20, .log = print_log};
+    dtb_db *db;
+    const dtb_status s = dtb_open(&o, &db);
+    free(list);
+    if (s != DTB_OK)
+        return EXIT_INPUT; /* the log said why */
+    dtb_board b;
+    dtb_board_init(&b, dtb_variant_find(dtb_db_variant(db)));
+    probe_answer *ans = malloc(sizeof *ans);
+    if (!ans) {
+        dtb_close(db);
+        fprintf(stderr, "dtbprobe: out of memory\n");
+        return EXIT_INPUT;
+    }
+    const bool json = a->given[PROBE_JSON];
+    int rc = 0;
+    if (a->npositional > 0) {
+        for (int i = 0; i < a->npositional; i++)
+            if (probe_one(db, &b, a->positional[i], json, ans))
+                rc = EXIT_INPUT;
+    } else {
+        char line[4096];
+        while (fgets(line, sizeof line, stdin)) {
+            char *s = line, *end = line + strlen(line);
+            while (*s == ' ' || *s == '\t')
+                s++;
+            while (end > s && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' ' || end[-1] == '\t'))
+                *--end = '\0';
+            if (*s == '\0' || *s == '#')
+                continue;
+            if (probe_one(db, &b, s, json, ans))
+                rc = EXIT_INPUT;
+        }
+    }
+    free(ans);
+    dtb_close(db);
+    return rc;
+}
+
 /* ---- commands -------------------------------------------------------------------------- */
 
 static const command commands[] = {
+    {"probe", "[--tables DIR] [--variant V] [--json] [FEN ...]",
+     "For each position (FEN arguments, or one FEN per line on stdin): the value, the DTW, every\n"
+     "legal move ranked with its value and DTW (plies to the end from the position, the move\n"
+     "included), the best line in PDN moves, and a diagram. The default command: 'dtbprobe\n"
+     "[options] [FEN ...]' is 'dtbprobe probe [options] [FEN ...]'.",
+     probe_options, (int)(sizeof probe_options / sizeof probe_options[0]), MAX_POSITIONAL, run_probe},
     {"perft", "--variant V [--depth D] [--divide] [FEN]",
      "Counts the leaves of the legal move tree of FEN (default: the start position), one line\n"
      "'perft <depth> <nodes> <seconds>' per depth.",
@@ -262,8 +543,9 @@ enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
 
 static void main_help(FILE *f)
 {
-    fprintf(f, "usage: dtbprobe <command> [options] [arguments]\n"
-               "       dtbprobe --help | --version\n\ncommands:\n");
+    fprintf(f, "usage: dtbprobe [--tables DIR] [--variant V] [--json] [FEN ...]\n"
+               "       dtbprobe <command> [options] [arguments]\n"
+               "       dtbprobe --help | --version\n\ncommands (probe is the default):\n");
     for (int i = 0; i < NCOMMANDS; i++)
         fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].synopsis);
     fprintf(f, "\n'dtbprobe <command> --help' describes a command.\n"
@@ -272,9 +554,7 @@ static void main_help(FILE *f)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2)
-        return usage_error(NULL, "%s", "no command given");
-    const char *name = argv[1];
+    const char *name = argc >= 2 ? argv[1] : "";
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
         main_help(stdout);
         return 0;
@@ -289,5 +569,8 @@ int main(int argc, char **argv)
             const int r = parse_args(&commands[i], argc - 2, argv + 2, &a);
             return r >= 0 ? r : commands[i].run(&commands[i], &a);
         }
-    return usage_error(NULL, name[0] == '-' ? "unknown option %s" : "unknown command '%s'", name);
+    /* Not a command name: the probe command's options and FENs. */
+    cli_args a;
+    const int r = parse_args(&commands[0], argc - 1, argv + 1, &a);
+    return r >= 0 ? r : commands[0].run(&commands[0], &a);
 }
