@@ -36,10 +36,26 @@ typedef struct node {
     uint8_t flags;
 } node;
 
+/* A white man move that stays in the material (no promotion): it leads, after the flip, to one
+ * fixed block of the flipped material, so only the kings' rank there varies by position. */
+typedef struct man_exit {
+    dtb_bb to;                /* the square the man moves to (must be free of kings) */
+    const dtb_index *ix;      /* of the flipped material */
+    const dtb_value *values;
+    dtb_bb men;               /* all men of the target block */
+    uint64_t base;            /* its first index */
+} man_exit;
+
+/* White men a side can have, so white man moves: at most two each. */
+#define MAX_MAN_EXITS 64
+
 typedef struct half {
     dtb_solved_table *t;
     dtb_bb wmen, bmen, men;
     uint64_t base; /* index of the block's first position */
+    man_exit ex[MAX_MAN_EXITS];
+    int nex;
+    dtb_bb promoting; /* white men one step from promotion (their moves take the generic path) */
 } half;
 
 /* Bucket queue of local ids by level. */
@@ -132,9 +148,21 @@ static void init_position(unit *u, uint32_t id)
     } else {
         const dtb_bb empty = b->all & ~dtb_pos_occupied(&p);
         cnt = dtb_count_king_steps(b, p.kings[DTB_WHITE], empty);
+        const half *hf = &u->h[id / u->K];
+        if (hf->nex) { /* kings as the flipped target blocks see them */
+            const dtb_bb fwk = dtb_bb_reverse(b, p.kings[DTB_BLACK]);
+            const dtb_bb fbk = dtb_bb_reverse(b, p.kings[DTB_WHITE]);
+            for (int i = 0; i < hf->nex; i++) {
+                const man_exit *x = &hf->ex[i];
+                if (!(x->to & empty))
+                    continue;
+                const uint64_t r = dtb_index_kings_of(x->ix, x->men, fwk, fbk);
+                fold_exit(x->values[x->base + r], &wincand, &lossmax, &drawexit);
+            }
+        }
         for (int k = 0; k < 2; k++) {
             const int d = dtb_forward_dir(DTB_WHITE, k);
-            dtb_bb to = dtb_board_step(b, p.men[DTB_WHITE], d) & empty;
+            dtb_bb to = dtb_board_step(b, p.men[DTB_WHITE] & hf->promoting, d) & empty;
             while (to) {
                 const int t = dtb_bb_pop(&to);
                 const dtb_bb move = dtb_bb_bit(t) | dtb_bb_bit(b->next[t][d ^ 3]);
@@ -269,6 +297,37 @@ static void solve_unit(unit *u)
     }
 }
 
+/* Lists the non-promoting white man moves of a half (over the men alone; a king on the target
+ * square is checked per position) with their target blocks in the flipped material `to`. */
+static void man_exits(const dtb_board *b, half *hf, const dtb_solved_table *to)
+{
+    hf->nex = 0;
+    hf->promoting = 0;
+    const dtb_bb empty = b->all & ~hf->men;
+    for (int k = 0; k < 2; k++) {
+        const int d = dtb_forward_dir(DTB_WHITE, k);
+        dtb_bb dest = dtb_board_step(b, hf->wmen, d) & empty;
+        while (dest) {
+            const int sq = dtb_bb_pop(&dest);
+            const int from = b->next[sq][d ^ 3];
+            if (dtb_bb_has(b->promotion[DTB_WHITE], sq)) {
+                hf->promoting |= dtb_bb_bit(from);
+                continue;
+            }
+            assert(hf->nex < MAX_MAN_EXITS);
+            const dtb_bb wm = hf->wmen ^ dtb_bb_bit(from) ^ dtb_bb_bit(sq);
+            /* After the flip the black men (reversed) are white, the moved white men black. */
+            const dtb_bb fw = dtb_bb_reverse(b, hf->bmen), fb = dtb_bb_reverse(b, wm);
+            man_exit *x = &hf->ex[hf->nex++];
+            x->to = dtb_bb_bit(sq);
+            x->ix = to->index;
+            x->values = to->values;
+            x->men = fw | fb;
+            x->base = dtb_index_block_of(to->index, fw, fb) * dtb_index_block_size(to->index);
+        }
+    }
+}
+
 /* Total advancement of the men: a man move adds one, the flip keeps it. */
 static int advancement(const dtb_board *b, dtb_bb wmen, dtb_bb bmen)
 {
@@ -380,8 +439,10 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2
                 dtb_index_block_men(t->index, wk->block, &u.h[0].wmen, &u.h[0].bmen);
                 u.h[1] = (half){.t = ft, .base = wk->fblock * K};
                 dtb_index_block_men(ft->index, wk->fblock, &u.h[1].wmen, &u.h[1].bmen);
-                for (int h = 0; h < 2; h++)
+                for (int h = 0; h < 2; h++) {
                     u.h[h].men = u.h[h].wmen | u.h[h].bmen;
+                    man_exits(b, &u.h[h], h == 0 ? ft : t);
+                }
                 stats_reset(&u.st[0]);
                 stats_reset(&u.st[1]);
                 solve_unit(&u);
