@@ -71,8 +71,9 @@ typedef struct dtb_tablefile_expect {
 
 typedef struct dtb_tablefile dtb_tablefile;
 
-/* Per-thread decoding state (a zstd decompression context and a read buffer). Reusing one saves
- * the allocation a NULL context costs on every read (see dtb_tablefile_read_block). */
+/* Per-thread decoding state (a zstd decompression context and read buffers). Reusing one saves
+ * what a NULL context costs on every read: a 96 KB allocation and 4-30 us (measured; a 64K-position
+ * block itself decodes in 13-80 us). */
 typedef struct dtb_tablefile_ctx dtb_tablefile_ctx;
 
 /* Opens path and checks everything short of reading the compressed frames: magic, format version,
