@@ -46,7 +46,7 @@ static bool is_self_flip(const dtb_material *m)
  * men, that a capture or promotion can reach, is simply every earlier one in the list with no
  * more pieces of any kind per side... kept simple: every earlier material whose counts are
  * reachable by removing pieces or crowning men). */
-static bool reachable(const dtb_material *from, const dtb_material *to)
+bool dtb_build_depends(const dtb_material *from, const dtb_material *to)
 {
     /* Captures remove pieces; promotions turn a man into a king; colours may have swapped. */
     for (int flip = 0; flip < 2; flip++) {
@@ -76,7 +76,7 @@ static int build_list(const dtb_build_options *o, dtb_material **out)
     for (int i = 0; i < n; i++) {
         bool need = false;
         for (int j = 0; j < o->nonly && !need; j++)
-            need = reachable(&o->only[j], &all[i]);
+            need = dtb_build_depends(&o->only[j], &all[i]);
         if (need)
             all[k++] = all[i];
     }
@@ -262,7 +262,8 @@ static void stats_json(char *buf, size_t size, const dtb_board *b, const dtb_sol
 }
 
 /* A pair is complete when each member's .dtw, .wld and .stats exist. The stats record is
- * written last, so its presence says the tables before it were renamed into place. */
+ * written last, so its presence says the tables before it were renamed into place; the tables
+ * are looked for too, so a table deleted by hand is rebuilt rather than reported missing. */
 static bool pair_complete(const dtb_build_options *o, const dtb_material *m)
 {
     const dtb_material f = dtb_material_flip(*m);
@@ -272,18 +273,32 @@ static bool pair_complete(const dtb_build_options *o, const dtb_material *m)
         stats_path(path, sizeof path, o->out_dir, o->variant, ms[k]);
         if (access(path, F_OK) != 0)
             return false;
+        for (int metric = 0; metric < 2; metric++) {
+            dtb_build_table_path(path, sizeof path, o->out_dir, o->variant, ms[k],
+                                 metric ? DTB_METRIC_WLD : DTB_METRIC_DTW);
+            if (access(path, F_OK) != 0)
+                return false;
+        }
     }
     return true;
 }
 
-/* Regenerates out_dir/<variant>/STATS from the per-material records, in list order. */
-static dtb_status write_stats_log(const dtb_build_options *o, const dtb_material *list, int n,
-                                  dtb_error *e)
+/* Regenerates out_dir/<variant>/STATS from every per-material record in the directory, in
+ * dependency order: a build of a few materials (--material) keeps the lines of earlier builds.
+ * Records are looked for among all materials of up to 8 pieces (dtbgen's limit) or o->pieces. */
+static dtb_status write_stats_log(const dtb_build_options *o, dtb_error *e)
 {
+    const int pieces = o->pieces > 8 ? o->pieces : 8;
+    const int n = dtb_material_list(pieces, NULL, 0);
+    dtb_material *list = malloc((size_t)(n ? n : 1) * sizeof *list);
     size_t cap = 4096, len = 0;
     char *all = malloc(cap);
-    if (!all)
+    if (!all || !list) {
+        free(all);
+        free(list);
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    }
+    dtb_material_list(pieces, list, n);
     all[0] = 0;
     for (int i = 0; i < n; i++) {
         char path[4096], line[2048];
@@ -298,6 +313,7 @@ static dtb_status write_stats_log(const dtb_build_options *o, const dtb_material
                 if (!bigger) {
                     fclose(f);
                     free(all);
+                    free(list);
                     return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
                 }
                 all = bigger;
@@ -311,6 +327,7 @@ static dtb_status write_stats_log(const dtb_build_options *o, const dtb_material
     snprintf(path, sizeof path, "%s/%s/STATS", o->out_dir, o->variant->name);
     const dtb_status st = write_small_file(path, all, e);
     free(all);
+    free(list);
     return st;
 }
 
@@ -374,17 +391,39 @@ static dtb_status solve_and_write(const dtb_build_options *o, dtb_solved *s, con
     return DTB_OK;
 }
 
+/* "1.5 GiB", "35.2 MiB", "800 bytes": a size in the largest unit that keeps it >= 1, so a small
+ * budget does not read as "0.0 GiB". */
+static void size_text(uint64_t bytes, char *buf, size_t size)
+{
+    static const char *const unit[] = {"KiB", "MiB", "GiB", "TiB"};
+    if (bytes < 1024) {
+        snprintf(buf, size, "%llu bytes", (unsigned long long)bytes);
+        return;
+    }
+    double x = (double)bytes / 1024;
+    int u = 0;
+    while (x >= 1024 && u < 3) {
+        x /= 1024;
+        u++;
+    }
+    snprintf(buf, size, "%.1f %s", x, unit[u]);
+}
+
 dtb_status dtb_build(const dtb_build_options *o, dtb_error *e)
 {
     if (o->threads > 0)
         omp_set_num_threads(o->threads);
     if (o->memory_budget) {
         const uint64_t need = dtb_build_memory_needed(o);
-        if (need > o->memory_budget)
+        if (need > o->memory_budget) {
+            char needed[32], allowed[32];
+            size_text(need, needed, sizeof needed);
+            size_text(o->memory_budget, allowed, sizeof allowed);
             return dtb_error_set(e, DTB_E_NOMEM,
-                                 "this build needs %.1f GiB of memory, more than the %.1f GiB "
+                                 "this build needs %s of memory (%llu bytes), more than the %s "
                                  "allowed (--memory)",
-                                 need / 1073741824.0, o->memory_budget / 1073741824.0);
+                                 needed, (unsigned long long)need, allowed);
+        }
     }
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/%s", o->out_dir, o->variant->name);
@@ -422,7 +461,7 @@ dtb_status dtb_build(const dtb_build_options *o, dtb_error *e)
         rc = solve_and_write(o, s, &list[i], e);
     }
     if (rc == DTB_OK)
-        rc = write_stats_log(o, list, n, e);
+        rc = write_stats_log(o, e);
     dtb_solved_free(s);
     free(list);
     return rc;

@@ -47,6 +47,12 @@ typedef struct dtb_build_options {
  * with a one-line message in *e. */
 dtb_status dtb_build(const dtb_build_options *o, dtb_error *e);
 
+/* True when positions of material `from` can lead to positions of material `to` (or of its
+ * colour flip) by moves, captures and promotions, for either side to move: to's pieces fit in
+ * from's, men only fewer, per side. Transitive; a superset of the real relation, so every table
+ * a table's values are derived from is among those it depends on. */
+bool dtb_build_depends(const dtb_material *from, const dtb_material *to);
+
 /* Bytes of memory a build of these options needs at its peak (values of every material, capture
  * bits, per-thread solver scratch). */
 uint64_t dtb_build_memory_needed(const dtb_build_options *o);

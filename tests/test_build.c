@@ -1,0 +1,702 @@
+/* The build loop (gen/build.c) and the verifier (gen/check.c): byte-identical tables for 1 and 2
+ * threads, a rerun that changes nothing, completion of a half-written directory, the --memory
+ * refusal, damaged files named on load, a full disk, and a verifier that finds a wrong value.
+ *
+ * Expected bytes come from another build (a different thread count, or an untouched directory),
+ * never from a stored copy: the point is that the build is deterministic and resumable. The
+ * verifier's reports are judged against predecessors found by plain move generation. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <dirent.h>
+#include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "build.h"
+#include "check.h"
+#include "movegen.h"
+
+/* The 4-piece material of the builds (and what it needs): the smallest international 4-piece
+ * closure with a man (KKKvK, KKKvM and their flips, ~3.5 million positions). */
+#define FOUR_PIECE "KKKvM"
+#define VARIANT "international"
+#define MAX_FILES 128
+#define MAX_NAMES 64
+
+/* ---- files ------------------------------------------------------------------------------- */
+
+typedef struct blob {
+    char *data;
+    size_t len;
+} blob;
+
+static bool read_file(const char *path, blob *out)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return false;
+    size_t cap = 4096, len = 0;
+    char *data = malloc(cap);
+    size_t n;
+    while (data && (n = fread(data + len, 1, cap - len, f)) > 0) {
+        len += n;
+        if (len == cap)
+            data = realloc(data, cap *= 2);
+    }
+    fclose(f);
+    assert_non_null(data);
+    out->data = data;
+    out->len = len;
+    return true;
+}
+
+static void write_file(const char *path, const void *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, len, f), len);
+    assert_int_equal(fclose(f), 0);
+}
+
+static void path_in(char *buf, size_t size, const char *dir, const char *file)
+{
+    const int n = snprintf(buf, size, "%s/" VARIANT "/%s", dir, file);
+    assert_true(n > 0 && (size_t)n < size);
+}
+
+static bool exists_in(const char *dir, const char *file)
+{
+    char path[4096];
+    path_in(path, sizeof path, dir, file);
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+static void remove_in(const char *dir, const char *file)
+{
+    char path[4096];
+    path_in(path, sizeof path, dir, file);
+    assert_int_equal(unlink(path), 0);
+}
+
+static int compare_names(const void *a, const void *b) { return strcmp(a, b); }
+
+/* The names in dir/<variant>/, sorted. Returns how many. */
+static int list_files(const char *dir, char names[MAX_FILES][64])
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/" VARIANT, dir);
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    int n = 0;
+    const struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue;
+        assert_true(n < MAX_FILES);
+        assert_true(strlen(de->d_name) < 64);
+        strcpy(names[n++], de->d_name);
+    }
+    closedir(d);
+    qsort(names, (size_t)n, 64, compare_names);
+    return n;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    const size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+/* Stats records carry wall-clock figures; everything before them must be identical. Drops
+ * ',"seconds":...' up to the closing brace of each record. */
+static void strip_timing(blob *b)
+{
+    size_t w = 0;
+    for (size_t r = 0; r < b->len;) {
+        static const char key[] = ",\"seconds\":";
+        if (b->len - r >= sizeof key - 1 && memcmp(b->data + r, key, sizeof key - 1) == 0) {
+            while (r < b->len && b->data[r] != '}')
+                r++;
+            continue;
+        }
+        b->data[w++] = b->data[r++];
+    }
+    b->len = w;
+}
+
+/* Every file of dir a equals the same file of dir b (tables byte for byte, stats up to their
+ * timings), and both hold the same names. */
+static void assert_same_files(const char *a, const char *b)
+{
+    char na[MAX_FILES][64], nb[MAX_FILES][64];
+    const int n = list_files(a, na), m = list_files(b, nb);
+    assert_true(n > 0);
+    for (int i = 0; i < n && i < m; i++)
+        if (strcmp(na[i], nb[i]) != 0)
+            fail_msg("%s holds %s where %s holds %s", a, na[i], b, nb[i]);
+    assert_int_equal(n, m);
+    for (int i = 0; i < n; i++) {
+        char pa[4096], pb[4096];
+        path_in(pa, sizeof pa, a, na[i]);
+        path_in(pb, sizeof pb, b, nb[i]);
+        blob x, y;
+        assert_true(read_file(pa, &x));
+        assert_true(read_file(pb, &y));
+        const bool table = ends_with(na[i], ".dtw") || ends_with(na[i], ".wld");
+        if (!table) {
+            strip_timing(&x);
+            strip_timing(&y);
+        }
+        if (x.len != y.len || memcmp(x.data, y.data, x.len) != 0)
+            fail_msg("%s differs between %s and %s", na[i], a, b);
+        free(x.data);
+        free(y.data);
+    }
+}
+
+/* Copies dir a's tables and records into a new dir b. */
+static void copy_dir(const char *a, const char *b)
+{
+    char names[MAX_FILES][64], path[4096];
+    const int n = list_files(a, names);
+    assert_int_equal(mkdir(b, 0777), 0);
+    snprintf(path, sizeof path, "%s/" VARIANT, b);
+    assert_int_equal(mkdir(path, 0777), 0);
+    for (int i = 0; i < n; i++) {
+        blob x;
+        path_in(path, sizeof path, a, names[i]);
+        assert_true(read_file(path, &x));
+        path_in(path, sizeof path, b, names[i]);
+        write_file(path, x.data, x.len);
+        free(x.data);
+    }
+}
+
+static void remove_dir(const char *dir)
+{
+    char names[MAX_FILES][64], path[4096];
+    const int n = list_files(dir, names);
+    for (int i = 0; i < n; i++)
+        remove_in(dir, names[i]);
+    snprintf(path, sizeof path, "%s/" VARIANT, dir);
+    rmdir(path);
+    rmdir(dir);
+}
+
+/* ---- builds ------------------------------------------------------------------------------ */
+
+typedef struct build_log {
+    int started, skipped, done;
+    char started_names[MAX_NAMES][DTB_MATERIAL_NAME_MAX];
+} build_log;
+
+static void on_build(void *user, dtb_build_event ev, const char *name, uint64_t done,
+                     uint64_t total, const char *text)
+{
+    build_log *l = user;
+    (void)done, (void)total, (void)text;
+    switch (ev) {
+    case DTB_BUILD_START:
+        assert_true(l->started < MAX_NAMES);
+        snprintf(l->started_names[l->started++], DTB_MATERIAL_NAME_MAX, "%s", name);
+        break;
+    case DTB_BUILD_SKIP: l->skipped++; break;
+    case DTB_BUILD_DONE: l->done++; break;
+    case DTB_BUILD_PROGRESS: break;
+    }
+}
+
+static bool was_started(const build_log *l, const char *name)
+{
+    for (int i = 0; i < l->started; i++)
+        if (strcmp(l->started_names[i], name) == 0)
+            return true;
+    return false;
+}
+
+static dtb_build_options options(const char *dir, int pieces, const dtb_material *only,
+                                 int threads, build_log *log)
+{
+    return (dtb_build_options){
+        .variant = dtb_variant_find(VARIANT),
+        .pieces = pieces,
+        .only = only,
+        .nonly = only ? 1 : 0,
+        .out_dir = dir,
+        .threads = threads,
+        .zstd_level = 3, /* fast; determinism does not depend on the level */
+        .log = on_build,
+        .user = log,
+    };
+}
+
+/* The builds every test starts from: all of 2..3 pieces, then FOUR_PIECE and what it needs
+ * (the 2..3 part is then resumed, so loading is exercised too). */
+static void build_all(const char *dir, int threads, build_log *log)
+{
+    dtb_material four;
+    assert_int_equal(dtb_material_parse(FOUR_PIECE, &four, NULL), DTB_OK);
+    dtb_error e = {{0}};
+    dtb_build_options o = options(dir, 3, NULL, threads, log);
+    if (dtb_build(&o, &e) != DTB_OK)
+        fail_msg("build of 2..3 pieces in %s: %s", dir, e.msg);
+    o = options(dir, 4, &four, threads, log);
+    if (dtb_build(&o, &e) != DTB_OK)
+        fail_msg("build of %s in %s: %s", FOUR_PIECE, dir, e.msg);
+}
+
+typedef struct fixture {
+    char root[256];    /* scratch directory of this run */
+    char one[300];     /* built with 1 thread */
+    char two[300];     /* built with 2 threads */
+    int scratch;       /* counter for further directories */
+} fixture;
+
+static void scratch_dir(fixture *fx, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s/d%d", fx->root, fx->scratch++);
+}
+
+static int group_setup(void **state)
+{
+    fixture *fx = calloc(1, sizeof *fx);
+    const char *tmp = getenv("TMPDIR");
+    snprintf(fx->root, sizeof fx->root, "%s/dtb_test_build.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!fx->root[0] || !mkdtemp(fx->root)) {
+        fprintf(stderr, "cannot make a scratch directory: %s\n", strerror(errno));
+        return -1;
+    }
+    snprintf(fx->one, sizeof fx->one, "%s/one", fx->root);
+    snprintf(fx->two, sizeof fx->two, "%s/two", fx->root);
+    *state = fx;
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    fixture *fx = *state;
+    char path[400];
+    remove_dir(fx->one);
+    remove_dir(fx->two);
+    for (int i = 0; i < fx->scratch; i++) {
+        snprintf(path, sizeof path, "%s/d%d", fx->root, i);
+        remove_dir(path);
+    }
+    rmdir(fx->root);
+    free(fx);
+    return 0;
+}
+
+/* ---- tests ------------------------------------------------------------------------------- */
+
+static void test_threads_identical(void **state)
+{
+    fixture *fx = *state;
+    build_log l1 = {0}, l2 = {0};
+    build_all(fx->one, 1, &l1);
+    build_all(fx->two, 2, &l2);
+    /* 16 materials of 2..3 pieces, then the four of the 4-piece pairs. */
+    assert_int_equal(l1.done, 20);
+    assert_int_equal(l2.done, 20);
+    assert_true(exists_in(fx->one, FOUR_PIECE ".dtw"));
+    assert_true(exists_in(fx->one, "MvKKK.wld"));
+    /* STATS: one line per material in the directory, whichever build wrote it. */
+    char path[4096];
+    path_in(path, sizeof path, fx->one, "STATS");
+    blob st;
+    assert_true(read_file(path, &st));
+    int lines = 0;
+    for (size_t i = 0; i < st.len; i++)
+        lines += st.data[i] == '\n';
+    free(st.data);
+    assert_int_equal(lines, 20);
+    assert_same_files(fx->one, fx->two);
+}
+
+static void test_rerun_changes_nothing(void **state)
+{
+    fixture *fx = *state;
+    char names[MAX_FILES][64];
+    const int n = list_files(fx->one, names);
+    assert_true(n > 60);
+    struct stat before[MAX_FILES];
+    for (int i = 0; i < n; i++) {
+        char path[4096];
+        path_in(path, sizeof path, fx->one, names[i]);
+        assert_int_equal(stat(path, &before[i]), 0);
+    }
+    char copy[300];
+    scratch_dir(fx, copy, sizeof copy);
+    copy_dir(fx->one, copy);
+
+    build_log l = {0};
+    build_all(fx->one, 2, &l);
+    assert_int_equal(l.started, 0);
+    assert_int_equal(l.done, 0);
+    assert_true(l.skipped > 0);
+    assert_same_files(fx->one, copy);
+    /* The tables and records were not even rewritten (STATS is regenerated, same text). */
+    for (int i = 0; i < n; i++) {
+        if (strcmp(names[i], "STATS") == 0)
+            continue;
+        char path[4096];
+        path_in(path, sizeof path, fx->one, names[i]);
+        struct stat now;
+        assert_int_equal(stat(path, &now), 0);
+        if (now.st_ino != before[i].st_ino || now.st_mtim.tv_sec != before[i].st_mtim.tv_sec ||
+            now.st_mtim.tv_nsec != before[i].st_mtim.tv_nsec)
+            fail_msg("%s was rewritten by a build that had nothing to do", names[i]);
+    }
+}
+
+/* States a kill can leave (and one a person can): a table's .tmp half written, tables without
+ * their stats record, a stats record's .tmp, a table deleted by hand after completion. */
+static void test_half_written_completed(void **state)
+{
+    fixture *fx = *state;
+    char dir[300], path[4096];
+    scratch_dir(fx, dir, sizeof dir);
+    copy_dir(fx->one, dir);
+
+    /* Killed while writing KMvM.dtw: half of it in the .tmp, nothing else of the pair. */
+    blob b;
+    path_in(path, sizeof path, dir, "KMvM.dtw");
+    assert_true(read_file(path, &b));
+    path_in(path, sizeof path, dir, "KMvM.dtw.tmp");
+    write_file(path, b.data, b.len / 2);
+    free(b.data);
+    for (int k = 0; k < 6; k++) {
+        static const char *const gone[] = {"KMvM.dtw", "KMvM.wld", "KMvM.stats",
+                                           "MvKM.dtw", "MvKM.wld", "MvKM.stats"};
+        remove_in(dir, gone[k]);
+    }
+    /* Killed between the tables and the stats records of KKvM / MvKK; one table garbage. */
+    remove_in(dir, "KKvM.stats");
+    remove_in(dir, "MvKK.stats");
+    path_in(path, sizeof path, dir, "MvKK.dtw");
+    write_file(path, "garbage", 7);
+    /* Killed while writing the flip's stats record (the first one is in place). */
+    remove_in(dir, "KvKK.stats");
+    path_in(path, sizeof path, dir, "KvKK.stats.tmp");
+    write_file(path, "{\"variant\":", 11);
+    /* A table deleted by hand from a complete pair. */
+    remove_in(dir, "MMvK.wld");
+    /* A pair killed between its two members' tables. */
+    remove_in(dir, "MvMM.dtw");
+    remove_in(dir, "MvMM.wld");
+    remove_in(dir, "MMvM.stats");
+    remove_in(dir, "MvMM.stats");
+
+    /* Only 2..3 pieces are touched, so the build of 2..3 pieces completes the directory. */
+    build_log l = {0};
+    dtb_build_options o = options(dir, 3, NULL, 2, &l);
+    dtb_error e = {{0}};
+    if (dtb_build(&o, &e) != DTB_OK)
+        fail_msg("build: %s", e.msg);
+    assert_same_files(dir, fx->one); /* also: no .tmp file left */
+    static const char *const redone[] = {"KMvM", "KKvM", "KKvK", "MMvK", "MMvM"};
+    for (int k = 0; k < 5; k++)
+        if (!was_started(&l, redone[k]))
+            fail_msg("the incomplete pair of %s was not solved again", redone[k]);
+    assert_int_equal(l.started, 5);
+}
+
+static void test_memory_budget(void **state)
+{
+    fixture *fx = *state;
+    char dir[300];
+    scratch_dir(fx, dir, sizeof dir);
+    build_log l = {0};
+    dtb_build_options o = options(dir, 3, NULL, 2, &l);
+    /* An independent lower bound: one byte per position of every material. */
+    const dtb_variant *v = dtb_variant_find(VARIANT);
+    dtb_board b;
+    dtb_board_init(&b, v);
+    dtb_material list[64];
+    const int n = dtb_material_list(3, list, 64);
+    uint64_t positions = 0;
+    for (int i = 0; i < n; i++) {
+        dtb_index *ix;
+        assert_int_equal(dtb_index_create(&b, list[i], &ix), DTB_OK);
+        positions += dtb_index_size(ix);
+        dtb_index_free(ix);
+    }
+    const uint64_t need = dtb_build_memory_needed(&o);
+    assert_true(need >= positions);
+
+    o.memory_budget = need - 1;
+    dtb_error e = {{0}};
+    assert_int_equal(dtb_build(&o, &e), DTB_E_NOMEM);
+    char bytes[64];
+    snprintf(bytes, sizeof bytes, "%llu bytes", (unsigned long long)need);
+    if (!strstr(e.msg, "needs") || !strstr(e.msg, bytes) || !strstr(e.msg, "--memory"))
+        fail_msg("refusal does not say how much is needed (%s): %s", bytes, e.msg);
+    assert_int_equal(l.started, 0);
+    struct stat st;
+    assert_int_not_equal(stat(dir, &st), 0); /* refused before touching the disk */
+    o.memory_budget = 1;
+    assert_int_equal(dtb_build(&o, &e), DTB_E_NOMEM);
+    assert_non_null(strstr(e.msg, "1 bytes allowed"));
+
+    o.memory_budget = need; /* exactly enough */
+    o.pieces = 2;
+    assert_int_equal(dtb_build(&o, &e), DTB_OK);
+    assert_true(exists_in(dir, "KvK.dtw"));
+}
+
+/* Loads the materials of 2..pieces from dir into a fresh registry. */
+static dtb_solved *load_all(const dtb_board *b, const char *dir, int pieces)
+{
+    dtb_solved *s = dtb_solved_create(b);
+    assert_non_null(s);
+    dtb_material list[64];
+    const int n = dtb_material_list(pieces, list, 64);
+    for (int i = 0; i < n; i++) {
+        dtb_error e;
+        if (dtb_build_load(s, dir, list[i], &e) != DTB_OK)
+            fail_msg("load: %s", e.msg);
+    }
+    return s;
+}
+
+static void test_load_damaged(void **state)
+{
+    fixture *fx = *state;
+    char dir[300], path[4096];
+    scratch_dir(fx, dir, sizeof dir);
+    copy_dir(fx->one, dir);
+    const dtb_variant *v = dtb_variant_find(VARIANT);
+    dtb_board b;
+    dtb_board_init(&b, v);
+    dtb_material kvk, kvm;
+    assert_int_equal(dtb_material_parse("KvK", &kvk, NULL), DTB_OK);
+    assert_int_equal(dtb_material_parse("KvM", &kvm, NULL), DTB_OK);
+    blob good, other;
+    path_in(path, sizeof path, dir, "KvM.dtw");
+    assert_true(read_file(path, &good));
+    path_in(path, sizeof path, dir, "MvK.dtw");
+    assert_true(read_file(path, &other));
+
+    enum { FLIP_MIDDLE, FLIP_LAST, TRUNCATED, EMPTY, OTHER_MATERIAL, CASES };
+    for (int c = 0; c < CASES; c++) {
+        blob x = {malloc(good.len), good.len};
+        memcpy(x.data, good.data, good.len);
+        switch (c) {
+        case FLIP_MIDDLE: x.data[x.len / 2] ^= 0x10; break;
+        case FLIP_LAST: x.data[x.len - 1] ^= 0x01; break;
+        case TRUNCATED: x.len -= 9; break;
+        case EMPTY: x.len = 0; break;
+        case OTHER_MATERIAL: /* a sound file of MvK under KvM's name */
+            free(x.data);
+            x.data = malloc(other.len);
+            memcpy(x.data, other.data, other.len);
+            x.len = other.len;
+            break;
+        }
+        path_in(path, sizeof path, dir, "KvM.dtw");
+        write_file(path, x.data, x.len);
+        free(x.data);
+        dtb_solved *s = dtb_solved_create(&b);
+        dtb_error e = {{0}};
+        assert_int_equal(dtb_build_load(s, dir, kvk, &e), DTB_OK);
+        const dtb_status st = dtb_build_load(s, dir, kvm, &e);
+        if (st == DTB_OK || !strstr(e.msg, "KvM.dtw"))
+            fail_msg("case %d: status %d, message '%s' (must fail naming KvM.dtw)", c, st, e.msg);
+        assert_null(dtb_solved_find(s, kvm)); /* nothing half-loaded stays behind */
+        dtb_solved_free(s);
+    }
+    remove_in(dir, "KvM.dtw");
+    dtb_solved *s = dtb_solved_create(&b);
+    dtb_error e = {{0}};
+    assert_int_equal(dtb_build_load(s, dir, kvm, &e), DTB_E_NOTFOUND);
+    assert_non_null(strstr(e.msg, "KvM.dtw"));
+    dtb_solved_free(s);
+    free(good.data);
+    free(other.data);
+}
+
+typedef struct reports {
+    uint64_t index[4096];
+    int n;
+} reports;
+
+static void on_mismatch(void *user, const dtb_solved_table *t, uint64_t index, dtb_value stored,
+                        dtb_value derived)
+{
+    reports *r = user;
+    (void)t;
+    assert_int_not_equal(stored, derived);
+    assert_true(r->n < 4096);
+    r->index[r->n++] = index;
+}
+
+/* Whether position j of table `from` has a quiet move to position i of table `to`. */
+static bool is_predecessor(const dtb_board *b, const dtb_solved_table *from, uint64_t j,
+                           const dtb_solved_table *to, uint64_t i)
+{
+    dtb_pos p;
+    dtb_index_pos(from->index, j, &p);
+    dtb_movelist ml;
+    assert_int_equal(dtb_generate(b, &p, &ml), DTB_OK);
+    for (int k = 0; k < ml.count; k++) {
+        dtb_pos q, w;
+        dtb_make_move(&p, &ml.moves[k], &q);
+        dtb_pos_flip(b, &q, &w);
+        const dtb_material m = dtb_material_of(&w);
+        if (dtb_material_equal(&m, &to->material) && dtb_index_of(to->index, &w) == i)
+            return true;
+    }
+    return false;
+}
+
+/* Alters the value of a quiet position of `altered` and checks `altered` and `pred` (the table
+ * holding its predecessors, the flip): the altered index must be reported in its own table, and
+ * every other report must be a predecessor of it. */
+static void alter_and_check(const dtb_board *b, dtb_solved *s, const char *altered_name,
+                            const char *pred_name)
+{
+    dtb_material am, pm;
+    assert_int_equal(dtb_material_parse(altered_name, &am, NULL), DTB_OK);
+    assert_int_equal(dtb_material_parse(pred_name, &pm, NULL), DTB_OK);
+    const dtb_solved_table *t = dtb_solved_find(s, am), *pt = dtb_solved_find(s, pm);
+    assert_non_null(t);
+    assert_non_null(pt);
+    reports r = {.n = 0};
+    assert_int_equal(dtb_check_table(s, t, on_mismatch, &r, 4096), 0);
+    assert_int_equal(dtb_check_table(s, pt, on_mismatch, &r, 4096), 0);
+    assert_int_equal(r.n, 0);
+
+    /* A quiet won position (its value then depends on its successors only). */
+    const uint64_t n = dtb_index_size(t->index);
+    uint64_t i = 0;
+    while (i < n && ((t->captures[i / 64] >> (i % 64) & 1) || !dtb_value_is_win(t->values[i])))
+        i++;
+    assert_true(i < n);
+    const dtb_value was = t->values[i];
+    for (int k = 0; k < 2; k++) {
+        /* A draw, then a win one move slower: both are wrong. */
+        t->values[i] = k == 0 ? DTB_VALUE_DRAW : dtb_value_win(dtb_value_dtw(was) + 2);
+        r.n = 0;
+        const uint64_t bad = dtb_check_table(s, t, on_mismatch, &r, 4096);
+        const bool self = t == pt;
+        if (!self) { /* no position of a material is a successor of another of it */
+            assert_int_equal(bad, 1);
+            assert_int_equal(r.n, 1);
+            assert_int_equal(r.index[0], i);
+            r.n = 0;
+            const uint64_t bad2 = dtb_check_table(s, pt, on_mismatch, &r, 4096);
+            assert_int_equal(bad2, (uint64_t)r.n);
+        } else {
+            assert_int_equal(bad, (uint64_t)r.n);
+        }
+        bool found = false;
+        for (int m = 0; m < r.n; m++) {
+            if (r.index[m] == i && self)
+                found = true;
+            else if (!is_predecessor(b, pt, r.index[m], t, i))
+                fail_msg("%s index %llu reported, neither the altered %s index %llu nor a "
+                         "predecessor of it", pred_name, (unsigned long long)r.index[m],
+                         altered_name, (unsigned long long)i);
+        }
+        if (self && !found)
+            fail_msg("the altered %s index %llu was not reported", altered_name,
+                     (unsigned long long)i);
+    }
+    t->values[i] = was;
+    r.n = 0;
+    assert_int_equal(dtb_check_table(s, t, on_mismatch, &r, 4096), 0);
+    assert_int_equal(dtb_check_table(s, pt, on_mismatch, &r, 4096), 0);
+}
+
+static void test_check_finds_altered_value(void **state)
+{
+    fixture *fx = *state;
+    const dtb_variant *v = dtb_variant_find(VARIANT);
+    dtb_board b;
+    dtb_board_init(&b, v);
+    dtb_solved *s = load_all(&b, fx->one, 3);
+    alter_and_check(&b, s, "KvK", "KvK");  /* its own flip: predecessors in the same table */
+    alter_and_check(&b, s, "KKvK", "KvKK");
+    alter_and_check(&b, s, "KMvM", "MvKM");
+    dtb_solved_free(s);
+}
+
+/* Writing into a full disk: the .tmp file of a table, then of a stats record, is a link to
+ * /dev/full, whose writes fail with ENOSPC (no privileges or mounts needed). */
+static void test_disk_full(void **state)
+{
+    fixture *fx = *state;
+    struct stat st;
+    if (stat("/dev/full", &st) != 0 || !S_ISCHR(st.st_mode))
+        fail_msg("/dev/full is needed to simulate a full disk and is not a device here");
+    static const char *const victims[] = {"KvK.wld.tmp", "KvK.stats.tmp", "STATS.tmp"};
+    static const char *const finals[] = {"KvK.wld", "KvK.stats", "STATS"};
+    for (int k = 0; k < 3; k++) {
+        char dir[300], path[4096];
+        scratch_dir(fx, dir, sizeof dir);
+        assert_int_equal(mkdir(dir, 0777), 0);
+        snprintf(path, sizeof path, "%s/" VARIANT, dir);
+        assert_int_equal(mkdir(path, 0777), 0);
+        path_in(path, sizeof path, dir, victims[k]);
+        assert_int_equal(symlink("/dev/full", path), 0);
+        build_log l = {0};
+        dtb_build_options o = options(dir, 2, NULL, 2, &l);
+        dtb_error e = {{0}};
+        const dtb_status rc = dtb_build(&o, &e);
+        if (rc != DTB_E_NOSPACE)
+            fail_msg("%s on a full disk: status %d (%s), not DTB_E_NOSPACE", victims[k], rc, e.msg);
+        if (!strstr(e.msg, finals[k]))
+            fail_msg("the message does not name %s: %s", finals[k], e.msg);
+        assert_false(exists_in(dir, finals[k]));  /* nothing that looks complete */
+        assert_false(exists_in(dir, victims[k])); /* and the .tmp is cleaned up */
+        /* With space again, the same build completes (the rest of 2 pieces as the reference). */
+        assert_int_equal(dtb_build(&o, &e), DTB_OK);
+        char names[MAX_FILES][64];
+        const int n = list_files(dir, names);
+        for (int i = 0; i < n; i++) {
+            if (ends_with(names[i], ".tmp"))
+                fail_msg("%s left behind", names[i]);
+            if (strcmp(names[i], "STATS") == 0)
+                continue;
+            blob x, y;
+            char p2[4096];
+            path_in(path, sizeof path, dir, names[i]);
+            path_in(p2, sizeof p2, fx->one, names[i]);
+            assert_true(read_file(path, &x));
+            assert_true(read_file(p2, &y));
+            if (ends_with(names[i], ".stats")) {
+                strip_timing(&x);
+                strip_timing(&y);
+            }
+            if (x.len != y.len || memcmp(x.data, y.data, x.len) != 0)
+                fail_msg("%s differs from the uninterrupted build's", names[i]);
+            free(x.data);
+            free(y.data);
+        }
+        assert_int_equal(n, 4 * 3 + 1); /* KvK, KvM, MvK, MvM: .dtw .wld .stats; STATS */
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_threads_identical),
+        cmocka_unit_test(test_rerun_changes_nothing),
+        cmocka_unit_test(test_half_written_completed),
+        cmocka_unit_test(test_memory_budget),
+        cmocka_unit_test(test_load_damaged),
+        cmocka_unit_test(test_check_finds_altered_value),
+        cmocka_unit_test(test_disk_full),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
