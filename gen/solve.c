@@ -102,8 +102,11 @@ static void push(unit *u, int level, uint32_t id)
 /* The position of local id (white to move, in its half's orientation). */
 static void local_pos(const unit *u, uint32_t id, dtb_pos *p)
 {
-    const int h = (int)(id / u->K);
-    dtb_index_pos(u->h[h].t->index, u->h[h].base + id % u->K, p);
+    const half *hf = &u->h[id / u->K];
+    p->men[DTB_WHITE] = hf->wmen;
+    p->men[DTB_BLACK] = hf->bmen;
+    p->side = DTB_WHITE;
+    dtb_index_kings_at(hf->t->index, hf->men, id % u->K, &p->kings[DTB_WHITE], &p->kings[DTB_BLACK]);
 }
 
 static uint32_t local_id(const unit *u, int h, const dtb_pos *p)
