@@ -444,22 +444,47 @@ dtb_status dtb_build(const dtb_build_options *o, dtb_error *e)
         free(list);
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
     }
+    /* Pairs to solve, and the complete materials they need in memory: their exits, and what
+     * loading those needs in turn (capture positions are re-derived from smaller materials).
+     * A rerun over a complete directory loads nothing. */
+    bool *todo = calloc((size_t)n + 1, sizeof *todo), *need = calloc((size_t)n + 1, sizeof *need);
+    if (!todo || !need)
+        rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    for (int i = 0; i < n && rc == DTB_OK; i++)
+        todo[i] = !pair_complete(o, &list[i]);
+    for (int i = n - 1; i >= 0 && rc == DTB_OK; i--) {
+        if (!todo[i] && !need[i])
+            continue;
+        for (int j = 0; j < i; j++)
+            if (dtb_build_depends(&list[i], &list[j]) &&
+                (todo[i] || dtb_material_pieces(&list[j]) < dtb_material_pieces(&list[i])))
+                need[j] = true;
+    }
     for (int i = 0; i < n && rc == DTB_OK; i++) {
         const dtb_material f = dtb_material_flip(list[i]);
         if (dtb_solved_find(s, list[i]))
-            continue; /* solved with its flip */
+            continue; /* solved or loaded with its flip */
         char name[DTB_MATERIAL_NAME_MAX];
         dtb_material_name(&list[i], name, sizeof name);
-        if (pair_complete(o, &list[i])) {
+        if (todo[i]) {
+            rc = solve_and_write(o, s, &list[i], e);
+            continue;
+        }
+        /* The flip sits next to list[i]: either entry's need loads the pair. */
+        bool needed = need[i];
+        for (int j = 0; j < n; j++)
+            if (need[j] && dtb_material_equal(&list[j], &f))
+                needed = true;
+        if (needed) {
             rc = dtb_build_load(s, o->out_dir, list[i], e);
             if (rc == DTB_OK && !is_self_flip(&list[i]))
                 rc = dtb_build_load(s, o->out_dir, f, e);
-            if (rc == DTB_OK && o->log)
-                o->log(o->user, DTB_BUILD_SKIP, name, 0, 0, NULL);
-            continue;
         }
-        rc = solve_and_write(o, s, &list[i], e);
+        if (rc == DTB_OK && o->log)
+            o->log(o->user, DTB_BUILD_SKIP, name, 0, 0, NULL);
     }
+    free(todo);
+    free(need);
     if (rc == DTB_OK)
         rc = write_stats_log(o, e);
     dtb_solved_free(s);
