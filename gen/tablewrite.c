@@ -60,7 +60,8 @@ static dtb_status check_options(const char *path, const dtb_table_write_options 
     if (o->gametype != v->gametype)
         return dtb_tf_file_error(e, DTB_E_INVALID, path, "GameType %d is not %s's (%d)", o->gametype, v->name,
                     v->gametype);
-    if (!name_ok(o->material, DTB_TF_MATERIAL_LEN, "KMv") || strchr(o->material, 'v') == NULL)
+    if (!o->material || strlen(o->material) >= DTB_TF_MATERIAL_LEN ||
+        !dtb_tf_material_name_ok(o->material))
         return dtb_tf_file_error(e, DTB_E_INVALID, path, "bad material name '%s'",
                     o->material ? o->material : "");
     if (!dtb_metric_name(o->metric))
@@ -432,7 +433,8 @@ static unsigned auto_bits(const dtb_table_write_options *o, const uint8_t *value
 {
     unsigned max = 0;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) reduction(max : max) num_threads(o->threads > 0 ? o->threads : omp_get_max_threads())
+    const int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
+#pragma omp parallel for schedule(static) reduction(max : max) num_threads(threads)
 #endif
     for (uint64_t i = 0; i < count; i++)
         if (values[i] > max && (o->fill == DTB_FILL_NONE || !is_dontcare(dc, values, i)))

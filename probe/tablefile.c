@@ -134,23 +134,6 @@ static bool text_field(const unsigned char *p, size_t len, char *out)
     return true;
 }
 
-/* K*M*vK*M* with at least one piece a side (the material naming of DESIGN.md §3). */
-static bool material_name_ok(const char *s)
-{
-    for (int side = 0; side < 2; side++) {
-        int pieces = 0;
-        while (*s == 'K')
-            s++, pieces++;
-        while (*s == 'M')
-            s++, pieces++;
-        if (pieces == 0)
-            return false;
-        if (side == 0 && *s++ != 'v')
-            return false;
-    }
-    return *s == 0;
-}
-
 void dtb_tablefile_close(dtb_tablefile *tf)
 {
     if (!tf)
@@ -202,7 +185,7 @@ static dtb_status parse_header(dtb_tablefile *tf, const unsigned char *h, uint64
         return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "unknown metric %u", metric);
     in->metric = (dtb_metric)metric;
     if (!text_field(h + DTB_TF_OFF_MATERIAL, DTB_TF_MATERIAL_LEN, in->material) ||
-        !material_name_ok(in->material))
+        !dtb_tf_material_name_ok(in->material))
         return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "bad material field");
     in->index_version = dtb_tf_get32(h + DTB_TF_OFF_INDEX_VERSION);
     in->value_encoding = dtb_tf_get32(h + DTB_TF_OFF_VALUE_ENCODING);

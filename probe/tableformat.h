@@ -82,6 +82,24 @@ static inline uint64_t dtb_tf_get64(const unsigned char *p)
     return (uint64_t)dtb_tf_get32(p) | (uint64_t)dtb_tf_get32(p + 4) << 32;
 }
 
+/* K*M*vK*M* with at least one piece a side (the material naming of DESIGN.md §3): what the
+ * writer accepts and the reader requires. */
+static inline int dtb_tf_material_name_ok(const char *s)
+{
+    for (int side = 0; side < 2; side++) {
+        int pieces = 0;
+        while (*s == 'K')
+            s++, pieces++;
+        while (*s == 'M')
+            s++, pieces++;
+        if (pieces == 0)
+            return 0;
+        if (side == 0 && *s++ != 'v')
+            return 0;
+    }
+    return *s == 0;
+}
+
 /* Fills *e (when not NULL) with "<path>: <problem>", shortening a long path from the left so that
  * the file name and the problem both fit, and returns s. */
 dtb_status dtb_tf_file_error(dtb_error *e, dtb_status s, const char *path, const char *fmt, ...)

@@ -714,6 +714,10 @@ static void test_write_errors(void **state)
     x = o;
     x.material = "KK";
     assert_int_equal(dtb_table_write(path, &x, v, 100, NULL, NULL, &err), DTB_E_INVALID);
+    x.material = "KvvK";
+    assert_int_equal(dtb_table_write(path, &x, v, 100, NULL, NULL, &err), DTB_E_INVALID);
+    x.material = "MKvK"; /* kings come first */
+    assert_int_equal(dtb_table_write(path, &x, v, 100, NULL, NULL, &err), DTB_E_INVALID);
     x = o;
     x.block_positions = 0;
     assert_int_equal(dtb_table_write(path, &x, v, 100, NULL, NULL, &err), DTB_E_INVALID);
