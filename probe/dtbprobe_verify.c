@@ -1,0 +1,768 @@
+/* `dtbprobe verify`: reads claims files, evaluates every claim on the tables of its variant
+ * (probe/claims.h) and reports each verdict with its counts and counterexamples, as text
+ * (default), JSON (--json) and/or a self-contained HTML page with an SVG diagram of every
+ * position it lists (--html FILE).
+ *
+ * Where things are looked for: claims in the FILE arguments (a directory stands for its *.claims
+ * files), else $DTB_CLAIMS (a file or directory), else tables/claims under the current directory;
+ * tables in --tables DIR (':'-separated), else $DTB_PATH, else tables/ under the current
+ * directory. One dtb_db is opened per variant the claims need. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "dtbprobe_verify.h"
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "board.h"
+#include "claims.h"
+#include "dtb.h"
+#include "fen.h"
+
+enum { EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+#define MAX_DIRS 32
+#define MAX_FILES 256
+#define MAX_IDS 64
+
+typedef struct options {
+    const char *tables;
+    long examples;
+    bool json, quiet;
+    const char *html;
+    const char *files[MAX_FILES];
+    int nfiles;
+    const char *ids[MAX_IDS];
+    int nids;
+} options;
+
+static void help(FILE *f)
+{
+    fprintf(f,
+            "usage: dtbprobe verify " DTBPROBE_VERIFY_SYNOPSIS "\n"
+            "Checks textbook claims against the tables: for each claim, whether it holds, the counts\n"
+            "behind the verdict (positions matched, wins, draws, losses, the longest win) and, when it\n"
+            "fails, counterexamples with their best lines. The claims file format is described in\n"
+            "tables/claims/README.md.\n\n"
+            "arguments:\n"
+            "  FILE             a claims file, or a directory: its *.claims files (default: $DTB_CLAIMS,\n"
+            "                   else tables/claims in the current directory)\n\n"
+            "options:\n"
+            "  --tables DIR     table directories, ':'-separated (default: $DTB_PATH, else tables)\n"
+            "  --examples K     counterexamples shown per failing claim (default 5)\n"
+            "  --claim ID       only this claim (repeatable)\n"
+            "  --json           one JSON object instead of the text report\n"
+            "  --html FILE      also write an HTML report with a diagram of every position listed\n"
+            "  --quiet          text report: only failing claims and the summary\n"
+            "  --help           this text\n\n"
+            "exit status: 0 every claim holds, 1 a claim fails or data is missing or unreadable,\n"
+            "2 usage error\n");
+}
+
+static int usage(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "dtbprobe: verify: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\ntry 'dtbprobe verify --help'\n");
+    return EXIT_USAGE;
+}
+
+/* -1 to go on, or an exit status. */
+static int parse(int argc, char **argv, options *o)
+{
+    *o = (options){.examples = 5};
+    bool done = false;
+    for (int i = 0; i < argc; i++) {
+        const char *w = argv[i];
+        if (done || w[0] != '-' || w[1] == '\0') {
+            if (o->nfiles == MAX_FILES)
+                return usage("more than %s claims files", "256");
+            o->files[o->nfiles++] = w;
+            continue;
+        }
+        if (strcmp(w, "--") == 0) {
+            done = true;
+            continue;
+        }
+        if (strcmp(w, "--help") == 0 || strcmp(w, "-h") == 0) {
+            help(stdout);
+            return 0;
+        }
+        char name[32];
+        const char *eq = strchr(w, '=');
+        const size_t len = eq ? (size_t)(eq - w) : strlen(w);
+        if (len >= sizeof name)
+            return usage("unknown option %s", w);
+        memcpy(name, w, len);
+        name[len] = '\0';
+        const bool flag = strcmp(name, "--json") == 0 || strcmp(name, "--quiet") == 0;
+        const bool valued = strcmp(name, "--tables") == 0 || strcmp(name, "--examples") == 0 ||
+                            strcmp(name, "--html") == 0 || strcmp(name, "--claim") == 0;
+        if (!flag && !valued)
+            return usage("unknown option %s", name);
+        if (flag && eq)
+            return usage("%s takes no value", name);
+        const char *value = NULL;
+        if (valued) {
+            if (eq)
+                value = eq + 1;
+            else if (i + 1 < argc)
+                value = argv[++i];
+            else
+                return usage("%s needs a value", name);
+        }
+        if (strcmp(name, "--json") == 0)
+            o->json = true;
+        else if (strcmp(name, "--quiet") == 0)
+            o->quiet = true;
+        else if (strcmp(name, "--tables") == 0)
+            o->tables = value;
+        else if (strcmp(name, "--html") == 0)
+            o->html = value;
+        else if (strcmp(name, "--claim") == 0) {
+            if (o->nids == MAX_IDS)
+                return usage("more than %s --claim options", "64");
+            o->ids[o->nids++] = value;
+        } else {
+            char *end;
+            o->examples = strtol(value, &end, 10);
+            if (end == value || *end || o->examples < 0 || o->examples > 1000)
+                return usage("--examples '%s' is not a number in 0..1000", value);
+        }
+    }
+    return -1;
+}
+
+/* ---- reading the claims ------------------------------------------------------------------- */
+
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+    const size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* Adds a file, or every *.claims file of a directory in name order. False after a message. */
+static bool add_path(dtb_claims *set, const char *path)
+{
+    struct stat st;
+    char err[2 * DTB_MESSAGE_SIZE];
+    if (stat(path, &st) != 0) {
+        fprintf(stderr, "dtbprobe: verify: cannot read claims '%s': no such file or directory\n", path);
+        return false;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        if (dtb_claims_add_file(set, path, err, sizeof err) != DTB_OK) {
+            fprintf(stderr, "dtbprobe: verify: %s\n", err);
+            return false;
+        }
+        return true;
+    }
+    DIR *d = opendir(path);
+    if (!d) {
+        fprintf(stderr, "dtbprobe: verify: cannot open the directory '%s'\n", path);
+        return false;
+    }
+    char *names[1024];
+    int n = 0;
+    bool ok = true;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        if (has_suffix(e->d_name, ".claims") && e->d_name[0] != '.' && n < 1024) {
+            const size_t len = strlen(path) + strlen(e->d_name) + 2;
+            if (!(names[n] = malloc(len))) {
+                ok = false;
+                break;
+            }
+            snprintf(names[n++], len, "%s/%s", path, e->d_name);
+        }
+    closedir(d);
+    qsort(names, (size_t)n, sizeof names[0], compare_names);
+    if (ok && n == 0) {
+        fprintf(stderr, "dtbprobe: verify: no *.claims file in '%s'\n", path);
+        ok = false;
+    }
+    for (int i = 0; i < n; i++) {
+        if (ok && dtb_claims_add_file(set, names[i], err, sizeof err) != DTB_OK) {
+            fprintf(stderr, "dtbprobe: verify: %s\n", err);
+            ok = false;
+        }
+        free(names[i]);
+    }
+    return ok;
+}
+
+/* ---- tables, one db per variant ---------------------------------------------------------- */
+
+typedef struct variant_db {
+    const char *variant;
+    dtb_db *db;
+    dtb_status status;
+    char message[DTB_MESSAGE_SIZE];
+} variant_db;
+
+typedef struct log_capture {
+    char message[DTB_MESSAGE_SIZE];
+} log_capture;
+
+static void keep_log(void *user, const char *msg)
+{
+    log_capture *l = user;
+    if (!l->message[0])
+        snprintf(l->message, sizeof l->message, "%s", msg);
+}
+
+static variant_db *db_for(variant_db *dbs, int *n, const char *variant, const char *const *dirs,
+                          int ndirs)
+{
+    for (int i = 0; i < *n; i++)
+        if (strcmp(dbs[i].variant, variant) == 0)
+            return &dbs[i];
+    variant_db *v = &dbs[(*n)++];
+    *v = (variant_db){.variant = variant};
+    log_capture lc = {{0}};
+    const dtb_options o = {.paths = dirs, .npaths = ndirs, .variant = variant,
+                           .cache_bytes = 256ull << 20, .log = keep_log, .log_user = &lc};
+    v->status = dtb_open(&o, &v->db);
+    if (v->status != DTB_OK) {
+        char dirlist[256] = "";
+        size_t k = 0;
+        for (int i = 0; i < ndirs && k < sizeof dirlist; i++)
+            k += (size_t)snprintf(dirlist + k, sizeof dirlist - k, "%s%s", i ? ":" : "", dirs[i]);
+        snprintf(v->message, sizeof v->message, "no %s tables in %.80s%s%.120s", variant, dirlist,
+                 lc.message[0] ? ": " : "", lc.message);
+    }
+    return v;
+}
+
+/* ---- progress on a terminal --------------------------------------------------------------- */
+
+typedef struct progress {
+    const char *id;
+    int last;
+} progress;
+
+static bool show_progress(void *user, uint64_t done, uint64_t total)
+{
+    progress *p = user;
+    const int pct = total ? (int)(100.0 * (double)done / (double)total) : 0;
+    if (pct != p->last) {
+        fprintf(stderr, "\r%s: %3d%%", p->id, pct > 100 ? 100 : pct);
+        p->last = pct;
+    }
+    return true;
+}
+
+/* ---- text report -------------------------------------------------------------------------- */
+
+static const char *verdict_word(dtb_claim_verdict v)
+{
+    return v == DTB_CLAIM_HOLDS ? "holds" : v == DTB_CLAIM_FAILS ? "FAILS" : "MISSING DATA";
+}
+
+static const char *wdl_word(dtb_wdl w) { return w == DTB_WIN ? "win" : w == DTB_LOSS ? "loss" : "draw"; }
+
+/* "white to move: win in 31 plies" */
+static void value_text(const char *fen, dtb_wdl wdl, int dtw, char *buf, size_t size)
+{
+    const char *side = fen[0] == 'B' ? "black" : "white";
+    if (wdl == DTB_DRAW)
+        snprintf(buf, size, "%s to move: draw", side);
+    else
+        snprintf(buf, size, "%s to move: %s in %d %s", side, wdl_word(wdl), dtw, dtw == 1 ? "ply" : "plies");
+}
+
+static void print_position(const char *label, const dtb_claim_position *p)
+{
+    char v[96];
+    value_text(p->fen, p->wdl, p->dtw, v, sizeof v);
+    printf("    %s%s  (%s)\n", label, p->fen, v);
+    if (p->line && p->line[0])
+        printf("      line: %s\n", p->line);
+}
+
+static const char *side_words(dtb_claim_side s)
+{
+    return s == DTB_CLAIM_SIDE_WHITE ? "white to move" : s == DTB_CLAIM_SIDE_BLACK ? "black to move" : "either side to move";
+}
+
+static void print_counts(const dtb_claim *c, const dtb_claim_result *r)
+{
+    for (int side = 0; side < 2; side++) {
+        const uint64_t *n = r->counts[side];
+        if (n[0] + n[1] + n[2] == 0)
+            continue;
+        printf("  %s to move: %llu wins, %llu draws, %llu losses\n", side ? "black" : "white",
+               (unsigned long long)n[2], (unsigned long long)n[1], (unsigned long long)n[0]);
+    }
+    (void)c;
+}
+
+static void print_claim_text(const dtb_claim *c, const dtb_claim_result *r)
+{
+    printf("%-5s %s  (%s:%d)\n", verdict_word(r->verdict), c->id, c->file, c->line);
+    printf("  statement: %s\n  source: %s\n", c->statement, c->source);
+    if (c->kind == DTB_CLAIM_POSITION) {
+        printf("  position: %s %s\n", c->variant, c->fen);
+    } else {
+        printf("  positions: %s %s, %s", c->variant, c->material, side_words(c->side));
+        for (int i = 0; i < c->nfilters; i++)
+            printf("; %s", c->filters[i].text);
+        printf("\n");
+    }
+    printf("  assert: %s\n", c->assertion.text);
+    if (r->verdict == DTB_CLAIM_NODATA) {
+        printf("  missing data: %s\n\n", r->reason);
+        return;
+    }
+    if (c->kind == DTB_CLAIM_POSITION) {
+        print_position("", &r->subject);
+    } else {
+        printf("  matched: %llu positions\n", (unsigned long long)r->matched);
+        print_counts(c, r);
+        if (r->longest >= 0)
+            print_position("longest win: ", &r->longest_pos);
+        if (r->nexceptions) {
+            printf("  exceptions (%d, listed in the claim):\n", r->nexceptions);
+            for (int i = 0; i < r->nexceptions; i++)
+                print_position("", &r->exceptions[i]);
+        }
+    }
+    if (c->assertion.quant == DTB_QUANT_EXACTLY && r->nexamples) {
+        printf("  the %s positions (%d of %llu):\n", dtb_claim_outcome_name(c->assertion.outcome),
+               r->nexamples, (unsigned long long)r->ncounter);
+        for (int i = 0; i < r->nexamples; i++)
+            print_position("", &r->examples[i]);
+    }
+    if (r->verdict == DTB_CLAIM_FAILS) {
+        printf("  why: %s\n", r->reason);
+        if (r->nexamples && c->assertion.quant != DTB_QUANT_EXACTLY) {
+            const bool worst = c->assertion.quant == DTB_QUANT_LONGEST_WIN || c->assertion.bound_plies >= 0;
+            printf("  counterexamples (%d of %llu, %s):\n", r->nexamples, (unsigned long long)r->ncounter,
+                   worst ? "longest first" : "first found");
+            for (int i = 0; i < r->nexamples; i++)
+                print_position("", &r->examples[i]);
+        }
+    }
+    printf("\n");
+}
+
+/* ---- JSON ---------------------------------------------------------------------------------- */
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; s && *s; s++) {
+        const unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void json_position(FILE *f, const dtb_claim_position *p)
+{
+    fprintf(f, "{\"fen\":");
+    json_string(f, p->fen);
+    fprintf(f, ",\"wdl\":\"%s\",\"dtw\":", wdl_word(p->wdl));
+    if (p->wdl == DTB_DRAW)
+        fprintf(f, "null");
+    else
+        fprintf(f, "%d", p->dtw);
+    fprintf(f, ",\"line\":");
+    json_string(f, p->line ? p->line : "");
+    fprintf(f, "}");
+}
+
+static void json_claim(FILE *f, const dtb_claim *c, const dtb_claim_result *r, bool first)
+{
+    static const char *verdicts[] = {"holds", "fails", "missing data"};
+    fprintf(f, "%s{\"id\":", first ? "" : ",\n");
+    json_string(f, c->id);
+    fprintf(f, ",\"file\":");
+    json_string(f, c->file);
+    fprintf(f, ",\"line\":%d,\"variant\":", c->line);
+    json_string(f, c->variant);
+    fprintf(f, ",\"source\":");
+    json_string(f, c->source);
+    fprintf(f, ",\"statement\":");
+    json_string(f, c->statement);
+    if (c->kind == DTB_CLAIM_POSITION) {
+        fprintf(f, ",\"position\":");
+        json_string(f, c->fen);
+    } else {
+        fprintf(f, ",\"material\":");
+        json_string(f, c->material);
+        fprintf(f, ",\"side\":\"%s\",\"filters\":[",
+                c->side == DTB_CLAIM_SIDE_WHITE ? "white" : c->side == DTB_CLAIM_SIDE_BLACK ? "black" : "any");
+        for (int i = 0; i < c->nfilters; i++) {
+            fprintf(f, "%s", i ? "," : "");
+            json_string(f, c->filters[i].text);
+        }
+        fprintf(f, "]");
+    }
+    fprintf(f, ",\"assert\":");
+    json_string(f, c->assertion.text);
+    fprintf(f, ",\"verdict\":\"%s\",\"reason\":", verdicts[r->verdict]);
+    json_string(f, r->reason);
+    fprintf(f, ",\"matched\":%llu,\"counts\":{", (unsigned long long)r->matched);
+    for (int side = 0; side < 2; side++)
+        fprintf(f, "%s\"%s\":{\"win\":%llu,\"draw\":%llu,\"loss\":%llu}", side ? "," : "",
+                side ? "black" : "white", (unsigned long long)r->counts[side][2],
+                (unsigned long long)r->counts[side][1], (unsigned long long)r->counts[side][0]);
+    fprintf(f, "},\"longest_win\":");
+    if (c->kind == DTB_CLAIM_MATERIAL && r->longest >= 0 && r->verdict != DTB_CLAIM_NODATA)
+        json_position(f, &r->longest_pos);
+    else
+        fprintf(f, "null");
+    fprintf(f, ",\"subject\":");
+    if (c->kind == DTB_CLAIM_POSITION && r->verdict != DTB_CLAIM_NODATA)
+        json_position(f, &r->subject);
+    else
+        fprintf(f, "null");
+    fprintf(f, ",\"exceptions\":[");
+    for (int i = 0; i < r->nexceptions; i++) {
+        fprintf(f, "%s", i ? "," : "");
+        json_position(f, &r->exceptions[i]);
+    }
+    fprintf(f, "],\"examples_are\":\"%s\",\"examples_total\":%llu,\"examples\":[",
+            c->assertion.quant == DTB_QUANT_EXACTLY ? "instances" : "counterexamples",
+            (unsigned long long)r->ncounter);
+    for (int i = 0; i < r->nexamples; i++) {
+        fprintf(f, "%s", i ? "," : "");
+        json_position(f, &r->examples[i]);
+    }
+    fprintf(f, "]}");
+}
+
+/* ---- HTML ---------------------------------------------------------------------------------- */
+
+static void html_text(FILE *f, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '"': fputs("&quot;", f); break;
+        case '\'': fputs("&#39;", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}
+
+#define CELL 32
+
+/* The board of fen as an inline SVG: dark squares with their numbers, men as discs, kings as
+ * discs with a ring and a crown letter K. White at the bottom (white men move up). */
+static void svg_board(FILE *f, const char *variant, const char *fen)
+{
+    const dtb_variant *v = dtb_variant_find(variant);
+    dtb_board b;
+    dtb_board_init(&b, v);
+    dtb_pos p = {{0}, {0}, DTB_WHITE};
+    dtb_error e;
+    const bool ok = dtb_fen_read(&b, fen, &p, &e) == DTB_OK;
+    const int side = b.size * CELL;
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"board\" width=\"%d\" height=\"%d\" "
+               "viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"",
+            side, side, side, side);
+    html_text(f, fen);
+    fprintf(f, "\">\n<rect width=\"%d\" height=\"%d\" fill=\"#f3e3c3\"/>\n", side, side);
+    for (int row = 0; row < b.size; row++)
+        for (int col = 0; col < b.size; col++) {
+            const int sq = dtb_board_square(&b, row, col);
+            if (sq < 0)
+                continue;
+            const int x = col * CELL, y = row * CELL;
+            fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#a0714f\"/>"
+                       "<text x=\"%d\" y=\"%d\" font-size=\"8\" fill=\"#f3e3c3\">%d</text>\n",
+                    x, y, CELL, CELL, x + 2, y + 9, sq + 1);
+            if (!ok)
+                continue;
+            const dtb_bb bit = dtb_bb_bit(sq);
+            const bool white = (p.men[DTB_WHITE] | p.kings[DTB_WHITE]) & bit;
+            const bool black = (p.men[DTB_BLACK] | p.kings[DTB_BLACK]) & bit;
+            if (!white && !black)
+                continue;
+            const bool king = (p.kings[DTB_WHITE] | p.kings[DTB_BLACK]) & bit;
+            const char *fill = white ? "#fbfbf4" : "#1d1d1d";
+            const char *ink = white ? "#1d1d1d" : "#fbfbf4";
+            const int cx = x + CELL / 2, cy = y + CELL / 2 + 1;
+            fprintf(f, "<circle cx=\"%d\" cy=\"%d\" r=\"%d\" fill=\"%s\" stroke=\"%s\" stroke-width=\"1.5\"/>",
+                    cx, cy, CELL / 2 - 4, fill, white ? "#1d1d1d" : "#777");
+            if (king)
+                fprintf(f, "<circle cx=\"%d\" cy=\"%d\" r=\"%d\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"/>"
+                           "<text x=\"%d\" y=\"%d\" font-size=\"11\" font-weight=\"bold\" text-anchor=\"middle\" fill=\"%s\">K</text>",
+                        cx, cy, CELL / 2 - 8, ink, cx, cy + 4, ink);
+            fprintf(f, "\n");
+        }
+    if (!ok) {
+        fprintf(f, "<text x=\"4\" y=\"%d\" font-size=\"12\" fill=\"red\">unreadable FEN: ", side / 2);
+        html_text(f, e.msg);
+        fprintf(f, "</text>\n");
+    }
+    fprintf(f, "</svg>\n");
+}
+
+static void html_figure(FILE *f, const char *variant, const char *label, const char *fen, const dtb_claim_position *p)
+{
+    fprintf(f, "<figure class=\"position\" data-fen=\"");
+    html_text(f, fen);
+    fprintf(f, "\">\n");
+    svg_board(f, variant, fen);
+    fprintf(f, "<figcaption><b>");
+    html_text(f, label);
+    fprintf(f, "</b> <code>");
+    html_text(f, fen);
+    fprintf(f, "</code>");
+    if (p) {
+        char v[96];
+        value_text(p->fen, p->wdl, p->dtw, v, sizeof v);
+        fprintf(f, "<br/>");
+        html_text(f, v);
+        if (p->line && p->line[0]) {
+            fprintf(f, "<br/>line: <code>");
+            html_text(f, p->line);
+            fprintf(f, "</code>");
+        }
+    }
+    fprintf(f, "</figcaption>\n</figure>\n");
+}
+
+static void html_head(FILE *f, const char *tables)
+{
+    fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
+               "<title>dtb: textbook claims</title>\n<style>\n"
+               "body{font-family:sans-serif;max-width:75em;margin:1em auto;padding:0 1em;color:#222}\n"
+               "section{border-top:1px solid #ccc;padding:.5em 0}\n"
+               ".verdict{font-weight:bold;padding:0 .4em;border-radius:3px;color:#fff}\n"
+               ".holds{background:#2e7d32}.fails{background:#c62828}.nodata{background:#ef6c00}\n"
+               "figure.position{display:inline-block;vertical-align:top;margin:.5em 1em .5em 0;max-width:24em}\n"
+               "figcaption{font-size:.85em;word-wrap:break-word}\n"
+               "table.counts td,table.counts th{padding:0 .6em;text-align:right}\n"
+               "dt{font-weight:bold;float:left;clear:left;width:7em}dd{margin-left:8em}\n"
+               "</style>\n</head>\n<body>\n<h1>Textbook claims checked against the tables</h1>\n<p>Tables: <code>");
+    html_text(f, tables);
+    fprintf(f, "</code>. Values are for the side to move; distances (DTW) are plies to the end of the "
+               "game with the winner's quickest and the loser's longest play; a \"move\" in an "
+               "assertion is one move of each side (N moves = 2N plies).</p>\n");
+}
+
+static void html_claim(FILE *f, const dtb_claim *c, const dtb_claim_result *r)
+{
+    static const char *cls[] = {"holds", "fails", "nodata"};
+    static const char *word[] = {"holds", "fails", "missing data"};
+    fprintf(f, "<section class=\"claim\" id=\"");
+    html_text(f, c->id);
+    fprintf(f, "\">\n<h2><span class=\"verdict %s\">%s</span> ", cls[r->verdict], word[r->verdict]);
+    html_text(f, c->id);
+    fprintf(f, "</h2>\n<dl>\n<dt>statement</dt><dd>");
+    html_text(f, c->statement);
+    fprintf(f, "</dd>\n<dt>source</dt><dd>");
+    html_text(f, c->source);
+    fprintf(f, "</dd>\n<dt>positions</dt><dd>");
+    html_text(f, c->variant);
+    fprintf(f, " ");
+    if (c->kind == DTB_CLAIM_POSITION) {
+        html_text(f, c->fen);
+    } else {
+        html_text(f, c->material);
+        fprintf(f, ", %s", side_words(c->side));
+        for (int i = 0; i < c->nfilters; i++) {
+            fprintf(f, "; ");
+            html_text(f, c->filters[i].text);
+        }
+    }
+    fprintf(f, "</dd>\n<dt>assert</dt><dd>");
+    html_text(f, c->assertion.text);
+    fprintf(f, "</dd>\n<dt>file</dt><dd>");
+    html_text(f, c->file);
+    fprintf(f, ":%d</dd>\n", c->line);
+    if (r->verdict != DTB_CLAIM_HOLDS) {
+        fprintf(f, "<dt>%s</dt><dd>", r->verdict == DTB_CLAIM_FAILS ? "why" : "missing");
+        html_text(f, r->reason);
+        fprintf(f, "</dd>\n");
+    }
+    fprintf(f, "</dl>\n");
+    if (r->verdict == DTB_CLAIM_NODATA) {
+        if (c->kind == DTB_CLAIM_POSITION)
+            html_figure(f, c->variant, "position", c->fen, NULL);
+        fprintf(f, "</section>\n");
+        return;
+    }
+    if (c->kind == DTB_CLAIM_MATERIAL) {
+        fprintf(f, "<table class=\"counts\"><tr><th>to move</th><th>wins</th><th>draws</th><th>losses</th></tr>\n");
+        for (int side = 0; side < 2; side++) {
+            const uint64_t *n = r->counts[side];
+            if (n[0] + n[1] + n[2])
+                fprintf(f, "<tr><td>%s</td><td>%llu</td><td>%llu</td><td>%llu</td></tr>\n",
+                        side ? "black" : "white", (unsigned long long)n[2], (unsigned long long)n[1],
+                        (unsigned long long)n[0]);
+        }
+        fprintf(f, "</table>\n<p>%llu positions matched.</p>\n", (unsigned long long)r->matched);
+    }
+    fprintf(f, "<div class=\"diagrams\">\n");
+    if (c->kind == DTB_CLAIM_POSITION)
+        html_figure(f, c->variant, "position", r->subject.fen, &r->subject);
+    if (c->kind == DTB_CLAIM_MATERIAL && r->longest >= 0)
+        html_figure(f, c->variant, "longest win", r->longest_pos.fen, &r->longest_pos);
+    for (int i = 0; i < r->nexceptions; i++) {
+        char label[48];
+        snprintf(label, sizeof label, "exception %d", i + 1);
+        html_figure(f, c->variant, label, r->exceptions[i].fen, &r->exceptions[i]);
+    }
+    for (int i = 0; i < r->nexamples; i++) {
+        char label[64];
+        snprintf(label, sizeof label, "%s %d of %llu",
+                 c->assertion.quant == DTB_QUANT_EXACTLY ? dtb_claim_outcome_name(c->assertion.outcome)
+                                                         : "counterexample",
+                 i + 1, (unsigned long long)r->ncounter);
+        html_figure(f, c->variant, label, r->examples[i].fen, &r->examples[i]);
+    }
+    fprintf(f, "</div>\n</section>\n");
+}
+
+/* ---- the command --------------------------------------------------------------------------- */
+
+int dtbprobe_verify_main(int argc, char **argv)
+{
+    options o;
+    int rc = parse(argc, argv, &o);
+    if (rc >= 0)
+        return rc;
+
+    dtb_claims *set = dtb_claims_new();
+    if (!set) {
+        fprintf(stderr, "dtbprobe: verify: out of memory\n");
+        return EXIT_FAIL;
+    }
+    bool ok = true;
+    if (o.nfiles == 0) {
+        const char *env = getenv("DTB_CLAIMS");
+        ok = add_path(set, env && *env ? env : "tables/claims");
+    }
+    for (int i = 0; i < o.nfiles; i++)
+        ok = add_path(set, o.files[i]) && ok;
+    for (int i = 0; ok && i < o.nids; i++) {
+        bool found = false;
+        for (int k = 0; k < dtb_claims_count(set) && !found; k++)
+            found = strcmp(dtb_claims_at(set, k)->id, o.ids[i]) == 0;
+        if (!found) {
+            fprintf(stderr, "dtbprobe: verify: no claim '%s' in the files read\n", o.ids[i]);
+            ok = false;
+        }
+    }
+    if (!ok) {
+        dtb_claims_free(set);
+        return EXIT_FAIL;
+    }
+
+    const char *tables = o.tables ? o.tables : getenv("DTB_PATH");
+    if (!tables || !*tables)
+        tables = "tables";
+    char *dirlist = strdup(tables);
+    const char *dirs[MAX_DIRS];
+    int ndirs = 0;
+    for (char *s = dirlist ? strtok(dirlist, ":") : NULL; s && ndirs < MAX_DIRS; s = strtok(NULL, ":"))
+        dirs[ndirs++] = s;
+    if (ndirs == 0) {
+        free(dirlist);
+        dtb_claims_free(set);
+        return usage("%s", "no table directory given");
+    }
+
+    FILE *html = NULL;
+    if (o.html) {
+        html = fopen(o.html, "w");
+        if (!html) {
+            fprintf(stderr, "dtbprobe: verify: cannot write '%s'\n", o.html);
+            free(dirlist);
+            dtb_claims_free(set);
+            return EXIT_FAIL;
+        }
+        html_head(html, tables);
+    }
+
+    const int n = dtb_claims_count(set);
+    variant_db dbs[16];
+    int ndbs = 0;
+    int holds = 0, fails = 0, nodata = 0, run = 0;
+    const bool tty = isatty(2) && !o.json;
+    if (o.json)
+        printf("{\"claims\":[\n");
+    for (int i = 0; i < n; i++) {
+        const dtb_claim *c = dtb_claims_at(set, i);
+        bool wanted = o.nids == 0;
+        for (int k = 0; k < o.nids && !wanted; k++)
+            wanted = strcmp(o.ids[k], c->id) == 0;
+        if (!wanted)
+            continue;
+        dtb_claim_result r;
+        memset(&r, 0, sizeof r);
+        variant_db *v = ndbs < 16 ? db_for(dbs, &ndbs, c->variant, dirs, ndirs) : NULL;
+        if (!v || v->status != DTB_OK) {
+            r.verdict = DTB_CLAIM_NODATA;
+            r.status = v ? v->status : DTB_E_NOMEM;
+            r.longest = -1;
+            snprintf(r.reason, sizeof r.reason, "%s", v ? v->message : "too many variants");
+        } else {
+            progress pr = {c->id, -1};
+            const dtb_claim_eval_options eo = {.max_examples = (int)o.examples, .lines = true,
+                                               .progress = tty ? show_progress : NULL, .user = &pr};
+            const dtb_status s = dtb_claim_evaluate(v->db, c, &eo, &r);
+            if (tty && pr.last >= 0)
+                fprintf(stderr, "\r%*s\r", (int)strlen(c->id) + 6, "");
+            if (s != DTB_OK && r.verdict != DTB_CLAIM_NODATA) {
+                r.verdict = DTB_CLAIM_NODATA;
+                r.status = s;
+                snprintf(r.reason, sizeof r.reason, "%s", dtb_strerror(s));
+            }
+        }
+        if (r.verdict == DTB_CLAIM_HOLDS)
+            holds++;
+        else if (r.verdict == DTB_CLAIM_FAILS)
+            fails++;
+        else
+            nodata++;
+        if (o.json)
+            json_claim(stdout, c, &r, run == 0);
+        else if (!o.quiet || r.verdict != DTB_CLAIM_HOLDS)
+            print_claim_text(c, &r);
+        if (html)
+            html_claim(html, c, &r);
+        run++;
+        fflush(stdout);
+        dtb_claim_result_free(&r);
+    }
+    if (o.json)
+        printf("\n],\"holds\":%d,\"fails\":%d,\"missing_data\":%d}\n", holds, fails, nodata);
+    else
+        printf("%d claims: %d hold, %d fail, %d missing data\n", run, holds, fails, nodata);
+    if (html) {
+        fprintf(html, "<p>%d claims: %d hold, %d fail, %d missing data.</p>\n</body>\n</html>\n", run,
+                holds, fails, nodata);
+        if (fclose(html) != 0) {
+            fprintf(stderr, "dtbprobe: verify: cannot write '%s'\n", o.html);
+            fails++;
+        }
+    }
+    for (int i = 0; i < ndbs; i++)
+        dtb_close(dbs[i].db);
+    free(dirlist);
+    dtb_claims_free(set);
+    return fails || nodata ? EXIT_FAIL : 0;
+}
