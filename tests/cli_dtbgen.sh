@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# The dtbgen command line (DESIGN.md §9): exit 2 with a message for usage errors, 1 for bad input
+# or data (unknown variant, bad material, a directory that cannot be made, a memory budget too
+# small, a full disk, a damaged or wrong table for --check), 0 for --help, --version and work done.
+#
+# Usage: cli_dtbgen.sh PATH/TO/dtbgen   (ctest passes $<TARGET_FILE:dtbgen>)
+set -u
+dtbgen=${1:?usage: cli_dtbgen.sh PATH/TO/dtbgen}
+work=$(mktemp -d "${TMPDIR:-/tmp}/dtb_cli.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT
+failures=0
+
+# expect STATUS PATTERN ARGS...: dtbgen ARGS exits STATUS and its stdout+stderr match the
+# extended regular expression PATTERN (case-insensitive).
+expect() {
+  local want=$1 pattern=$2 out rc
+  shift 2
+  out=$("$dtbgen" "$@" 2>&1)
+  rc=$?
+  if [ $rc -ne "$want" ]; then
+    echo "FAIL: dtbgen $* exits $rc, not $want: $out" >&2
+    failures=$((failures + 1))
+  elif ! grep -q -i -E -- "$pattern" <<<"$out"; then
+    echo "FAIL: dtbgen $*: output does not match /$pattern/: $out" >&2
+    failures=$((failures + 1))
+  fi
+}
+
+# Usage errors: 2.
+expect 2 'no command' 
+expect 2 'unknown option --bogus' --bogus
+expect 2 'unexpected argument' --variant international --pieces 2 --out "$work/a" stray
+expect 2 '--variant needs a value' --list --pieces 2 --variant
+expect 2 '--out needs a value' --variant international --pieces 2 --out
+expect 2 'only one command' --list --check "$work/a" --variant international --pieces 2
+expect 2 'needs --pieces or --material' --variant international --out "$work/a"
+expect 2 'variant is needed|needs --variant' --pieces 2 --out "$work/a"
+expect 2 'not a number' --variant international --pieces two --out "$work/a"
+expect 2 'not a positive number' --variant international --pieces 2 --out "$work/a" --threads 0
+expect 2 'not a positive number of GiB' --variant international --pieces 2 --out "$work/a" --memory lots
+expect 2 'takes no value' --help=yes
+[ ! -e "$work/a" ] || { echo "FAIL: a usage error created $work/a" >&2; failures=$((failures + 1)); }
+
+# Help and version: 0, on stdout.
+expect 0 '^usage: dtbgen' --help
+expect 0 '^dtbgen [0-9]+\.[0-9]+' --version
+[ -z "$("$dtbgen" --help 2>&1 >/dev/null)" ] || { echo "FAIL: --help writes to stderr" >&2; failures=$((failures + 1)); }
+
+# Bad input: 1.
+expect 1 "unknown variant 'checkers'" --variant checkers --pieces 2 --out "$work/a"
+expect 1 '--material KXvK' --variant international --material KXvK --out "$work/a"
+expect 1 '--pieces 1' --variant international --pieces 1 --out "$work/a"
+: >"$work/file"
+expect 1 "cannot create directory $work/file/sub" --variant international --pieces 2 --out "$work/file/sub"
+# A budget far too small: refused before anything is written, saying how much is needed.
+expect 1 'needs [0-9.]+ [KMG]iB of memory \([0-9]+ bytes\), more than the' \
+  --variant international --pieces 3 --out "$work/a" --memory 0.000001
+[ ! -e "$work/a" ] || { echo "FAIL: a refused build created $work/a" >&2; failures=$((failures + 1)); }
+expect 1 "no international tables" --check "$work/nothing" --variant international
+
+# A full disk: the table's .tmp is a link to /dev/full (no privileges needed).
+if [ -c /dev/full ]; then
+  mkdir -p "$work/full/international"
+  ln -s /dev/full "$work/full/international/KvK.dtw.tmp"
+  expect 1 'KvK.dtw.tmp: cannot write: No space left on device' \
+    --variant international --pieces 2 --out "$work/full" --quiet
+  [ ! -e "$work/full/international/KvK.dtw" ] && [ ! -L "$work/full/international/KvK.dtw.tmp" ] ||
+    { echo "FAIL: a failed write left KvK.dtw or its .tmp behind" >&2; failures=$((failures + 1)); }
+  expect 0 '' --variant international --pieces 2 --out "$work/full" --quiet
+else
+  echo "FAIL: /dev/full is needed to simulate a full disk and is not a device here" >&2
+  failures=$((failures + 1))
+fi
+
+# A good build, then --check on it and on damaged copies: 0, then 1 naming the file.
+expect 0 'international 2..2 pieces complete' --variant international --pieces 2 --out "$work/g"
+expect 0 '^checked 4 tables, [0-9]+ positions, 0 mismatches' --check "$work/g" --variant international
+t=$work/g/international
+cp "$t/KvM.dtw" "$work/KvM.good"
+printf '\x55' | dd of="$t/KvM.dtw" bs=1 seek=200 conv=notrunc status=none
+expect 1 'KvM.dtw' --check "$work/g" --variant international
+cp "$t/MvK.dtw" "$t/KvM.dtw" # a sound table of another material under this name
+expect 1 'KvM.dtw' --check "$work/g" --variant international
+head -c 100 "$work/KvM.good" >"$t/KvM.dtw"
+expect 1 'KvM.dtw' --check "$work/g" --variant international
+# A table whose partner is missing is left out, not crashed on, not failed.
+cp "$work/KvM.good" "$t/KvM.dtw"
+rm "$t/MvK.dtw"
+expect 0 'check KvM: not checked, it needs MvK, which is missing' --check "$work/g" --variant international
+
+if [ $failures -ne 0 ]; then
+  echo "cli_dtbgen: $failures failures" >&2
+  exit 1
+fi
+echo "cli_dtbgen: all passed"
