@@ -231,12 +231,15 @@ static dtb_status write_small_file(const char *path, const char *text, dtb_error
     FILE *f = fopen(tmp, "w");
     if (!f)
         return dtb_error_set(e, DTB_E_IO, "cannot write %s: %s", tmp, strerror(errno));
-    const bool ok = fputs(text, f) >= 0 && fflush(f) == 0 && fsync(fileno(f)) == 0;
-    const int err = errno;
-    if (fclose(f) != 0 || !ok || rename(tmp, path) != 0) {
+    int err = fputs(text, f) >= 0 && fflush(f) == 0 && fsync(fileno(f)) == 0 ? 0 : errno;
+    if (fclose(f) != 0 && !err)
+        err = errno;
+    if (!err && rename(tmp, path) != 0)
+        err = errno;
+    if (err) {
         remove(tmp);
-        return dtb_error_set(e, err == ENOSPC ? DTB_E_NOSPACE : DTB_E_IO, "cannot write %s: %s",
-                             path, strerror(err));
+        return dtb_error_set(e, err == ENOSPC || err == EDQUOT ? DTB_E_NOSPACE : DTB_E_IO,
+                             "cannot write %s: %s", path, strerror(err));
     }
     return DTB_OK;
 }
