@@ -54,9 +54,9 @@ static const named_set sets_8x8[] = {
     /* the double roads ("dvoinik") b8-h2 and a7-g1 */
     {"double-1-28", {1, 6, 10, 15, 19, 24, 28, 0}},
     {"double-5-32", {5, 9, 14, 18, 23, 27, 32, 0}},
-    /* the triple roads c8-h3 / a6-f1 ("troinik") */
-    {"triple-2-24", {2, 7, 11, 16, 20, 24, 0}},
-    {"triple-9-31", {9, 13, 17, 22, 26, 31, 0}},
+    /* the triple roads a3-f8 and c1-h6 ("troinik", with the short a3-c1 and f8-h6) */
+    {"triple-3-21", {21, 17, 14, 10, 7, 3, 0}},
+    {"triple-12-30", {30, 26, 23, 19, 16, 12, 0}},
     {NULL, {0}},
 };
 
@@ -834,8 +834,6 @@ static dtb_status read_line(reader *r, pending *p, bool *in_claim, const char *k
     }
     if (ci_equal(key, "variant"))
         return set_field(r, &p->variant, key, value, line);
-    if (ci_equal(key, "source"))
-        return set_field(r, &p->source, key, value, line);
     if (ci_equal(key, "position"))
         return set_field(r, &p->position, key, value, line);
     if (ci_equal(key, "material"))
@@ -844,17 +842,19 @@ static dtb_status read_line(reader *r, pending *p, bool *in_claim, const char *k
         return set_field(r, &p->side, key, value, line);
     if (ci_equal(key, "assert"))
         return set_field(r, &p->assertion, key, value, line);
-    if (ci_equal(key, "statement")) {
+    if (ci_equal(key, "statement") || ci_equal(key, "source")) {
+        /* several lines join with a space */
+        char **text = ci_equal(key, "statement") ? &p->statement : &p->source.text;
         if (!*value)
-            return fail(r, line, "an empty statement");
-        const size_t old = p->statement ? strlen(p->statement) : 0;
-        char *s = realloc(p->statement, old + strlen(value) + 2);
+            return fail(r, line, "an empty %s", key);
+        const size_t old = *text ? strlen(*text) : 0;
+        char *s = realloc(*text, old + strlen(value) + 2);
         if (!s)
             return no_memory(r);
         if (old)
             s[old] = ' ';
         strcpy(s + (old ? old + 1 : 0), value);
-        p->statement = s;
+        *text = s;
         return DTB_OK;
     }
     if (ci_equal(key, "filter") || ci_equal(key, "except")) {
@@ -1305,6 +1305,13 @@ static uint64_t outcome_count(const dtb_claim_result *r, dtb_claim_outcome o)
     return n;
 }
 
+/* "a win", "a white win", ... for reasons. */
+static const char *outcome_phrase(dtb_claim_outcome o)
+{
+    static const char *p[] = {"a win", "a draw", "a loss", "a white win", "a black win"};
+    return (unsigned)o < sizeof p / sizeof p[0] ? p[o] : "?";
+}
+
 static const char *wdl_word(dtb_wdl v) { return v == DTB_WIN ? "win" : v == DTB_LOSS ? "loss" : "draw"; }
 
 static dtb_status evaluate_position(dtb_db *db, const dtb_claim *c, const dtb_claim_eval_options *o,
@@ -1364,7 +1371,7 @@ static dtb_status evaluate_position(dtb_db *db, const dtb_claim *c, const dtb_cl
 static void judge(const walk *w, const dtb_claim *c, dtb_claim_result *r)
 {
     const dtb_claim_assertion *a = &c->assertion;
-    const char *o = dtb_claim_outcome_name(a->outcome);
+    const char *o = outcome_phrase(a->outcome);
     r->verdict = DTB_CLAIM_FAILS;
     if (r->matched == 0) {
         set_reason(r, "no position matches the filters");
@@ -1390,17 +1397,17 @@ static void judge(const walk *w, const dtb_claim *c, dtb_claim_result *r)
     case DTB_QUANT_ALL:
         if (r->ncounter) {
             if (a->bound_plies >= 0)
-                set_reason(r, "%llu of %llu positions are not a %s within %d plies",
+                set_reason(r, "%llu of %llu positions are not %s within %d plies",
                            (unsigned long long)r->ncounter, (unsigned long long)r->matched, o, a->bound_plies);
             else
-                set_reason(r, "%llu of %llu positions are not a %s", (unsigned long long)r->ncounter,
+                set_reason(r, "%llu of %llu positions are not %s", (unsigned long long)r->ncounter,
                            (unsigned long long)r->matched, o);
             return;
         }
         break;
     case DTB_QUANT_NONE:
         if (r->ncounter) {
-            set_reason(r, "%llu of %llu positions are a %s", (unsigned long long)r->ncounter,
+            set_reason(r, "%llu of %llu positions are %s", (unsigned long long)r->ncounter,
                        (unsigned long long)r->matched, o);
             return;
         }
@@ -1410,7 +1417,7 @@ static void judge(const walk *w, const dtb_claim *c, dtb_claim_result *r)
         /* compare has/matched with the fraction without rounding surprises at equality */
         if (a->quant == DTB_QUANT_AT_LEAST ? (double)has < a->fraction * (double)r->matched * (1 - 1e-12)
                                            : (double)has > a->fraction * (double)r->matched * (1 + 1e-12)) {
-            set_reason(r, "%.4f%% of %llu positions are a %s (%llu), %s %g%%", 100 * frac,
+            set_reason(r, "%.4f%% of %llu positions are %s (%llu), %s %g%%", 100 * frac,
                        (unsigned long long)r->matched, o, (unsigned long long)has,
                        a->quant == DTB_QUANT_AT_LEAST ? "below" : "above", 100 * a->fraction);
             return;
@@ -1418,7 +1425,7 @@ static void judge(const walk *w, const dtb_claim *c, dtb_claim_result *r)
         break;
     case DTB_QUANT_EXACTLY:
         if (r->ncounter != a->count) {
-            set_reason(r, "%llu of %llu positions are a %s, not %llu", (unsigned long long)r->ncounter,
+            set_reason(r, "%llu of %llu positions are %s, not %llu", (unsigned long long)r->ncounter,
                        (unsigned long long)r->matched, o, (unsigned long long)a->count);
             return;
         }
