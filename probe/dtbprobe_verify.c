@@ -338,8 +338,9 @@ static void print_claim_text(const dtb_claim *c, const dtb_claim_result *r)
         }
     }
     if (c->assertion.quant == DTB_QUANT_EXACTLY && r->nexamples) {
-        printf("  the %s positions (%d of %llu):\n", dtb_claim_outcome_name(c->assertion.outcome),
-               r->nexamples, (unsigned long long)r->ncounter);
+        static const char *phrase[] = {"a win", "a draw", "a loss", "a white win", "a black win"};
+        printf("  the %llu positions that are %s (first %d):\n", (unsigned long long)r->ncounter,
+               phrase[c->assertion.outcome], r->nexamples);
         for (int i = 0; i < r->nexamples; i++)
             print_position("", &r->examples[i]);
     }
