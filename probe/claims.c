@@ -1477,11 +1477,10 @@ static dtb_status evaluate_material(dtb_db *db, const dtb_claim *c, const dtb_cl
         }
         w->allowed[g] = a;
     }
-    const uint64_t sides = c->side == DTB_CLAIM_SIDE_ANY ? 2 : 1;
-    w->total = sides;
+    /* placements (an upper bound: groups may compete for squares), for progress reports */
+    w->total = 1;
     for (int g = 0; g < 4; g++)
         w->total *= binomial(dtb_bb_count(w->allowed[g]), w->count[g]);
-    w->total /= sides; /* placements, not positions */
     w->rank_by_dtw = c->assertion.quant == DTB_QUANT_LONGEST_WIN ||
                      (c->assertion.quant == DTB_QUANT_ALL && c->assertion.bound_plies >= 0);
     r->longest = -1;

@@ -166,8 +166,9 @@ typedef struct dtb_claim_position {
                     or a lost position without moves; NULL when lines were not asked for */
 } dtb_claim_position;
 
-/* Called now and then during an evaluation with the placements enumerated so far and in all;
- * return false to stop (the evaluation then returns DTB_E_ABORTED). */
+/* Called now and then during an evaluation with the placements enumerated so far and (an upper
+ * bound of) their number in all; return false to stop (the evaluation then returns
+ * DTB_E_ABORTED). */
 typedef bool (*dtb_claim_progress)(void *user, uint64_t done, uint64_t total);
 
 typedef struct dtb_claim_eval_options {
