@@ -613,9 +613,6 @@ static void alter_and_check(const dtb_board *b, dtb_solved *s, const char *alter
                      (unsigned long long)i);
     }
     t->values[i] = was;
-    r.n = 0;
-    assert_int_equal(dtb_check_table(s, t, on_mismatch, &r, 4096), 0);
-    assert_int_equal(dtb_check_table(s, pt, on_mismatch, &r, 4096), 0);
 }
 
 static void test_check_finds_altered_value(void **state)
