@@ -55,17 +55,14 @@ struct dtb_blockcache {
     int shard_shift; /* 64 - log2(nshards); shard = hash >> shard_shift (0 shards bits: 64) */
 };
 
-/* MurmurHash3's 64-bit finaliser: every key bit reaches every hash bit (keys put the table number
- * in high bits and the block number in low bits, so a plain multiply would leave the table out
- * of the low bits that choose the slot). */
+/* One multiply and one xor-shift. Keys hold the table number from bit 40 and the block number
+ * below; the product's bit k depends on key bits 0..k, so the top bits (the shard) depend on the
+ * whole key, and the shift brings the table number's bits (40 and up in the product) down into
+ * the slot bits (20 and up) as well. */
 static inline uint64_t hash_key(uint64_t key)
 {
-    key ^= key >> 33;
-    key *= 0xff51afd7ed558ccdull;
-    key ^= key >> 33;
-    key *= 0xc4ceb9fe1a85ec53ull;
-    key ^= key >> 33;
-    return key;
+    const uint64_t h = key * 0x9E3779B97F4A7C15ull;
+    return h ^ (h >> 29);
 }
 
 static inline void cpu_relax(void)

@@ -159,9 +159,20 @@ static dtb_status to_pos(const dtb_db *db, const dtb_position *in, dtb_pos *p, d
         p->kings[c] = set_of(in->kings[c]);
     }
     p->side = in->side == DTB_SIDE_WHITE ? DTB_WHITE : DTB_BLACK;
-    const dtb_status s = dtb_pos_validate(db->board, p, e);
-    if (s != DTB_OK)
-        return s;
+    /* The checks of dtb_pos_validate in a few branch-free set operations (this is on every
+     * probe's path); the full function runs only to word the message of a position that fails. */
+    const dtb_board *b = db->board;
+    const dtb_bb white = p->men[0] | p->kings[0], black = p->men[1] | p->kings[1];
+    const int limit = b->variant->start_rows * b->half;
+    const bool ok = !(((white | black) & ~b->all) | (p->men[0] & p->kings[0]) |
+                      (p->men[1] & p->kings[1]) | (white & black) |
+                      (p->men[0] & b->promotion[0]) | (p->men[1] & b->promotion[1])) &&
+                    dtb_bb_count(white) <= limit && dtb_bb_count(black) <= limit;
+    if (!ok) {
+        const dtb_status s = dtb_pos_validate(b, p, e);
+        if (s != DTB_OK)
+            return s;
+    }
     if (!dtb_pos_pieces(p, p->side == DTB_WHITE ? DTB_BLACK : DTB_WHITE))
         return dtb_error_set(e, DTB_E_INVALID, "%s, not to move, has no pieces: the game is over",
                              p->side == DTB_WHITE ? "black" : "white");
@@ -269,7 +280,8 @@ dtb_status dtb_position_after(const dtb_db *db, const dtb_position *p, const dtb
 
 dtb_status dtb_probe_wdl(dtb_db *db, const dtb_position *p, unsigned flags, dtb_wdl *wdl)
 {
-    dtb_error e = {{0}};
+    dtb_error e;
+    e.msg[0] = 0; /* not the whole buffer: this is the hot path */
     dtb_pos q;
     dtb_status s = to_pos(db, p, &q, &e);
     if (s == DTB_OK)
@@ -279,7 +291,8 @@ dtb_status dtb_probe_wdl(dtb_db *db, const dtb_position *p, unsigned flags, dtb_
 
 dtb_status dtb_probe_dtw(dtb_db *db, const dtb_position *p, unsigned flags, dtb_wdl *wdl, int *dtw)
 {
-    dtb_error e = {{0}};
+    dtb_error e;
+    e.msg[0] = 0;
     dtb_pos q;
     dtb_value v;
     dtb_status s = to_pos(db, p, &q, &e);

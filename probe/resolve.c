@@ -13,12 +13,19 @@
 #include "resolve.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "movegen.h"
 
+#define KINDS (DTB_TABLESET_MAX_KIND + 1)
+#define NMAT (KINDS * KINDS * KINDS * KINDS)
+
 struct dtb_resolver {
+    /* Tables already found, by material: [0] for WDL probes, [1] for DTW. A plain array and one
+     * load on the hot path; the table set (behind a call and its own checks) on a first use. */
+    _Atomic(const dtb_ptable *) found[2][NMAT];
     dtb_tableset *ts;
     const dtb_board *board;
     dtb_blockcache *cache;
@@ -35,6 +42,9 @@ dtb_resolver *dtb_resolver_create(dtb_tableset *ts, uint64_t cache_bytes, dtb_ta
     dtb_resolver *r = calloc(1, sizeof *r);
     if (!r)
         return NULL;
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < NMAT; i++)
+            atomic_init(&r->found[k][i], NULL);
     r->ts = ts;
     r->board = dtb_tableset_board(ts);
     r->log = log;
@@ -143,6 +153,22 @@ static inline dtb_status lookup(dtb_resolver *r, const dtb_ptable *t, const dtb_
     return read_block(r, t, blk, off, raw, e);
 }
 
+/* The table for WDL (dtw false) or DTW probes of material m. */
+static inline dtb_status find_table(dtb_resolver *r, dtb_material m, bool dtw, unsigned flags,
+                                    const dtb_ptable **t, dtb_error *e)
+{
+    const bool fits = m.kings[0] < KINDS && m.kings[1] < KINDS && m.men[0] < KINDS && m.men[1] < KINDS;
+    const int slot = ((m.kings[0] * KINDS + m.men[0]) * KINDS + m.kings[1]) * KINDS + m.men[1];
+    if (fits && (*t = atomic_load_explicit(&r->found[dtw][slot], memory_order_acquire)))
+        return DTB_OK;
+    const bool may_open = !(flags & DTB_RESOLVE_CACHE_ONLY);
+    const dtb_status s = dtw ? dtb_tableset_get(r->ts, m, DTB_METRIC_DTW, may_open, t, e)
+                             : dtb_tableset_get_wdl(r->ts, m, may_open, t, e);
+    if (s == DTB_OK && fits)
+        atomic_store_explicit(&r->found[dtw][slot], *t, memory_order_release);
+    return s;
+}
+
 /* p with white to move: p itself or its flip in *buf. */
 static inline const dtb_pos *white_to_move(const dtb_resolver *r, const dtb_pos *p, dtb_pos *buf)
 {
@@ -158,8 +184,7 @@ static dtb_status quiet_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, d
     dtb_pos buf;
     const dtb_pos *w = white_to_move(r, p, &buf);
     const dtb_ptable *t;
-    dtb_status s = dtb_tableset_get_wdl(r->ts, dtb_material_of(w),
-                                        !(flags & DTB_RESOLVE_CACHE_ONLY), &t, e);
+    dtb_status s = find_table(r, dtb_material_of(w), false, flags, &t, e);
     if (s != DTB_OK)
         return s;
     unsigned raw;
@@ -183,8 +208,7 @@ static dtb_status quiet_value(dtb_resolver *r, const dtb_pos *p, unsigned flags,
     dtb_pos buf;
     const dtb_pos *w = white_to_move(r, p, &buf);
     const dtb_ptable *t;
-    dtb_status s = dtb_tableset_get(r->ts, dtb_material_of(w), DTB_METRIC_DTW,
-                                    !(flags & DTB_RESOLVE_CACHE_ONLY), &t, e);
+    dtb_status s = find_table(r, dtb_material_of(w), true, flags, &t, e);
     if (s != DTB_OK)
         return s;
     unsigned raw;

@@ -2,8 +2,8 @@
  *
  * The fixture builds every international table of up to 3 pieces with dtb_build (the real
  * generator files), solves the same materials again in memory with dtb_solve_pair (the values
- * the generator computed, capture positions included), and adds five 4-piece materials
- * (KKKvK, KvKKK, KKvKK, KKvKM, KMvKK) written from the in-memory values with their capture
+ * the generator computed, capture positions included), and adds three 4-piece materials
+ * (KKKvK, KvKKK, KKvKK) written from the in-memory values with their capture
  * positions holding garbage (3 in .wld files, which is no WLD value; a wrong value in .dtw
  * files): a probe that ever reads a stored capture position fails.
  *
@@ -41,9 +41,9 @@
 #include "tablewrite.h"
 
 /* 4-piece materials are checked at every position in optimised builds; sanitizer builds, ten
- * times slower, check every STRIDE-th position (the 3-piece ones stay exhaustive). */
+ * times slower, check every FOUR_STRIDE-th position (the 3-piece ones stay exhaustive). */
 #if defined(__SANITIZE_ADDRESS__)
-#define FOUR_STRIDE 7
+#define FOUR_STRIDE 5
 #else
 #define FOUR_STRIDE 1
 #endif
@@ -55,7 +55,9 @@ static dtb_solved *solved;
 static dtb_material mats[128];
 static int nmats;
 
-static const char *const four_piece[] = {"KKKvK", "KvKKK", "KKvKK", "KKvKM", "KMvKK"};
+/* Kings only: a 4-piece material with a man pulls in every material its promotions reach, and
+ * solving those costs more than this test may (men are covered exhaustively at 3 pieces). */
+static const char *const four_piece[] = {"KKKvK", "KvKKK", "KKvKK"};
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
@@ -607,17 +609,17 @@ static void test_cache_only(void **state)
     assert_int_equal(dtb_probe_dtw(db, &a, 0, &w, &d), DTB_OK);
     assert_int_equal(dtb_probe_dtw(db, &a, DTB_CACHE_ONLY, &w, &d), DTB_OK);
     assert_int_equal(d, dtb_value_dtw(expected(&near)));
-    /* A capture position (37x46 into KMvK, black to move): the table after the capture is read
-     * only without the flag. */
+    /* A capture position (5x23 lands on 32, 37, 41 or 46: quiet KvK positions, white to
+     * move): the table after the capture is read only without the flag. */
     dtb_position c;
     char err[DTB_MESSAGE_SIZE];
-    assert_int_equal(dtb_position_from_fen(db, "W:WK1,37:BK41,K50", &c, err, sizeof err), DTB_OK);
+    assert_int_equal(dtb_position_from_fen(db, "B:WK6,K23:BK5", &c, err, sizeof err), DTB_OK);
     assert_int_equal(dtb_probe_dtw(db, &c, DTB_CACHE_ONLY, &w, &d), DTB_E_NOTCACHED);
     assert_int_equal(dtb_probe_dtw(db, &c, 0, &w, &d), DTB_OK);
     assert_int_equal(dtb_probe_dtw(db, &c, DTB_CACHE_ONLY, &w, &d), DTB_OK);
     dtb_pos cp;
     dtb_error e;
-    assert_int_equal(dtb_fen_read(&board, "W:WK1,37:BK41,K50", &cp, &e), DTB_OK);
+    assert_int_equal(dtb_fen_read(&board, "B:WK6,K23:BK5", &cp, &e), DTB_OK);
     assert_int_equal(d, dtb_value_dtw(expected(&cp)));
     dtb_close(db);
 }
