@@ -275,8 +275,11 @@ void dtb_blockcache_put(dtb_blockcache *c, uint64_t key, uint8_t *data, size_t s
     if (ok && (uint64_t)(s->n + 1) * 2 > (uint64_t)s->mask + 1)
         ok = grow_slots(s);
     if (ok) {
+        /* Enters unused: a block read once and never again goes first (the probe that read it
+         * took its value from the buffer), and a sweep over blocks that are all in use does not
+         * clear everything and evict in plain FIFO order. */
         i = find_slot(s, key, h); /* slots may have moved */
-        s->entries[s->n] = (entry){.key = key, .data = data, .size = (uint32_t)size, .used = 1};
+        s->entries[s->n] = (entry){.key = key, .data = data, .size = (uint32_t)size, .used = 0};
         s->slots[i] = ++s->n;
         s->bytes += cost;
     }

@@ -1,0 +1,188 @@
+/* The probe's block cache (probe/blockcache.h): packed value reads, the byte budget, CLOCK
+ * eviction keeping used blocks, duplicate puts, and threads hammering a small cache where every
+ * answer must be the one its key's block holds (a block is filled from its key, so a mixed-up
+ * entry shows). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blockcache.h"
+
+/* Byte i of block key: a pattern no other key shares at most offsets. */
+static uint8_t pattern(uint64_t key, size_t i)
+{
+    uint64_t x = key * 0x9E3779B97F4A7C15ull + i * 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 31;
+    return (uint8_t)x;
+}
+
+static uint8_t *make_block(uint64_t key, size_t size)
+{
+    uint8_t *d = malloc(size);
+    assert_non_null(d);
+    for (size_t i = 0; i < size; i++)
+        d[i] = pattern(key, i);
+    return d;
+}
+
+static void test_values(void **state)
+{
+    (void)state;
+    dtb_blockcache *c = dtb_blockcache_create(1u << 20);
+    assert_non_null(c);
+    const size_t size = 1000;
+    dtb_blockcache_put(c, 7, make_block(7, size), size);
+    unsigned v;
+    for (unsigned bits = 1; bits <= 8; bits *= 2)
+        for (uint64_t i = 0; i < size * 8 / bits; i += 3) {
+            assert_true(dtb_blockcache_get(c, 7, i, bits, &v));
+            /* Value i: bits bits from the low end of byte i*bits/8 up. */
+            const unsigned want = (pattern(7, i * bits / 8) >> (i * bits % 8)) & ((1u << bits) - 1);
+            assert_int_equal(v, want);
+        }
+    assert_false(dtb_blockcache_get(c, 8, 0, 8, &v));
+    assert_true(dtb_blockcache_contains(c, 7));
+    assert_false(dtb_blockcache_contains(c, 8));
+    /* A second put of a held key is dropped (and freed: the sanitizers would see a leak). */
+    dtb_blockcache_put(c, 7, make_block(99, size), size);
+    assert_true(dtb_blockcache_get(c, 7, 0, 8, &v));
+    assert_int_equal(v, pattern(7, 0));
+    dtb_blockcache_stats st;
+    dtb_blockcache_get_stats(c, &st);
+    assert_int_equal(st.blocks, 1);
+    assert_int_equal(st.misses, 1);
+    assert_true(st.hits > 100);
+    assert_true(st.bytes >= size);
+    dtb_blockcache_free(c);
+    dtb_blockcache_free(NULL);
+}
+
+static void test_budget_and_clock(void **state)
+{
+    (void)state;
+    const uint64_t budget = 100000; /* one shard; six 16 KB blocks fit */
+    const size_t size = 16384;
+    dtb_blockcache *c = dtb_blockcache_create(budget);
+    assert_non_null(c);
+    unsigned v;
+    dtb_blockcache_put(c, 0, make_block(0, size), size);
+    for (uint64_t k = 1; k < 40; k++) {
+        assert_true(dtb_blockcache_get(c, 0, 5, 8, &v)); /* block 0 is used all the time */
+        assert_int_equal(v, pattern(0, 5));
+        dtb_blockcache_put(c, k, make_block(k, size), size);
+        dtb_blockcache_stats st;
+        dtb_blockcache_get_stats(c, &st);
+        assert_true(st.bytes <= budget + size + 64);
+        assert_true(st.blocks <= 7);
+    }
+    assert_true(dtb_blockcache_contains(c, 0));
+    assert_true(dtb_blockcache_contains(c, 39)); /* the newest */
+    assert_false(dtb_blockcache_contains(c, 1)); /* long unused */
+    /* Whatever is still held reads back its own data. */
+    for (uint64_t k = 0; k < 40; k++)
+        if (dtb_blockcache_get(c, k, 100, 8, &v))
+            assert_int_equal(v, pattern(k, 100));
+    /* A block larger than the whole budget still goes in (alone). */
+    dtb_blockcache_put(c, 1000, make_block(1000, 300000), 300000);
+    assert_true(dtb_blockcache_get(c, 1000, 299999, 8, &v));
+    assert_int_equal(v, pattern(1000, 299999));
+    dtb_blockcache_free(c);
+}
+
+/* Many small blocks in one shard, with constant eviction: exercises slot deletion (backward
+ * shifts) and table growth. Every key is either missing or right. */
+static void test_churn(void **state)
+{
+    (void)state;
+    dtb_blockcache *c = dtb_blockcache_create(20000);
+    assert_non_null(c);
+    uint64_t seed = 1;
+    unsigned v;
+    for (int round = 0; round < 20000; round++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        const uint64_t key = (seed >> 40) % 500 | (seed >> 62) << 40; /* two "tables" */
+        if (dtb_blockcache_get(c, key, 3, 8, &v))
+            assert_int_equal(v, pattern(key, 3));
+        else
+            dtb_blockcache_put(c, key, make_block(key, 40), 40);
+    }
+    for (uint64_t t = 0; t < 4; t++)
+        for (uint64_t k = 0; k < 500; k++) {
+            const uint64_t key = k | t << 40;
+            if (dtb_blockcache_get(c, key, 39, 8, &v))
+                assert_int_equal(v, pattern(key, 39));
+        }
+    dtb_blockcache_stats st;
+    dtb_blockcache_get_stats(c, &st);
+    assert_true(st.bytes <= 20000 + 40 + 64);
+    dtb_blockcache_free(c);
+}
+
+typedef struct worker {
+    dtb_blockcache *c;
+    uint64_t seed;
+    int wrong;
+} worker;
+
+static void *work(void *arg)
+{
+    worker *w = arg;
+    unsigned v;
+    for (int i = 0; i < 40000; i++) {
+        w->seed = w->seed * 6364136223846793005ull + 1442695040888963407ull;
+        const uint64_t key = (w->seed >> 33) % 3000;
+        const uint64_t off = (w->seed >> 20) % 2048;
+        if (dtb_blockcache_get(w->c, key, off, 8, &v)) {
+            if (v != pattern(key, off))
+                w->wrong++;
+        } else {
+            dtb_blockcache_put(w->c, key, make_block(key, 2048), 2048);
+        }
+    }
+    return NULL;
+}
+
+static void test_threads(void **state)
+{
+    (void)state;
+    for (int pass = 0; pass < 2; pass++) {
+        /* A small cache (one shard, constant eviction), then a large one (many shards). */
+        dtb_blockcache *c = dtb_blockcache_create(pass == 0 ? 200000 : 64u << 20);
+        assert_non_null(c);
+        enum { N = 8 };
+        worker w[N];
+        pthread_t t[N];
+        for (int i = 0; i < N; i++) {
+            w[i] = (worker){c, (uint64_t)i * 7919 + 1, 0};
+            assert_int_equal(pthread_create(&t[i], NULL, work, &w[i]), 0);
+        }
+        for (int i = 0; i < N; i++) {
+            assert_int_equal(pthread_join(t[i], NULL), 0);
+            assert_int_equal(w[i].wrong, 0);
+        }
+        dtb_blockcache_stats st;
+        dtb_blockcache_get_stats(c, &st);
+        assert_int_equal(st.hits + st.misses, (uint64_t)N * 40000);
+        if (pass == 0)
+            assert_true(st.bytes <= 200000 + 2048 + 64);
+        dtb_blockcache_free(c);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_values),
+        cmocka_unit_test(test_budget_and_clock),
+        cmocka_unit_test(test_churn),
+        cmocka_unit_test(test_threads),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
