@@ -216,6 +216,10 @@ static void propagate(unit *u, uint32_t id, int d, bool is_win)
     dtb_pos_flip(u->b, &q, &qb); /* black to move, in the predecessor's orientation */
     const dtb_bb occ = dtb_pos_occupied(&qb);
     const bool fly = u->b->variant->kings_fly;
+    /* First every predecessor's id, each prefetched: in a large unit they lie far apart, and
+     * fetching them together instead of one after another hides most of the memory latency. */
+    uint32_t pids[DTB_MAX_MOVES];
+    int np = 0;
     dtb_bb kings = qb.kings[DTB_WHITE];
     while (kings) {
         const int y = dtb_bb_pop(&kings);
@@ -223,27 +227,33 @@ static void propagate(unit *u, uint32_t id, int d, bool is_win)
             for (int x = u->b->next[y][dir]; x >= 0 && !dtb_bb_has(occ, x); x = u->b->next[x][dir]) {
                 dtb_pos p = qb;
                 p.kings[DTB_WHITE] ^= dtb_bb_bit(y) | dtb_bb_bit(x);
-                p.side = DTB_WHITE;
                 const uint32_t pid = local_id(u, ph, &p);
-                const uint8_t f = u->n[pid].flags;
-                if (!(f & (F_CAPTURE | F_RESOLVED))) {
-                    if (!is_win) {
-                        if (d + 1 < u->n[pid].wincand) {
-                            u->n[pid].wincand = (uint8_t)(d + 1 > DTB_DTW_MAX ? NO_WIN : d + 1);
-                            push(u, d + 1, pid);
-                        }
-                    } else {
-                        assert(u->n[pid].cnt > 0);
-                        u->n[pid].cnt--;
-                        if (d + 1 > u->n[pid].lossmax)
-                            u->n[pid].lossmax = (uint8_t)(d + 1);
-                        if (u->n[pid].cnt == 0 && u->n[pid].wincand == NO_WIN && !(f & F_DRAWEXIT))
-                            push(u, u->n[pid].lossmax, pid); /* lossmax is biased by one */
-                    }
-                }
+                __builtin_prefetch(&u->n[pid], 1);
+                assert(np < DTB_MAX_MOVES);
+                pids[np++] = pid;
                 if (!fly)
                     break;
             }
+        }
+    }
+    for (int i = 0; i < np; i++) {
+        const uint32_t pid = pids[i];
+        node *nd = &u->n[pid];
+        const uint8_t f = nd->flags;
+        if (f & (F_CAPTURE | F_RESOLVED))
+            continue;
+        if (!is_win) {
+            if (d + 1 < nd->wincand) {
+                nd->wincand = (uint8_t)(d + 1 > DTB_DTW_MAX ? NO_WIN : d + 1);
+                push(u, d + 1, pid);
+            }
+        } else {
+            assert(nd->cnt > 0);
+            nd->cnt--;
+            if (d + 1 > nd->lossmax)
+                nd->lossmax = (uint8_t)(d + 1);
+            if (nd->cnt == 0 && nd->wincand == NO_WIN && !(f & F_DRAWEXIT))
+                push(u, nd->lossmax, pid); /* lossmax is biased by one */
         }
     }
 }
@@ -277,6 +287,8 @@ static void solve_unit(unit *u)
         bucket *q = &u->q[d];
         for (size_t i = 0; i < q->n; i++) { /* q grows only at later levels meanwhile */
             const uint32_t id = q->ids[i];
+            if (i + 16 < q->n) /* the queue is in no useful order: fetch ahead */
+                __builtin_prefetch(&u->n[q->ids[i + 16]], 1);
             if (u->n[id].flags & F_RESOLVED)
                 continue;
             const bool win = u->n[id].wincand == d;
