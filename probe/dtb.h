@@ -111,7 +111,7 @@ typedef struct dtb_options {
     void *log_user;
 } dtb_options;
 
-/* Opens the tables of one variant.
+/* Opens the tables of one variant (egdb-driver style: directories, cache budget, log callback).
  * Parameters: o: directories, variant, cache budget, log callback (copied: o and the strings
  *   it points to need not outlive the call). out: receives the handle, or NULL on failure.
  * Returns: DTB_OK; DTB_E_INVALID (no directory given, unknown variant, tables of several
@@ -119,8 +119,10 @@ typedef struct dtb_options {
  *   and no table found); DTB_E_NOMEM. The log callback receives the reason.
  * Notes: directories are scanned once here, to learn the variant and which materials exist
  *   (dtb_max_pieces); files are opened lazily, on first use, and kept open until dtb_close.
- *   Tables added to the directories later are found when first needed, but do not change
- *   dtb_max_pieces. Thread-safe (no shared state between handles). */
+ *   A table is looked for when first needed: one added to the directories before that is
+ *   found (dtb_max_pieces does not change), one found missing or damaged stays so for this
+ *   handle. The first directory holding a file wins; a damaged file there is an error, not a
+ *   reason to look further. Thread-safe (no shared state between handles). */
 dtb_status dtb_open(const dtb_options *o, dtb_db **out);
 
 /* Closes the files and frees the cache. db may be NULL.
@@ -259,7 +261,7 @@ dtb_status dtb_probe_moves(dtb_db *db, const dtb_position *p, unsigned flags, dt
  * (the winner's quickest win, the loser's longest resistance).
  * Parameters: out: room for cap moves (DTB_MAX_LINE is always enough). count: receives the
  *   number of plies of the line (the position's DTW); 0 for a draw (a draw has no end) and for
- *   a position already lost.
+ *   a position where the game is over (the side to move has no piece or no move).
  * Returns: as dtb_probe_moves; DTB_E_OVERFLOW when the line is longer than cap (out then holds
  *   its first cap moves). Thread-safe. */
 dtb_status dtb_probe_line(dtb_db *db, const dtb_position *p, unsigned flags, dtb_pdn_move *out,
