@@ -435,7 +435,8 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2
         dtb_solve_stats level[2];
         stats_reset(&level[0]);
         stats_reset(&level[1]);
-#pragma omp parallel
+        /* Tiny levels (a few small units) cost more to share out than to solve. */
+#pragma omp parallel if ((hi - lo) * K >= 65536)
         {
             unit u = {.b = b, .s = s, .K = K};
             dtb_solve_stats mine[2];
