@@ -64,7 +64,7 @@ static const option_spec options[] = {
     {"--material", ARG_STRING, "NAME", "only this material and what it needs (repeatable)"},
     {"--threads", ARG_INT, "T", "worker threads (default: all cores)"},
     {"--memory", ARG_STRING, "GIB", "refuse to start a build needing more memory than this"},
-    {"--zstd-level", ARG_INT, "L", "compression level of the table files (default 19)"},
+    {"--zstd-level", ARG_INT, "L", "compression level of the table files (default 9)"},
     {"--variant", ARG_STRING, "V", "rules: international, english, russian, brazilian, canadian"},
     {"--pieces", ARG_INT, "N", "largest number of pieces (2..N)"},
     {"--json", ARG_NONE, NULL, "machine-readable output (one JSON object)"},

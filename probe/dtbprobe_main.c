@@ -3,7 +3,8 @@
  * Structure: `dtbprobe <command> [options] [args]`. The table `commands` lists every command
  * with its option table and run function; a new command adds one entry, one option table and one
  * run function. Options are parsed generically from the command's table (which also drives its
- * --help), into a cli_args value the run function reads. Only this file prints.
+ * --help), into a cli_args value the run function reads. `verify` parses its own options
+ * (dtbprobe_verify.c). Only the CLI files print; the library under them never does.
  * Exit codes: 0 done, 1 bad input or data (unknown variant, malformed FEN), 2 usage (unknown
  * command or option, missing or malformed option value).
  */
