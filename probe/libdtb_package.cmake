@@ -1,0 +1,89 @@
+# What `cmake --install` puts under the prefix, so that an engine links libdtb with
+# `pkg-config --cflags --libs dtb` or `find_package(dtb)` + `target_link_libraries(app dtb::dtb)`:
+#   lib/libdtb.so          the probe library (dtb + dtbcore), exporting only what probe/dtb.h declares
+#   include/dtb.h          its one public header
+#   lib/pkgconfig/dtb.pc   (Requires.private: libzstd)
+#   lib/cmake/dtb/         dtbConfig.cmake, dtbConfigVersion.cmake, dtbTargets*.cmake
+#   bin/dtbgen, bin/dtbprobe
+# Included from the top-level CMakeLists.txt after every folder, so all targets exist.
+#
+# Why a shared library: the in-tree libraries are static archives (dtb needs dtbcore, zstd and
+# threads), and plain `pkg-config --libs` leaves Requires.private and Libs.private out, so an
+# installed static libdtb would need `--static` and a second archive. libdtb.so carries its
+# dependencies itself: one -ldtb, and no find_dependency in the CMake package. It is linked from
+# the static archives (whole), so nothing is compiled twice; their code is already PIC.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(_dtb_header "${CMAKE_CURRENT_LIST_DIR}/dtb.h")
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_dtb_header}")
+
+# The exported symbols are the functions dtb.h declares (a declaration starts in column 0 and
+# names a dtb_ function; static inline helpers are not symbols), read from the header so the
+# list cannot fall behind it. Everything else (core's dtb_fen_read, ...) stays internal.
+file(STRINGS "${_dtb_header}" _dtb_decls REGEX "^[A-Za-z].*[ *]dtb_[a-z0-9_]+\\(")
+set(_dtb_exports "")
+foreach(_decl IN LISTS _dtb_decls)
+  if(NOT _decl MATCHES "^(static|typedef)" AND _decl MATCHES "[ *](dtb_[a-z0-9_]+)\\(")
+    string(APPEND _dtb_exports "    ${CMAKE_MATCH_1};\n")
+  endif()
+endforeach()
+if(_dtb_exports STREQUAL "")
+  message(FATAL_ERROR "no function declarations found in ${_dtb_header}")
+endif()
+set(_dtb_map "${CMAKE_BINARY_DIR}/probe/libdtb.map")
+file(GENERATE OUTPUT "${_dtb_map}" CONTENT "{\n  global:\n${_dtb_exports}  local: *;\n};\n")
+
+# The shared library's soname follows DTB_API_VERSION (bumped on incompatible header changes).
+file(STRINGS "${_dtb_header}" _dtb_api REGEX "^#define DTB_API_VERSION [0-9]+")
+string(REGEX REPLACE ".* " "" _dtb_api "${_dtb_api}")
+
+# CMake wants a source for every library; the code comes from the archives below.
+file(GENERATE OUTPUT "${CMAKE_BINARY_DIR}/probe/libdtb_shared.c"
+     CONTENT "/* libdtb.so is the dtb and dtbcore archives, linked whole. */\ntypedef int dtb_shared_unit;\n")
+add_library(dtbshared SHARED "${CMAKE_BINARY_DIR}/probe/libdtb_shared.c")
+target_link_libraries(dtbshared PRIVATE
+  -Wl,--whole-archive dtb dtbcore -Wl,--no-whole-archive
+  "-Wl,--version-script=${_dtb_map}"
+  # Every symbol resolved at link time (clang's sanitizer runtimes live in the executable).
+  $<$<NOT:$<BOOL:${DTB_SANITIZE}>>:-Wl,--no-undefined>)
+target_include_directories(dtbshared INTERFACE
+  $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+set_target_properties(dtbshared PROPERTIES
+  OUTPUT_NAME dtb
+  EXPORT_NAME dtb
+  SOVERSION ${_dtb_api}
+  LIBRARY_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/probe"
+  LINK_DEPENDS "${_dtb_map}")
+
+install(TARGETS dtbshared EXPORT dtbTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(FILES "${_dtb_header}" DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS dtbgen dtbprobe RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+
+# CMake package: relocatable (paths relative to the config file).
+set(_dtb_cmakedir "${CMAKE_INSTALL_LIBDIR}/cmake/dtb")
+install(EXPORT dtbTargets NAMESPACE dtb:: DESTINATION "${_dtb_cmakedir}")
+configure_package_config_file("${CMAKE_CURRENT_LIST_DIR}/dtbConfig.cmake.in"
+  "${CMAKE_BINARY_DIR}/probe/dtbConfig.cmake" INSTALL_DESTINATION "${_dtb_cmakedir}")
+write_basic_package_version_file("${CMAKE_BINARY_DIR}/probe/dtbConfigVersion.cmake"
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
+install(FILES "${CMAKE_BINARY_DIR}/probe/dtbConfig.cmake"
+  "${CMAKE_BINARY_DIR}/probe/dtbConfigVersion.cmake" DESTINATION "${_dtb_cmakedir}")
+
+# pkg-config file: written at install time, so that `cmake --install --prefix P` gets P in it.
+foreach(_dir LIBDIR INCLUDEDIR)
+  if(IS_ABSOLUTE "${CMAKE_INSTALL_${_dir}}")
+    set(_dtb_pc_${_dir} "${CMAKE_INSTALL_${_dir}}")
+  else()
+    set(_dtb_pc_${_dir} "\${prefix}/${CMAKE_INSTALL_${_dir}}")
+  endif()
+endforeach()
+install(CODE "
+  set(DTB_PC_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
+  set(DTB_PC_LIBDIR [=[${_dtb_pc_LIBDIR}]=])
+  set(DTB_PC_INCLUDEDIR [=[${_dtb_pc_INCLUDEDIR}]=])
+  set(DTB_PC_VERSION \"${PROJECT_VERSION}\")
+  configure_file(\"${CMAKE_CURRENT_LIST_DIR}/dtb.pc.in\" \"${CMAKE_BINARY_DIR}/probe/dtb.pc\" @ONLY)
+")
+install(FILES "${CMAKE_BINARY_DIR}/probe/dtb.pc" DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
