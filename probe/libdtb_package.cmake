@@ -47,7 +47,10 @@ target_link_libraries(dtbshared PRIVATE
   "-Wl,--version-script=${_dtb_map}"
   # Every symbol resolved at link time (clang's sanitizer runtimes live in the executable).
   $<$<NOT:$<BOOL:${DTB_SANITIZE}>>:-Wl,--no-undefined>)
+# Users see dtb.h alone, in the build tree too (a copy kept apart from probe/'s private headers).
+configure_file("${_dtb_header}" "${CMAKE_BINARY_DIR}/include/dtb.h" COPYONLY)
 target_include_directories(dtbshared INTERFACE
+  $<BUILD_INTERFACE:${CMAKE_BINARY_DIR}/include>
   $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 set_target_properties(dtbshared PROPERTIES
   OUTPUT_NAME dtb
@@ -55,6 +58,8 @@ set_target_properties(dtbshared PROPERTIES
   SOVERSION ${_dtb_api}
   LIBRARY_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/probe"
   LINK_DEPENDS "${_dtb_map}")
+# The installed name, also for projects that add this tree with add_subdirectory.
+add_library(dtb::dtb ALIAS dtbshared)
 
 install(TARGETS dtbshared EXPORT dtbTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
