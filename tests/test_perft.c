@@ -32,6 +32,13 @@ static const struct {
 };
 #define NDEPTHS ((int)(sizeof depths / sizeof depths[0]))
 
+/* The sanitizer build stops a ply earlier (every row still checked, ~6x fewer nodes). */
+#ifdef DTB_SANITIZED_BUILD
+#define DEPTH_CUT 1
+#else
+#define DEPTH_CUT 0
+#endif
+
 static char *trim(char *s)
 {
     while (*s == ' ')
@@ -81,7 +88,7 @@ static void drop_rows(void **state)
             fail_msg("%s: %s", fen, e.msg);
 
         char *s = field[3];
-        for (int depth = 1; depth <= depths[k].depth; depth++) {
+        for (int depth = 1; depth <= depths[k].depth - DEPTH_CUT; depth++) {
             char *end;
             const unsigned long long want = strtoull(s, &end, 10);
             if (end == s)
