@@ -9,6 +9,8 @@
  */
 #include "fen.h"
 
+#include "textbuf.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -272,33 +274,12 @@ dtb_status dtb_fen_read(const dtb_board *b, const char *text, dtb_pos *p, dtb_er
     return DTB_OK;
 }
 
-/* Appends to a fixed buffer, remembering overflow; the buffer stays NUL-terminated. */
-typedef struct writer {
-    char *buf;
-    size_t size, len;
-    bool overflow;
-} writer;
-
-static void put(writer *w, const char *s)
-{
-    for (; *s; s++) {
-        if (w->len + 1 >= w->size) {
-            w->overflow = true;
-            return;
-        }
-        w->buf[w->len++] = *s;
-        w->buf[w->len] = '\0';
-    }
-}
-
 dtb_status dtb_fen_write(const dtb_board *b, const dtb_pos *p, char *buf, size_t size)
 {
-    writer w = {buf, size, 0, size == 0};
-    if (size > 0)
-        buf[0] = '\0';
-    put(&w, p->side == DTB_WHITE ? "W" : "B");
+    dtb_textbuf w = dtb_textbuf_make(buf, size);
+    dtb_textbuf_put(&w, p->side == DTB_WHITE ? "W" : "B");
     for (int c = 0; c < 2; c++) {
-        put(&w, c == DTB_WHITE ? ":W" : ":B");
+        dtb_textbuf_put(&w, c == DTB_WHITE ? ":W" : ":B");
         bool first = true;
         for (int i = 0; i < b->squares; i++) {
             const bool man = dtb_bb_has(p->men[c], i), king = dtb_bb_has(p->kings[c], i);
@@ -306,7 +287,7 @@ dtb_status dtb_fen_write(const dtb_board *b, const dtb_pos *p, char *buf, size_t
                 continue;
             char item[16];
             snprintf(item, sizeof item, "%s%s%d", first ? "" : ",", king ? "K" : "", i + 1);
-            put(&w, item);
+            dtb_textbuf_put(&w, item);
             first = false;
         }
     }

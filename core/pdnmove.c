@@ -13,6 +13,8 @@
  */
 #include "pdnmove.h"
 
+#include "textbuf.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,35 +30,16 @@ static bool same_move(const dtb_move *a, const dtb_move *b)
            a->promotes == b->promotes;
 }
 
-/* Appends to a fixed buffer, remembering overflow; the buffer stays NUL-terminated. */
-typedef struct writer {
-    char *buf;
-    size_t size, len;
-    bool overflow;
-} writer;
-
-static void put(writer *w, const char *s)
-{
-    for (; *s; s++) {
-        if (w->len + 1 >= w->size) {
-            w->overflow = true;
-            return;
-        }
-        w->buf[w->len++] = *s;
-        w->buf[w->len] = '\0';
-    }
-}
-
-static void put_square(writer *w, const char *sep, int index)
+static void put_square(dtb_textbuf *w, const char *sep, int index)
 {
     char t[16];
     snprintf(t, sizeof t, "%s%d", sep, index + 1);
-    put(w, t);
+    dtb_textbuf_put(w, t);
 }
 
 /* Writes m as "from-to", "fromxto" or, when long, "fromxl1x...xto" (every landing square). */
 static dtb_status write_move(const dtb_board *b, const dtb_pos *p, const dtb_move *m, bool long_form,
-                             writer *w)
+                             dtb_textbuf *w)
 {
     put_square(w, "", m->from);
     if (m->ncaptured == 0 || !long_form) {
@@ -86,9 +69,7 @@ static bool needs_landings(const dtb_movelist *list, const dtb_move *m)
 dtb_status dtb_move_write(const dtb_board *b, const dtb_pos *p, const dtb_move *m, char *buf,
                           size_t size)
 {
-    writer w = {buf, size, 0, size == 0};
-    if (size > 0)
-        buf[0] = '\0';
+    dtb_textbuf w = dtb_textbuf_make(buf, size);
     dtb_movelist list;
     if (dtb_generate(b, p, &list) != DTB_OK)
         return DTB_E_OVERFLOW;
@@ -261,8 +242,7 @@ static bool replay(const dtb_board *b, const dtb_pos *p, const parsed *t, dtb_bb
 /* Writes the text of t's squares back as typed by the user, normalised ("28x19x8"). */
 static void echo(const parsed *t, char *out, size_t size)
 {
-    writer w = {out, size, 0, false};
-    out[0] = '\0';
+    dtb_textbuf w = dtb_textbuf_make(out, size);
     for (int i = 0; i < t->n; i++)
         put_square(&w, i == 0 ? "" : t->capture ? "x" : "-", t->sq[i]);
 }
@@ -320,21 +300,19 @@ dtb_status dtb_move_read(const dtb_board *b, const dtb_pos *p, const char *text,
 
     /* Ambiguous (only possible for "fromxto"): list every candidate by its landing squares. */
     char msg[sizeof e->msg];
-    writer w = {msg, sizeof msg, 0, false};
-    msg[0] = '\0';
-    put(&w, "ambiguous move ");
-    put(&w, said);
-    put(&w, ": ");
+    dtb_textbuf w = dtb_textbuf_make(msg, sizeof msg);
+    dtb_textbuf_put(&w, "ambiguous move ");
+    dtb_textbuf_put(&w, said);
+    dtb_textbuf_put(&w, ": ");
     for (int i = first, k = 0; i < list.count; i++) {
         const dtb_move *c = &list.moves[i];
         if (c->ncaptured == 0 || c->from != from || c->to != to)
             continue;
         char one[DTB_MOVE_TEXT_MAX];
-        writer w1 = {one, sizeof one, 0, false};
-        one[0] = '\0';
+        dtb_textbuf w1 = dtb_textbuf_make(one, sizeof one);
         write_move(b, p, c, true, &w1);
-        put(&w, k++ == 0 ? "" : k == found ? " or " : ", ");
-        put(&w, one);
+        dtb_textbuf_put(&w, k++ == 0 ? "" : k == found ? " or " : ", ");
+        dtb_textbuf_put(&w, one);
     }
     if (w.overflow && sizeof msg > 4)
         memcpy(msg + sizeof msg - 4, "...", 4);
