@@ -308,13 +308,17 @@ dtb_status dtb_tableset_open(const char *const *paths, int npaths, const char *v
             char msg[sizeof first_problem];
             snprintf(msg, sizeof msg, "table directory %s: %s", ts->paths[i],
                      errno == ENOENT || errno == 0 ? "no such directory" : strerror(errno));
-            logf_(ts, "%s", msg);
+            if (npaths > 1) /* one directory: the failure itself says it (dtb_open logs it) */
+                logf_(ts, "%s", msg);
             if (!first_problem[0])
                 memcpy(first_problem, msg, sizeof msg);
         }
     }
     if (!usable) {
         dtb_tableset_close(ts);
+        if (npaths > 1)
+            return dtb_error_set(e, DTB_E_NOTFOUND, "none of the %d table directories exists",
+                                 npaths);
         return dtb_error_set(e, DTB_E_NOTFOUND, "%s", first_problem);
     }
     if (!v) {
