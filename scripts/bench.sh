@@ -61,16 +61,20 @@ for n in $pieces_list; do
   gen_run "$n"
 done
 
-# Probes on the tables just generated.
-if [ -x "$bin/tests/dtb_bench_probe" ]; then
-  "$bin/tests/dtb_bench_probe" "$out" > "$out/probe.txt" 2>/dev/null || true
-  while read -r key value; do
-    case "$key" in
-      \#*|"") ;;
-      *) row "probe: $key" "$value" ;;
-    esac
-  done <"$out/probe.txt"
-fi
+# Probes on the tables just generated (the largest complete piece count): cached WDL on one and
+# two threads, cached DTW, uncached WDL. per_cpu_second is the per-core rate.
+probe_row() { # label, options...
+  local label=$1; shift
+  "$bin/tests/dtb_bench_probe" --tables "$out" "$@" 2>/dev/null | while read -r line; do
+    set -- $line
+    # probe <metric> <cached> pieces N threads T probes P seconds S per_second R ... per_cpu_second C
+    echo "$label, $7 thread(s), $5 pieces|$(awk -v r="${13}" -v c="${17}" 'BEGIN{printf "%.2f M/s (%.2f M/s per core)", r/1e6, c/1e6}')"
+  done
+}
+while IFS='|' read -r label value; do
+  row "$label" "$value"
+done < <(probe_row "probe WDL cached" --threads 1 --threads 2; probe_row "probe DTW cached" --dtw --threads 1;
+         probe_row "probe WDL uncached" --uncached --threads 1)
 
 echo
 echo "dtb benchmark, $(date -u +%Y-%m-%d), $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB"
