@@ -1,7 +1,7 @@
 /* `dtbprobe verify`: checks textbook claims (probe/claims.h) against the tables and reports
  * them as text, JSON or an HTML page with board diagrams. Part of the dtbprobe command line. */
-#ifndef DTBPROBE_VERIFY_H
-#define DTBPROBE_VERIFY_H
+#ifndef DTB_CLI_VERIFY_H
+#define DTB_CLI_VERIFY_H
 
 /* One line for dtbprobe's list of commands. */
 #define DTBPROBE_VERIFY_SYNOPSIS "[--tables DIR] [--examples K] [--json] [--html FILE] [FILE ...]"

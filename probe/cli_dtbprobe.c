@@ -4,7 +4,7 @@
  * with its option table and run function; a new command adds one entry, one option table and one
  * run function. Options are parsed generically from the command's table (which also drives its
  * --help), into a cli_args value the run function reads. `verify` parses its own options
- * (dtbprobe_verify.c). Only the CLI files print; the library under them never does.
+ * (cli_verify.c). Only the CLI files print; the library under them never does.
  * Exit codes: 0 done, 1 bad input or data (unknown variant, malformed FEN), 2 usage (unknown
  * command or option, missing or malformed option value).
  */
@@ -22,7 +22,7 @@
 #include "fen.h"
 #include "pdnmove.h"
 #include "perft.h"
-#include "dtbprobe_verify.h"
+#include "cli_verify.h"
 
 #ifndef DTB_VERSION
 #define DTB_VERSION "unknown"

@@ -9,7 +9,7 @@
  * directory. One dtb_db is opened per variant the claims need. */
 #define _POSIX_C_SOURCE 200809L
 
-#include "dtbprobe_verify.h"
+#include "cli_verify.h"
 
 #include <dirent.h>
 #include <stdbool.h>
