@@ -10,16 +10,9 @@
 
 #include <cmocka.h>
 
-#include "fen.h"
+#include "test_support.h"
 
-static dtb_board board_of(const char *variant)
-{
-    const dtb_variant *v = dtb_variant_find(variant);
-    assert_non_null(v);
-    dtb_board b;
-    dtb_board_init(&b, v);
-    return b;
-}
+#include "fen.h"
 
 /* Reads text on variant's board, expecting success, and checks the canonical text written. */
 static void expect_canonical(const char *variant, const char *text, const char *canonical)

@@ -14,26 +14,10 @@
 
 #include <cmocka.h>
 
+#include "test_support.h"
+
 #include "fen.h"
 #include "movegen.h"
-
-static dtb_board board_of(const char *variant)
-{
-    const dtb_variant *v = dtb_variant_find(variant);
-    assert_non_null(v);
-    dtb_board b;
-    dtb_board_init(&b, v);
-    return b;
-}
-
-static dtb_pos read_pos(const dtb_board *b, const char *fen)
-{
-    dtb_pos p;
-    dtb_error e = {{0}};
-    if (dtb_fen_read(b, fen, &p, &e) != DTB_OK)
-        fail_msg("bad FEN \"%s\": %s", fen, e.msg);
-    return p;
-}
 
 static dtb_bb squares(const int *list) /* PDN squares, 0-terminated */
 {
@@ -54,7 +38,7 @@ typedef struct want {
 static void expect_moves(const char *variant, const char *fen, const want *w, int n)
 {
     const dtb_board b = board_of(variant);
-    const dtb_pos p = read_pos(&b, fen);
+    const dtb_pos p = pos_of(&b, fen);
     dtb_movelist list;
     assert_int_equal(dtb_generate(&b, &p, &list), DTB_OK);
     if (list.count != n)
@@ -94,16 +78,6 @@ static int cmp_pdn(const void *a, const void *b)
     return (int)x->capture - (int)y->capture;
 }
 
-static char *trim(char *s)
-{
-    while (*s == ' ')
-        s++;
-    char *e = s + strlen(s);
-    while (e > s && (e[-1] == ' ' || e[-1] == '\n' || e[-1] == '\r'))
-        *--e = '\0';
-    return s;
-}
-
 /* Each line: FEN | article | moves as "a-b" or "axb". The moves list is compared as a multiset of
  * (from, to, capture or not) with the generated moves. */
 static void rulebook(void **state)
@@ -121,7 +95,7 @@ static void rulebook(void **state)
         assert_non_null(bar2);
         *bar1 = *bar2 = '\0';
         const char *fen = trim(line);
-        const dtb_pos p = read_pos(&b, fen);
+        const dtb_pos p = pos_of(&b, fen);
 
         pdn_move want_list[DTB_MAX_MOVES];
         int nwant = 0;
@@ -187,7 +161,7 @@ static void promotion_in_passing(void **state)
 
     /* make_move of a promotion in passing leaves a king on 13 and no black piece. */
     const dtb_board b = board_of("russian");
-    const dtb_pos p = read_pos(&b, "W:W11:B7,9");
+    const dtb_pos p = pos_of(&b, "W:W11:B7,9");
     dtb_movelist list;
     assert_int_equal(dtb_generate(&b, &p, &list), DTB_OK);
     dtb_pos q;
@@ -264,7 +238,7 @@ static void no_piece_twice_and_merging(void **state)
                  5);
     /* A move that ends where it started: the man stays on 10 and every black piece is gone. */
     const dtb_board b = board_of("brazilian");
-    const dtb_pos p = read_pos(&b, "W:W10:B14,15,22,23");
+    const dtb_pos p = pos_of(&b, "W:W10:B14,15,22,23");
     dtb_movelist list;
     assert_int_equal(dtb_generate(&b, &p, &list), DTB_OK);
     dtb_pos q;
@@ -282,7 +256,7 @@ static void same_ends_different_pieces(void **state)
 
     /* Each has its own route: 26x19x10 and 26x17x10. */
     const dtb_board b = board_of("english");
-    const dtb_pos p = read_pos(&b, "W:W26:B14,15,22,23");
+    const dtb_pos p = pos_of(&b, "W:W26:B14,15,22,23");
     dtb_movelist list;
     assert_int_equal(dtb_generate(&b, &p, &list), DTB_OK);
     for (int i = 0; i < list.count; i++) {
@@ -309,7 +283,7 @@ static void pieces_removed_after_move(void **state)
     expect_moves("international", "B:W27,28,38,39,42:BK25",
                  (want[]){{25, 33, {27, 28, 39, 42, 0}, false}}, 1);
     const dtb_board b = board_of("international");
-    const dtb_pos p = read_pos(&b, "B:W27,28,38,39,42:BK25");
+    const dtb_pos p = pos_of(&b, "B:W27,28,38,39,42:BK25");
     dtb_movelist list;
     assert_int_equal(dtb_generate(&b, &p, &list), DTB_OK);
     dtb_pos q;
@@ -409,7 +383,7 @@ static void tree_consistency(void **state)
     long captures = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const dtb_board b = board_of(cases[i].variant);
-        const dtb_pos p = read_pos(&b, cases[i].fen);
+        const dtb_pos p = pos_of(&b, cases[i].fen);
         check_tree(&b, &p, cases[i].depth, &captures);
     }
     assert_true(captures > 1000); /* the trees do exercise captures */

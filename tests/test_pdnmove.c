@@ -13,26 +13,10 @@
 
 #include <cmocka.h>
 
+#include "test_support.h"
+
 #include "fen.h"
 #include "pdnmove.h"
-
-static dtb_board board_of(const char *variant)
-{
-    const dtb_variant *v = dtb_variant_find(variant);
-    assert_non_null(v);
-    dtb_board b;
-    dtb_board_init(&b, v);
-    return b;
-}
-
-static dtb_pos pos_of(const dtb_board *b, const char *fen)
-{
-    dtb_pos p;
-    dtb_error e = {{0}};
-    if (dtb_fen_read(b, fen, &p, &e) != DTB_OK)
-        fail_msg("FEN %s: %s", fen, e.msg);
-    return p;
-}
 
 /* Square set from a list of PDN squares ending in 0. */
 static dtb_bb squares(int first, ...)

@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "test_support.h"
+
 #include "fen.h"
 #include "perft.h"
 
@@ -38,16 +40,6 @@ static const struct {
 #else
 #define DEPTH_CUT 0
 #endif
-
-static char *trim(char *s)
-{
-    while (*s == ' ')
-        s++;
-    char *e = s + strlen(s);
-    while (e > s && (e[-1] == ' ' || e[-1] == '\n' || e[-1] == '\r'))
-        *--e = '\0';
-    return s;
-}
 
 static void drop_rows(void **state)
 {
