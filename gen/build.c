@@ -41,11 +41,8 @@ static bool is_self_flip(const dtb_material *m)
     return dtb_material_equal(m, &f);
 }
 
-/* The materials to build, in dependency order: all of 2..pieces, or the closure of `only`
- * under captures and promotions (every material of fewer pieces, or of as many pieces and fewer
- * men, that a capture or promotion can reach, is simply every earlier one in the list with no
- * more pieces of any kind per side... kept simple: every earlier material whose counts are
- * reachable by removing pieces or crowning men). */
+/* Counts only: `to` (or its flip) is reachable from `from` when, per side, it has no more men
+ * and no more pieces (captures remove pieces, promotions turn men into kings). */
 bool dtb_build_depends(const dtb_material *from, const dtb_material *to)
 {
     /* Captures remove pieces; promotions turn a man into a king; colours may have swapped. */

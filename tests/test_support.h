@@ -3,6 +3,7 @@
 #ifndef DTB_TEST_SUPPORT_H
 #define DTB_TEST_SUPPORT_H
 
+#include <stdarg.h>
 #include <string.h>
 
 #include "fen.h"
@@ -36,6 +37,17 @@ static inline char *trim(char *s)
     while (e > s && (e[-1] == ' ' || e[-1] == '\n' || e[-1] == '\r'))
         *--e = '\0';
     return s;
+}
+
+/* Checks that a rejection message is one non-empty line containing every word of the
+ * NULL-terminated list ap; text is the rejected input, named in a failure. */
+static inline void expect_message(const char *text, const dtb_error *e, va_list ap)
+{
+    assert_true(strlen(e->msg) > 0);
+    assert_null(strchr(e->msg, '\n'));
+    for (const char *w = va_arg(ap, const char *); w; w = va_arg(ap, const char *))
+        if (!strstr(e->msg, w))
+            fail_msg("\"%s\": message \"%s\" lacks \"%s\"", text ? text : "(null)", e->msg, w);
 }
 
 #endif
