@@ -1,11 +1,13 @@
 /* Sharded block cache with CLOCK eviction.
  *
- * A key is hashed once; the top bits choose a shard, lower bits a slot of
- * the shard's open-addressing table (linear probing; slots hold entry numbers + 1, 0 = empty;
- * deletion by backward shift, so there are no tombstones). Entries sit in a dense array that the
- * CLOCK hand sweeps: a hit sets the entry's use bit, the hand clears use bits and evicts the first
- * entry found without one. Removing entry i moves the last entry into i (one slot update), so
- * the array stays dense.
+ * A key is hashed once; the top bits choose a shard, lower bits a slot of the shard's
+ * open-addressing table (linear probing; deletion by backward shift, so there are no
+ * tombstones). A slot holds the key and the block's data pointer side by side, so a hit costs
+ * one slot line and then the value's byte: no load depends on another table. The slot's top key
+ * bit is the CLOCK use bit (keys stay below it), set by a hit in the line it has just read.
+ * Entries (key and size) sit in a dense array that the CLOCK hand sweeps: the hand looks up each
+ * entry's slot, clears use bits and evicts the first entry found without one. Removing entry i
+ * moves the last entry into i, so the array stays dense.
  *
  * Locks are test-and-test-and-set spinlocks that yield the CPU after a short spin: the critical
  * sections are a few dozen instructions (a lookup and one value read), where a sleeping mutex
@@ -31,18 +33,24 @@
 /* Evicted buffers freed after unlocking, per put; more wait for the next round. */
 #define MAX_VICTIMS 16
 
+/* The CLOCK use bit, kept in a slot's key. */
+#define USED_BIT (1ull << 63)
+
+typedef struct slot {
+    uint64_t key;  /* | USED_BIT once hit since the hand last passed */
+    uint8_t *data; /* NULL: empty slot */
+} slot;
+
 typedef struct entry {
     uint64_t key;
-    uint8_t *data;
-    uint32_t size;
-    uint32_t used; /* CLOCK use bit */
+    uint64_t size;
 } entry;
 
 typedef struct shard {
     alignas(64) atomic_int lock;
     entry *entries;
     uint32_t n, cap;
-    uint32_t *slots; /* entry number + 1; 0 = empty */
+    slot *slots;
     uint32_t mask;   /* slots - 1 (a power of two minus one) */
     uint32_t hand;
     uint64_t bytes, budget;
@@ -99,7 +107,7 @@ static inline shard *shard_of(const dtb_blockcache *c, uint64_t h)
 static inline uint32_t find_slot(const shard *s, uint64_t key, uint64_t h)
 {
     uint32_t i = (uint32_t)(h >> 20) & s->mask;
-    while (s->slots[i] && s->entries[s->slots[i] - 1].key != key)
+    while (s->slots[i].data && (s->slots[i].key & ~USED_BIT) != key)
         i = (i + 1) & s->mask;
     return i;
 }
@@ -140,8 +148,8 @@ void dtb_blockcache_free(dtb_blockcache *c)
         return;
     for (int i = 0; i < c->nshards; i++) {
         shard *s = &c->shards[i];
-        for (uint32_t k = 0; k < s->n; k++)
-            free(s->entries[k].data);
+        for (uint32_t k = 0; s->slots && k <= s->mask; k++)
+            free(s->slots[k].data);
         free(s->entries);
         free(s->slots);
     }
@@ -154,20 +162,19 @@ bool dtb_blockcache_get(dtb_blockcache *c, uint64_t key, uint64_t offset, unsign
 {
     const uint64_t h = hash_key(key);
     shard *s = shard_of(c, h);
+    /* bits is 1, 2, 4 or 8: shifts instead of the divisions of dtb_tablefile_packed_get. */
+    const unsigned lb = (unsigned)__builtin_ctz(bits), per_shift = 3 - lb;
     lock(s);
-    const uint32_t e = s->slots[find_slot(s, key, h)];
-    if (!e) {
+    slot *sl = &s->slots[find_slot(s, key, h)];
+    if (!sl->data) {
         s->misses++;
         unlock(s);
         return false;
     }
-    entry *en = &s->entries[e - 1];
-    if (!en->used) /* no store when already set: keeps the line clean */
-        en->used = 1;
+    if (!(sl->key & USED_BIT)) /* no store when already set: keeps the line clean */
+        sl->key |= USED_BIT;
     s->hits++;
-    /* bits is 1, 2, 4 or 8: shifts instead of the divisions of dtb_tablefile_packed_get. */
-    const unsigned lb = (unsigned)__builtin_ctz(bits), per_shift = 3 - lb;
-    const unsigned byte = en->data[offset >> per_shift];
+    const unsigned byte = sl->data[offset >> per_shift];
     *value = (byte >> ((offset & ((1u << per_shift) - 1)) << lb)) & ((1u << bits) - 1);
     unlock(s);
     return true;
@@ -178,7 +185,7 @@ bool dtb_blockcache_contains(dtb_blockcache *c, uint64_t key)
     const uint64_t h = hash_key(key);
     shard *s = shard_of(c, h);
     lock(s);
-    const bool found = s->slots[find_slot(s, key, h)] != 0;
+    const bool found = s->slots[find_slot(s, key, h)].data != NULL;
     unlock(s);
     return found;
 }
@@ -188,12 +195,12 @@ static void slot_delete(shard *s, uint32_t i)
 {
     uint32_t j = i;
     for (;;) {
-        s->slots[i] = 0;
+        s->slots[i] = (slot){0, NULL};
         for (;;) {
             j = (j + 1) & s->mask;
-            if (!s->slots[j])
+            if (!s->slots[j].data)
                 return;
-            const uint32_t home = (uint32_t)(hash_key(s->entries[s->slots[j] - 1].key) >> 20) & s->mask;
+            const uint32_t home = (uint32_t)(hash_key(s->slots[j].key & ~USED_BIT) >> 20) & s->mask;
             /* Entry at j may move to i when i lies cyclically in [home, j). */
             if (((j - home) & s->mask) >= ((j - i) & s->mask))
                 break;
@@ -203,33 +210,31 @@ static void slot_delete(shard *s, uint32_t i)
     }
 }
 
-/* Removes entry number k (its data pointer is the caller's to free). */
-static void entry_remove(shard *s, uint32_t k)
+/* Removes entry number k, whose slot is i (the data pointer is the caller's to free). */
+static void entry_remove(shard *s, uint32_t k, uint32_t i)
 {
-    const uint64_t key = s->entries[k].key;
-    slot_delete(s, find_slot(s, key, hash_key(key)));
+    slot_delete(s, i);
     s->bytes -= s->entries[k].size + ENTRY_OVERHEAD;
     const uint32_t last = --s->n;
-    if (k != last) {
+    if (k != last)
         s->entries[k] = s->entries[last];
-        const uint64_t moved = s->entries[k].key;
-        s->slots[find_slot(s, moved, hash_key(moved))] = k + 1;
-    }
 }
 
 static bool grow_slots(shard *s)
 {
     const uint32_t size = (s->mask + 1) * 2;
-    uint32_t *slots = calloc(size, sizeof *slots);
+    slot *slots = calloc(size, sizeof *slots), *old = s->slots;
     if (!slots)
         return false;
-    free(s->slots);
+    const uint32_t old_size = s->mask + 1;
     s->slots = slots;
     s->mask = size - 1;
-    for (uint32_t k = 0; k < s->n; k++) {
-        const uint64_t key = s->entries[k].key;
-        s->slots[find_slot(s, key, hash_key(key))] = k + 1;
-    }
+    for (uint32_t k = 0; k < old_size; k++)
+        if (old[k].data) {
+            const uint64_t key = old[k].key & ~USED_BIT;
+            s->slots[find_slot(s, key, hash_key(key))] = old[k];
+        }
+    free(old);
     return true;
 }
 
@@ -239,9 +244,10 @@ void dtb_blockcache_put(dtb_blockcache *c, uint64_t key, uint8_t *data, size_t s
     shard *s = shard_of(c, h);
     uint8_t *victims[MAX_VICTIMS];
     int nvictims = 0;
+    assert(!(key & USED_BIT) && data);
     lock(s);
     uint32_t i = find_slot(s, key, h);
-    if (s->slots[i]) { /* another thread was first */
+    if (s->slots[i].data) { /* another thread was first */
         unlock(s);
         free(data);
         return;
@@ -252,14 +258,15 @@ void dtb_blockcache_put(dtb_blockcache *c, uint64_t key, uint8_t *data, size_t s
     while (s->n > 0 && s->bytes + cost > s->budget && nvictims < MAX_VICTIMS) {
         if (s->hand >= s->n)
             s->hand = 0;
-        entry *en = &s->entries[s->hand];
-        if (en->used) {
-            en->used = 0;
+        const uint64_t k = s->entries[s->hand].key;
+        const uint32_t at = find_slot(s, k, hash_key(k));
+        if (s->slots[at].key & USED_BIT) {
+            s->slots[at].key = k;
             s->hand++;
             continue;
         }
-        victims[nvictims++] = en->data;
-        entry_remove(s, s->hand); /* the last entry moves to the hand: examined next */
+        victims[nvictims++] = s->slots[at].data;
+        entry_remove(s, s->hand, at); /* the last entry moves to the hand: examined next */
     }
     bool ok = true;
     if (s->n == s->cap) {
@@ -279,8 +286,8 @@ void dtb_blockcache_put(dtb_blockcache *c, uint64_t key, uint8_t *data, size_t s
          * took its value from the buffer), and a sweep over blocks that are all in use does not
          * clear everything and evict in plain FIFO order. */
         i = find_slot(s, key, h); /* slots may have moved */
-        s->entries[s->n] = (entry){.key = key, .data = data, .size = (uint32_t)size, .used = 0};
-        s->slots[i] = ++s->n;
+        s->entries[s->n++] = (entry){.key = key, .size = size};
+        s->slots[i] = (slot){key, data};
         s->bytes += cost;
     }
     unlock(s);
