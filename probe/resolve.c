@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "capturetest.h"
 #include "movegen.h"
 
 #define KINDS (DTB_TABLESET_MAX_KIND + 1)
@@ -28,6 +29,8 @@ struct dtb_resolver {
     _Atomic(const dtb_ptable *) found[2][NMAT];
     dtb_tableset *ts;
     const dtb_board *board;
+    dtb_capturetest ct; /* the capture test of the hot path, when usable for this board */
+    int flip_shift;     /* 64 - squares when the board fits 64 bits (the flip's fast path), else -1 */
     dtb_blockcache *cache;
     dtb_tableset_log log;
     void *user;
@@ -47,6 +50,8 @@ dtb_resolver *dtb_resolver_create(dtb_tableset *ts, uint64_t cache_bytes, dtb_ta
             atomic_init(&r->found[k][i], NULL);
     r->ts = ts;
     r->board = dtb_tableset_board(ts);
+    dtb_capturetest_init(&r->ct, r->board);
+    r->flip_shift = r->board->squares <= 64 ? 64 - r->board->squares : -1;
     r->log = log;
     r->user = user;
     pthread_mutex_init(&r->pool_lock, NULL);
@@ -169,13 +174,38 @@ static inline dtb_status find_table(dtb_resolver *r, dtb_material m, bool dtw, u
     return s;
 }
 
-/* p with white to move: p itself or its flip in *buf. */
+static inline uint64_t reverse64(uint64_t x)
+{
+    x = __builtin_bswap64(x);
+    x = ((x >> 1) & 0x5555555555555555ull) | ((x & 0x5555555555555555ull) << 1);
+    x = ((x >> 2) & 0x3333333333333333ull) | ((x & 0x3333333333333333ull) << 2);
+    x = ((x >> 4) & 0x0F0F0F0F0F0F0F0Full) | ((x & 0x0F0F0F0F0F0F0F0Full) << 4);
+    return x;
+}
+
+/* p with white to move: p itself or its flip in *buf. On boards of up to 64 squares the flip
+ * (dtb_pos_flip's square map i -> squares-1-i) is done here, inline, on one word per set. */
 static inline const dtb_pos *white_to_move(const dtb_resolver *r, const dtb_pos *p, dtb_pos *buf)
 {
     if (p->side == DTB_WHITE)
         return p;
-    dtb_pos_flip(r->board, p, buf);
+    if (r->flip_shift < 0) {
+        dtb_pos_flip(r->board, p, buf);
+        return buf;
+    }
+    const int sh = r->flip_shift;
+    buf->men[DTB_WHITE] = reverse64((uint64_t)p->men[DTB_BLACK]) >> sh;
+    buf->men[DTB_BLACK] = reverse64((uint64_t)p->men[DTB_WHITE]) >> sh;
+    buf->kings[DTB_WHITE] = reverse64((uint64_t)p->kings[DTB_BLACK]) >> sh;
+    buf->kings[DTB_BLACK] = reverse64((uint64_t)p->kings[DTB_WHITE]) >> sh;
+    buf->side = DTB_WHITE;
     return buf;
+}
+
+/* Whether the side to move of p must capture. */
+static inline bool must_capture(const dtb_resolver *r, const dtb_pos *p)
+{
+    return r->ct.usable ? dtb_capturetest_has(&r->ct, p) : dtb_has_capture(r->board, p);
 }
 
 static dtb_status quiet_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_wdl *out,
@@ -242,7 +272,7 @@ dtb_status dtb_resolve_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, dt
         *out = DTB_LOSS;
         return DTB_OK;
     }
-    if (!dtb_has_capture(r->board, p))
+    if (!must_capture(r, p))
         return quiet_wdl(r, p, flags, out, e);
     dtb_status s;
     dtb_movelist *list = captures_of(r, p, &s, e);
@@ -278,7 +308,7 @@ dtb_status dtb_resolve_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, 
         *out = dtb_value_loss(0);
         return DTB_OK;
     }
-    if (!dtb_has_capture(r->board, p))
+    if (!must_capture(r, p))
         return quiet_value(r, p, flags, out, e);
     dtb_status s;
     dtb_movelist *list = captures_of(r, p, &s, e);

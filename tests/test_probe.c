@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "build.h"
+#include "capturetest.h"
 #include "fen.h"
 #include "movegen.h"
 #include "solve.h"
@@ -321,6 +322,73 @@ static void test_shared_definitions(void **state)
     for (int s = DTB_OK; s <= DTB_E_NOTCACHED; s++)
         assert_non_null(dtb_strerror((dtb_status)s));
     assert_string_equal(dtb_strerror(DTB_E_NOTFOUND), "table not found");
+}
+
+/* ---- the probe's capture test ------------------------------------------------------------- */
+
+static uint64_t rng_next(uint64_t *s)
+{ /* splitmix64 */
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* The probe's branch-free capture test (probe/capturetest.h) against the full move generator:
+ * a position has a capture exactly when its legal moves take pieces. Random placements of up
+ * to 3 kings and 4 men a side, on every board the test claims to handle. */
+static void test_capture_test(void **state)
+{
+    (void)state;
+    uint64_t seed = 99;
+    dtb_movelist *list = malloc(sizeof *list);
+    assert_non_null(list);
+    int boards = 0;
+    for (int vi = 0; vi < dtb_variant_count(); vi++) {
+        dtb_board b;
+        dtb_board_init(&b, dtb_variant_at(vi));
+        dtb_capturetest t;
+        dtb_capturetest_init(&t, &b);
+        if (b.squares > 64) {
+            assert_false(t.usable);
+            continue;
+        }
+        assert_true(t.usable);
+        boards++;
+        int with = 0;
+        for (int trial = 0; trial < 20000; trial++) {
+            dtb_pos p = {{0, 0}, {0, 0}, (rng_next(&seed) & 1) ? DTB_BLACK : DTB_WHITE};
+            dtb_bb used = 0;
+            for (int c = 0; c < 2; c++) {
+                const int nk = (int)(rng_next(&seed) % 4), nm = (int)(rng_next(&seed) % 5);
+                for (int k = 0; k < nk + nm; k++) {
+                    const bool man = k >= nk;
+                    const dtb_bb bad = used | (man ? b.promotion[c] : 0);
+                    int sq;
+                    do
+                        sq = (int)(rng_next(&seed) % (uint64_t)b.squares);
+                    while (dtb_bb_has(bad, sq));
+                    used |= dtb_bb_bit(sq);
+                    if (man)
+                        p.men[c] |= dtb_bb_bit(sq);
+                    else
+                        p.kings[c] |= dtb_bb_bit(sq);
+                }
+            }
+            assert_int_equal(dtb_generate(&b, &p, list), DTB_OK);
+            const bool takes = list->count > 0 && list->moves[0].ncaptured > 0;
+            with += takes;
+            if (dtb_capturetest_has(&t, &p) != takes) {
+                char fen[256];
+                dtb_fen_write(&b, &p, fen, sizeof fen);
+                fail_msg("%s %s: capture test says %d, the moves say %d", b.variant->name, fen,
+                         !takes, takes);
+            }
+        }
+        assert_true(with > 1000 && with < 19000); /* both answers were exercised */
+    }
+    assert_int_equal(boards, 4);
+    free(list);
 }
 
 /* ---- every position ----------------------------------------------------------------------- */
@@ -1072,6 +1140,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shared_definitions),
+        cmocka_unit_test(test_capture_test),
         cmocka_unit_test(test_every_position),
         cmocka_unit_test(test_moves_and_lines),
         cmocka_unit_test(test_threads),
