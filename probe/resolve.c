@@ -184,7 +184,8 @@ static inline uint64_t reverse64(uint64_t x)
 }
 
 /* p with white to move: p itself or its flip in *buf. On boards of up to 64 squares the flip
- * (dtb_pos_flip's square map i -> squares-1-i) is done here, inline, on one word per set. */
+ * (dtb_pos_flip's square map i -> squares-1-i) is done here, inline, on one word per set. (A
+ * branch-free form that computes both and selects one measured no faster.) */
 static inline const dtb_pos *white_to_move(const dtb_resolver *r, const dtb_pos *p, dtb_pos *buf)
 {
     if (p->side == DTB_WHITE)
@@ -224,12 +225,12 @@ static dtb_status quiet_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, d
         *out = dtb_value_wdl((dtb_value)raw);
         return DTB_OK;
     }
-    switch (raw) {
-    case 0: *out = DTB_DRAW; return DTB_OK;
-    case 1: *out = DTB_WIN; return DTB_OK;
-    case 2: *out = DTB_LOSS; return DTB_OK;
-    }
-    return dtb_error_set(e, DTB_E_CORRUPT, "%s: stored value %u is not a WLD value", t->name, raw);
+    /* A table instead of a switch: the three values come in no predictable order. */
+    static const signed char wld[3] = {DTB_DRAW, DTB_WIN, DTB_LOSS};
+    if (raw > 2)
+        return dtb_error_set(e, DTB_E_CORRUPT, "%s: stored value %u is not a WLD value", t->name, raw);
+    *out = (dtb_wdl)wld[raw];
+    return DTB_OK;
 }
 
 static dtb_status quiet_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_value *out,
