@@ -30,6 +30,11 @@ struct dtb_db {
     dtb_tableset *ts;
     dtb_resolver *r;
     const dtb_board *board;
+    /* The probes' fast check (boards of up to 64 squares): the board and promotion rows as
+     * words, and the most pieces a side may have. */
+    bool narrow;
+    uint64_t all64, promotion64[2];
+    int limit;
     dtb_log_fn log;
     void *log_user;
     pthread_mutex_t err_lock;
@@ -100,6 +105,11 @@ dtb_status dtb_open(const dtb_options *o, dtb_db **out)
     dtb_status s = dtb_tableset_open(o->paths, o->npaths, o->variant, o->log, o->log_user, &db->ts, &e);
     if (s == DTB_OK) {
         db->board = dtb_tableset_board(db->ts);
+        db->narrow = db->board->squares <= 64;
+        db->all64 = (uint64_t)db->board->all;
+        db->promotion64[0] = (uint64_t)db->board->promotion[0];
+        db->promotion64[1] = (uint64_t)db->board->promotion[1];
+        db->limit = db->board->variant->start_rows * db->board->half;
         db->r = dtb_resolver_create(db->ts, o->cache_bytes ? o->cache_bytes : DEFAULT_CACHE_BYTES,
                                     o->log, o->log_user);
         if (!db->r)
@@ -278,12 +288,39 @@ dtb_status dtb_position_after(const dtb_db *db, const dtb_position *p, const dtb
 
 /* ---- probes ------------------------------------------------------------------------------- */
 
+/* to_pos for the probes' path: on boards of up to 64 squares, the same checks on single words
+ * (a set word above the board fails the check); the full to_pos words the message of a position
+ * that fails, and handles larger boards. */
+static inline dtb_status probe_pos(const dtb_db *db, const dtb_position *in, dtb_pos *p,
+                                   dtb_error *e)
+{
+    if (!db->narrow)
+        return to_pos(db, in, p, e);
+    const uint64_t wm = in->men[0][0], bm = in->men[1][0], wk = in->kings[0][0], bk = in->kings[1][0];
+    const uint64_t high = in->men[0][1] | in->men[1][1] | in->kings[0][1] | in->kings[1][1];
+    const uint64_t white = wm | wk, black = bm | bk;
+    const bool ok = (in->side == DTB_SIDE_WHITE || in->side == DTB_SIDE_BLACK) &&
+                    !(high | ((white | black) & ~db->all64) | (wm & wk) | (bm & bk) |
+                      (white & black) | (wm & db->promotion64[0]) | (bm & db->promotion64[1])) &&
+                    __builtin_popcountll(white) <= db->limit &&
+                    __builtin_popcountll(black) <= db->limit &&
+                    (in->side == DTB_SIDE_WHITE ? black : white) != 0;
+    if (!ok)
+        return to_pos(db, in, p, e);
+    p->men[DTB_WHITE] = wm;
+    p->men[DTB_BLACK] = bm;
+    p->kings[DTB_WHITE] = wk;
+    p->kings[DTB_BLACK] = bk;
+    p->side = in->side == DTB_SIDE_WHITE ? DTB_WHITE : DTB_BLACK;
+    return DTB_OK;
+}
+
 dtb_status dtb_probe_wdl(dtb_db *db, const dtb_position *p, unsigned flags, dtb_wdl *wdl)
 {
     dtb_error e;
     e.msg[0] = 0; /* not the whole buffer: this is the hot path */
     dtb_pos q;
-    dtb_status s = to_pos(db, p, &q, &e);
+    dtb_status s = probe_pos(db, p, &q, &e);
     if (s == DTB_OK)
         s = dtb_resolve_wdl(db->r, &q, flags, wdl, &e);
     return s == DTB_OK ? s : record(db, s, &e);
@@ -295,7 +332,7 @@ dtb_status dtb_probe_dtw(dtb_db *db, const dtb_position *p, unsigned flags, dtb_
     e.msg[0] = 0;
     dtb_pos q;
     dtb_value v;
-    dtb_status s = to_pos(db, p, &q, &e);
+    dtb_status s = probe_pos(db, p, &q, &e);
     if (s == DTB_OK)
         s = dtb_resolve_value(db->r, &q, flags, &v, &e);
     if (s != DTB_OK)

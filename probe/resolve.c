@@ -203,6 +203,17 @@ static inline const dtb_pos *white_to_move(const dtb_resolver *r, const dtb_pos 
     return buf;
 }
 
+/* dtb_material_of, inline (it is on every probe's path). */
+static inline dtb_material material_of(const dtb_pos *p)
+{
+    dtb_material m;
+    for (int c = 0; c < 2; c++) {
+        m.kings[c] = (unsigned char)dtb_bb_count(p->kings[c]);
+        m.men[c] = (unsigned char)dtb_bb_count(p->men[c]);
+    }
+    return m;
+}
+
 /* Whether the side to move of p must capture. */
 static inline bool must_capture(const dtb_resolver *r, const dtb_pos *p)
 {
@@ -215,7 +226,7 @@ static dtb_status quiet_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, d
     dtb_pos buf;
     const dtb_pos *w = white_to_move(r, p, &buf);
     const dtb_ptable *t;
-    dtb_status s = find_table(r, dtb_material_of(w), false, flags, &t, e);
+    dtb_status s = find_table(r, material_of(w), false, flags, &t, e);
     if (s != DTB_OK)
         return s;
     unsigned raw;
@@ -239,7 +250,7 @@ static dtb_status quiet_value(dtb_resolver *r, const dtb_pos *p, unsigned flags,
     dtb_pos buf;
     const dtb_pos *w = white_to_move(r, p, &buf);
     const dtb_ptable *t;
-    dtb_status s = find_table(r, dtb_material_of(w), true, flags, &t, e);
+    dtb_status s = find_table(r, material_of(w), true, flags, &t, e);
     if (s != DTB_OK)
         return s;
     unsigned raw;

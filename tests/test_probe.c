@@ -955,6 +955,31 @@ static void test_fen(void **state)
     assert_int_equal(dtb_probe_wdl(db, &q, 0, &w), DTB_E_INVALID);
     q.side = 5;
     assert_int_equal(dtb_probe_wdl(db, &q, 0, &w), DTB_E_INVALID);
+    /* Each rule of the probes' one-word check (boards up to 64 squares), and the same position
+     * made legal again. */
+    dtb_position_clear(&q, DTB_SIDE_WHITE);
+    dtb_position_put(&q, DTB_SIDE_WHITE, false, 3); /* a white man on its promotion row */
+    dtb_position_put(&q, DTB_SIDE_BLACK, true, 50);
+    assert_int_equal(dtb_probe_wdl(db, &q, 0, &w), DTB_E_INVALID);
+    dtb_position_clear(&q, DTB_SIDE_WHITE);
+    dtb_position_put(&q, DTB_SIDE_WHITE, false, 33);
+    dtb_position_put(&q, DTB_SIDE_BLACK, false, 48); /* a black man on its promotion row */
+    assert_int_equal(dtb_probe_wdl(db, &q, 0, &w), DTB_E_INVALID);
+    dtb_position_clear(&q, DTB_SIDE_BLACK);
+    dtb_position_put(&q, DTB_SIDE_WHITE, true, 33);
+    dtb_position_put(&q, DTB_SIDE_BLACK, true, 33); /* both colours on 33 */
+    assert_int_equal(dtb_probe_wdl(db, &q, 0, &w), DTB_E_INVALID);
+    dtb_position_clear(&q, DTB_SIDE_BLACK);
+    dtb_position_put(&q, DTB_SIDE_BLACK, true, 10); /* white, not to move, has no piece */
+    assert_int_equal(dtb_probe_wdl(db, &q, 0, &w), DTB_E_INVALID);
+    q.side = DTB_SIDE_WHITE; /* black, not to move, has the piece: the game went on */
+    dtb_position_put(&q, DTB_SIDE_WHITE, true, 40);
+    assert_int_equal(dtb_probe_wdl(db, &q, 0, &w), DTB_OK);
+    q.kings[DTB_SIDE_WHITE][1] = 1; /* a square past the 64th bit */
+    assert_int_equal(dtb_probe_wdl(db, &q, 0, &w), DTB_E_INVALID);
+    q.kings[DTB_SIDE_WHITE][1] = 0;
+    q.kings[DTB_SIDE_WHITE][0] |= 1ull << 55; /* past square 50 */
+    assert_int_equal(dtb_probe_wdl(db, &q, 0, &w), DTB_E_INVALID);
     dtb_close(db);
 }
 
