@@ -9,8 +9,12 @@
  * (every thread probes all K, from its own starting offset). Prints one line per thread count:
  *   probe <wdl|dtw> <cached|uncached> pieces <N> threads <T> probes <P> seconds <S>
  *   per_second <P/S> per_thread_per_second <P/S/T> per_cpu_second <P/(CPU seconds of the threads)>
+ *   positions <K> cache_bytes <B>
  * (on a machine shared with other work, per_cpu_second is the per-core speed; wall-clock figures
- * then understate it)
+ * then understate it). cache_bytes is the memory of the blocks the K positions live in: the
+ * probes' working set. K random positions touch K cache lines scattered over it, so with a large
+ * K and a working set beyond the CPU caches the cached rate measures memory latency (and TLB
+ * misses) more than the probe's code; a small K (a few thousand) measures the code.
  * --uncached opens a fresh handle with a cache too small to hold the tables, so nearly every
  * probe reads and decompresses a block. Exit 1 on any probe failure (the message is printed). */
 #define _POSIX_C_SOURCE 200809L
@@ -211,10 +215,12 @@ int main(int argc, char **argv)
             return 1;
         }
         const double probes = (double)npos * rounds * nt;
+        dtb_cache_stats cs;
+        dtb_get_cache_stats(db, &cs);
         printf("probe %s %s pieces %d threads %d probes %.0f seconds %.3f per_second %.0f "
-               "per_thread_per_second %.0f per_cpu_second %.0f\n",
+               "per_thread_per_second %.0f per_cpu_second %.0f positions %d cache_bytes %" PRIu64 "\n",
                dtw ? "dtw" : "wdl", uncached ? "uncached" : "cached", pieces, nt, probes, sec,
-               probes / sec, probes / sec / nt, probes / cpu);
+               probes / sec, probes / sec / nt, probes / cpu, npos, cs.bytes);
         fflush(stdout);
     }
     dtb_cache_stats cs;
