@@ -31,6 +31,13 @@ static inline int dtb_bb_lowest(dtb_bb b)
     return lo ? __builtin_ctzll(lo) : 64 + __builtin_ctzll((uint64_t)(b >> 64));
 }
 
+/* Index of the highest set bit; b must not be empty. */
+static inline int dtb_bb_highest(dtb_bb b)
+{
+    const uint64_t hi = (uint64_t)(b >> 64);
+    return hi ? 127 - __builtin_clzll(hi) : 63 - __builtin_clzll((uint64_t)b);
+}
+
 /* Removes and returns the lowest set bit's index; *b must not be empty. */
 static inline int dtb_bb_pop(dtb_bb *b)
 {

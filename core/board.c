@@ -50,4 +50,8 @@ void dtb_board_init(dtb_board *b, const dtb_variant *v)
             b->step_from[d][p] |= dtb_bb_bit(i);
         }
     }
+    for (int i = 0; i < b->squares; i++)
+        for (int d = 0; d < DTB_DIRS; d++)
+            for (int n = b->next[i][d]; n >= 0; n = b->next[n][d])
+                b->ray[i][d] |= dtb_bb_bit(n);
 }

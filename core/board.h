@@ -25,6 +25,10 @@ typedef struct dtb_board {
     int half;                           /* playable squares per row */
     int squares;                        /* playable squares in all */
     int8_t next[DTB_MAX_SQUARES][DTB_DIRS]; /* neighbour in a direction, -1 off the board */
+    /* Every square beyond i in direction d, to the edge. NW and NE rays run towards lower
+     * indexes, SW and SE towards higher: the nearest square of a subset is its highest or
+     * lowest bit (dtb_board_nearest). */
+    dtb_bb ray[DTB_MAX_SQUARES][DTB_DIRS];
     dtb_bb all;                         /* every playable square */
     dtb_bb promotion[2];                /* the row where a man of that colour is crowned */
     /* One diagonal step of a whole set: for direction d the squares in step_from[d][p] move
@@ -48,6 +52,15 @@ static inline dtb_bb dtb_board_step(const dtb_board *b, dtb_bb s, int d)
 {
     return dtb_bb_shift(s & b->step_from[d][0], b->step_shift[d][0]) |
            dtb_bb_shift(s & b->step_from[d][1], b->step_shift[d][1]);
+}
+
+/* The square of s nearest to the ray's start when s lies on one ray of direction d; -1 when s
+ * is empty. */
+static inline int dtb_board_nearest(dtb_bb s, int d)
+{
+    if (!s)
+        return -1;
+    return d < DTB_SW ? dtb_bb_highest(s) : dtb_bb_lowest(s);
 }
 
 /* The squares at which colour c's men move forward: NW/NE for white, SW/SE for black. */

@@ -99,16 +99,23 @@ static void man_jumps(capture_search *cs, int sq, dtb_bb captured, int n)
         add_capture(cs, sq, captured, n, dtb_bb_has(cs->far_row, sq));
 }
 
+/* The piece a king at sq meets first in direction d (the adjacent square for a short king, which
+ * may be empty), -1 at the edge. Captured pieces still stand and block. */
+static inline int king_meets(const capture_search *cs, int sq, int d)
+{
+    const dtb_board *b = cs->b;
+    if (!cs->fly)
+        return b->next[sq][d];
+    return dtb_board_nearest(b->ray[sq][d] & ~cs->empty, d);
+}
+
 /* Whether a king at sq, having taken `captured`, can jump once more. */
 static bool king_can_jump(const capture_search *cs, int sq, dtb_bb captured)
 {
     const dtb_board *b = cs->b;
     const dtb_bb prey = cs->prey & ~captured;
     for (int d = 0; d < DTB_DIRS; d++) {
-        int over = b->next[sq][d];
-        if (cs->fly)
-            while (over >= 0 && dtb_bb_has(cs->empty, over))
-                over = b->next[over][d];
+        const int over = king_meets(cs, sq, d);
         if (over < 0 || !dtb_bb_has(prey, over))
             continue;
         const int land = b->next[over][d];
@@ -129,10 +136,7 @@ static void king_jumps(capture_search *cs, int sq, dtb_bb captured, int n, bool 
     const dtb_bb prey = cs->prey & ~captured;
     bool more = false;
     for (int d = 0; d < DTB_DIRS && !cs->found; d++) {
-        int over = b->next[sq][d];
-        if (cs->fly)
-            while (over >= 0 && dtb_bb_has(cs->empty, over))
-                over = b->next[over][d];
+        const int over = king_meets(cs, sq, d);
         if (over < 0 || !dtb_bb_has(prey, over))
             continue;
         const int land0 = b->next[over][d];
@@ -142,9 +146,17 @@ static void king_jumps(capture_search *cs, int sq, dtb_bb captured, int n, bool 
         if (!dtb_bb_has(cs->allowed, over))
             continue;
         const dtb_bb c2 = captured | dtb_bb_bit(over);
+        /* Landing squares: the empty run behind the piece, nearest first. */
+        dtb_bb run = dtb_bb_bit(land0);
+        if (cs->fly) {
+            const int stop = dtb_board_nearest(b->ray[over][d] & ~cs->empty, d);
+            run = b->ray[over][d] & ~(stop >= 0 ? b->ray[stop][d] | dtb_bb_bit(stop) : 0);
+        }
         int lands[DTB_MAX_SQUARES / 4 + 2], nl = 0, ngo = 0;
         bool go[DTB_MAX_SQUARES / 4 + 2];
-        for (int l = land0; l >= 0 && dtb_bb_has(cs->empty, l); l = cs->fly ? b->next[l][d] : -1) {
+        while (run) {
+            const int l = dtb_board_nearest(run, d);
+            run &= ~dtb_bb_bit(l);
             go[nl] = king_can_jump(cs, l, c2);
             ngo += go[nl];
             lands[nl++] = l;
@@ -206,6 +218,25 @@ ALWAYS_INLINE dtb_bb jump_starts(const dtb_board *b, dtb_bb opp, dtb_bb empty, i
     return step(b, step(b, empty, back, half) & opp, back, half);
 }
 
+/* Whether one of the flying kings can take a piece of opp: along each ray the first piece met
+ * must be an opponent's with an empty square behind it. */
+ALWAYS_INLINE bool flying_king_can_capture(const dtb_board *b, dtb_bb kings, dtb_bb opp, dtb_bb empty)
+{
+    const dtb_bb occ = b->all & ~empty;
+    while (kings) {
+        const int k = dtb_bb_pop(&kings);
+        for (int d = 0; d < DTB_DIRS; d++) {
+            const int over = dtb_board_nearest(b->ray[k][d] & occ, d);
+            if (over < 0 || !dtb_bb_has(opp, over))
+                continue;
+            const int land = b->next[over][d];
+            if (land >= 0 && dtb_bb_has(empty, land))
+                return true;
+        }
+    }
+    return false;
+}
+
 /* Men of the side to move that have a capture, and whether some king has one. */
 ALWAYS_INLINE dtb_bb capturing_men(const dtb_board *b, const dtb_pos *p, dtb_bb empty,
                                    bool *king_can, int half)
@@ -221,18 +252,11 @@ ALWAYS_INLINE dtb_bb capturing_men(const dtb_board *b, const dtb_pos *p, dtb_bb 
         const dtb_bb starts = jump_starts(b, opp, empty, d, half);
         if (v->men_capture_backward || is_forward(side, d))
             men_out |= men & starts;
-        if (kings && !kc) {
-            if (v->kings_fly) {
-                /* Walk the kings forward over empty squares until one stands on a start. */
-                dtb_bb f = kings;
-                while (f && !(f & starts))
-                    f = step(b, f, d, half) & empty;
-                kc = f != 0;
-            } else {
-                kc = (kings & starts) != 0;
-            }
-        }
+        if (!v->kings_fly)
+            kc |= (kings & starts) != 0;
     }
+    if (v->kings_fly)
+        kc = flying_king_can_capture(b, kings, opp, empty);
     *king_can = kc;
     return men_out;
 }

@@ -53,31 +53,3 @@ dtb_status dtb_pos_validate(const dtb_board *b, const dtb_pos *p, dtb_error *e)
         return dtb_error_set(e, DTB_E_INVALID, "no side to move");
     return DTB_OK;
 }
-
-static uint64_t reverse64(uint64_t x)
-{
-    x = __builtin_bswap64(x);
-    x = ((x >> 1) & 0x5555555555555555ull) | ((x & 0x5555555555555555ull) << 1);
-    x = ((x >> 2) & 0x3333333333333333ull) | ((x & 0x3333333333333333ull) << 2);
-    x = ((x >> 4) & 0x0F0F0F0F0F0F0F0Full) | ((x & 0x0F0F0F0F0F0F0F0Full) << 4);
-    return x;
-}
-
-/* Reverse all 128 bits, then slide the board's squares back down to bit 0. */
-dtb_bb dtb_bb_reverse(const dtb_board *b, dtb_bb s)
-{
-    if (b->squares <= 64) /* 8x8 and 10x10: the high word is empty */
-        return (dtb_bb)(reverse64((uint64_t)s) >> (64 - b->squares));
-    const dtb_bb r = ((dtb_bb)reverse64((uint64_t)s) << 64) | reverse64((uint64_t)(s >> 64));
-    return r >> (128 - b->squares);
-}
-
-void dtb_pos_flip(const dtb_board *b, const dtb_pos *p, dtb_pos *out)
-{
-    const dtb_pos in = *p; /* out may alias p */
-    out->men[DTB_WHITE] = dtb_bb_reverse(b, in.men[DTB_BLACK]);
-    out->men[DTB_BLACK] = dtb_bb_reverse(b, in.men[DTB_WHITE]);
-    out->kings[DTB_WHITE] = dtb_bb_reverse(b, in.kings[DTB_BLACK]);
-    out->kings[DTB_BLACK] = dtb_bb_reverse(b, in.kings[DTB_WHITE]);
-    out->side = in.side == DTB_WHITE ? DTB_BLACK : DTB_WHITE;
-}

@@ -67,11 +67,35 @@ void dtb_pos_start(const dtb_board *b, dtb_pos *p);
  * with. Returns DTB_OK or DTB_E_INVALID with a message in *e. */
 dtb_status dtb_pos_validate(const dtb_board *b, const dtb_pos *p, dtb_error *e);
 
+static inline uint64_t dtb_reverse64(uint64_t x)
+{
+    x = __builtin_bswap64(x);
+    x = ((x >> 1) & 0x5555555555555555ull) | ((x & 0x5555555555555555ull) << 1);
+    x = ((x >> 2) & 0x3333333333333333ull) | ((x & 0x3333333333333333ull) << 2);
+    x = ((x >> 4) & 0x0F0F0F0F0F0F0F0Full) | ((x & 0x0F0F0F0F0F0F0F0Full) << 4);
+    return x;
+}
+
+/* Mirror image of set s under the flip's square map (i -> squares-1-i): all 128 bits reversed,
+ * then slid back down to bit 0. Inline: the solver and the probe flip on every step. */
+static inline dtb_bb dtb_bb_reverse(const dtb_board *b, dtb_bb s)
+{
+    if (b->squares <= 64) /* 8x8 and 10x10: the high word is empty */
+        return (dtb_bb)(dtb_reverse64((uint64_t)s) >> (64 - b->squares));
+    const dtb_bb r = ((dtb_bb)dtb_reverse64((uint64_t)s) << 64) | dtb_reverse64((uint64_t)(s >> 64));
+    return r >> (128 - b->squares);
+}
+
 /* The colour flip: square i -> squares-1-i, colours swapped, side to move swapped. A position and
  * its flip have the same value; tables store white to move and answer black to move by the flip. */
-void dtb_pos_flip(const dtb_board *b, const dtb_pos *p, dtb_pos *out);
-
-/* Mirror image of set s under the flip's square map (i -> squares-1-i). */
-dtb_bb dtb_bb_reverse(const dtb_board *b, dtb_bb s);
+static inline void dtb_pos_flip(const dtb_board *b, const dtb_pos *p, dtb_pos *out)
+{
+    const dtb_pos in = *p; /* out may alias p */
+    out->men[DTB_WHITE] = dtb_bb_reverse(b, in.men[DTB_BLACK]);
+    out->men[DTB_BLACK] = dtb_bb_reverse(b, in.men[DTB_WHITE]);
+    out->kings[DTB_WHITE] = dtb_bb_reverse(b, in.kings[DTB_BLACK]);
+    out->kings[DTB_BLACK] = dtb_bb_reverse(b, in.kings[DTB_WHITE]);
+    out->side = in.side == DTB_WHITE ? DTB_BLACK : DTB_WHITE;
+}
 
 #endif
