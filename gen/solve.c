@@ -22,13 +22,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <omp.h>
+
 #include "movegen.h"
 
 #define NO_WIN 255 /* wincand when no winning move is known */
 
 enum { F_CAPTURE = 1, F_DRAWEXIT = 2, F_RESOLVED = 4 };
 
-/* What is known of one position while its unit is solved: four bytes, one cache access. */
+/* What is known of one position while its unit is solved: four bytes, one cache access, and
+ * one compare-and-swap when several threads share the unit. */
 typedef struct node {
     uint8_t cnt;     /* unresolved in-unit successors */
     uint8_t wincand; /* best known win DTW, NO_WIN if none */
@@ -56,6 +59,7 @@ typedef struct half {
     man_exit ex[MAX_MAN_EXITS];
     int nex;
     dtb_bb promoting; /* white men one step from promotion (their moves take the generic path) */
+    int slot;         /* which of the pair's stats this half counts into */
 } half;
 
 /* Bucket queue of local ids by level. */
@@ -64,39 +68,49 @@ typedef struct bucket {
     size_t n, cap;
 } bucket;
 
+/* One thread's share of the work: its level queues, flags and statistics. Queues are never
+ * shared for writing, so pushing needs no lock; a level is read by all threads only after
+ * every thread has stopped pushing to it (pushes always go to later levels). */
+typedef struct lane {
+    bucket q[DTB_DTW_MAX + 2];
+    int top;       /* highest level pushed to */
+    bool overflow; /* a DTW beyond DTB_DTW_MAX */
+    bool nomem;
+    dtb_solve_stats st[2];
+} lane;
+
 typedef struct unit {
     const dtb_board *b;
     const dtb_solved *s;
     half h[2];
-    int nhalves;     /* 1 when the block is its own flip */
-    uint64_t K;      /* positions per half */
-    node *n;         /* per position of the unit, by local id */
-    bucket q[DTB_DTW_MAX + 2];
-    bool overflow;   /* a DTW beyond DTB_DTW_MAX */
-    bool nomem;
-    dtb_solve_stats st[2];
+    int nhalves;  /* 1 when the block is its own flip */
+    uint64_t K;   /* positions per half */
+    node *n;      /* per position of the unit, by local id */
+    bool shared;  /* several threads work on this unit: node updates are atomic */
 } unit;
 
 static int other(const unit *u, int h) { return u->nhalves == 1 ? h : 1 - h; }
 
-static void push(unit *u, int level, uint32_t id)
+static void push(lane *ln, int level, uint32_t id)
 {
     if (level > DTB_DTW_MAX) {
-        u->overflow = true;
+        ln->overflow = true;
         return;
     }
-    bucket *q = &u->q[level];
+    bucket *q = &ln->q[level];
     if (q->n == q->cap) {
         const size_t cap = q->cap ? 2 * q->cap : 1024;
         uint32_t *ids = realloc(q->ids, cap * sizeof *ids);
         if (!ids) {
-            u->nomem = true;
+            ln->nomem = true;
             return;
         }
         q->ids = ids;
         q->cap = cap;
     }
     q->ids[q->n++] = id;
+    if (level > ln->top)
+        ln->top = level;
 }
 
 /* The position of local id (white to move, in its half's orientation). */
@@ -129,8 +143,9 @@ static void fold_exit(dtb_value v, int *wincand, int *lossmax, bool *drawexit)
 
 /* Records what p's moves tell: counts in-unit successors (quiet king moves), folds exit values
  * into wincand / lossmax / draw flag, and queues p when it is already decided. Quiet positions
- * (the most) skip the move list: king moves are only counted, man moves made directly. */
-static void init_position(unit *u, uint32_t id)
+ * (the most) skip the move list: king moves are only counted, man moves made directly. Writes
+ * only node id, so positions can be initialised in parallel. */
+static void init_position(const unit *u, lane *ln, uint32_t id)
 {
     const dtb_board *b = u->b;
     dtb_pos p;
@@ -181,34 +196,74 @@ static void init_position(unit *u, uint32_t id)
         }
     }
     assert(cnt <= 255);
-    u->n[id].cnt = (uint8_t)cnt;
-    u->n[id].wincand = (uint8_t)(wincand > DTB_DTW_MAX ? NO_WIN : wincand);
     if (wincand != NO_WIN && wincand > DTB_DTW_MAX)
-        u->overflow = true;
-    u->n[id].lossmax = (uint8_t)(lossmax + 1);
-    u->n[id].flags = (uint8_t)((capture ? F_CAPTURE : 0) | (drawexit ? F_DRAWEXIT : 0));
-    if (capture) { /* units share words of the bitmap at block edges */
+        ln->overflow = true;
+    u->n[id] = (node){.cnt = (uint8_t)cnt,
+                      .wincand = (uint8_t)(wincand > DTB_DTW_MAX ? NO_WIN : wincand),
+                      .lossmax = (uint8_t)(lossmax + 1),
+                      .flags = (uint8_t)((capture ? F_CAPTURE : 0) | (drawexit ? F_DRAWEXIT : 0))};
+    if (capture) { /* units share words of the bitmap at block edges, threads share units */
         const int h = (int)(id / u->K);
         const uint64_t idx = u->h[h].base + id % u->K;
         __atomic_fetch_or(&u->h[h].t->captures[idx / 64], 1ull << (idx % 64), __ATOMIC_RELAXED);
     }
 
     if (wincand != NO_WIN)
-        push(u, wincand, id);
+        push(ln, wincand, id);
     else if (cnt == 0 && !drawexit)
-        push(u, lossmax + 1, id);
+        push(ln, lossmax + 1, id);
 }
 
-static void set_value(unit *u, uint32_t id, dtb_value v)
+static void set_value(const unit *u, uint32_t id, dtb_value v)
 {
     const int h = (int)(id / u->K);
     u->h[h].t->values[u->h[h].base + id % u->K] = v;
 }
 
+/* What a successor resolved at level d (a win for its side when is_win) tells the node: returns
+ * false when nothing changes, else updates *nd and sets *level to the level to queue it at
+ * (-1: not decided yet). */
+static bool node_learn(node *nd, int d, bool is_win, int *level)
+{
+    *level = -1;
+    if (nd->flags & (F_CAPTURE | F_RESOLVED))
+        return false;
+    if (!is_win) {
+        if (d + 1 >= nd->wincand)
+            return false;
+        nd->wincand = (uint8_t)(d + 1 > DTB_DTW_MAX ? NO_WIN : d + 1);
+        *level = d + 1;
+        return true;
+    }
+    assert(nd->cnt > 0);
+    nd->cnt--;
+    if (d + 1 > nd->lossmax)
+        nd->lossmax = (uint8_t)(d + 1);
+    if (nd->cnt == 0 && nd->wincand == NO_WIN && !(nd->flags & F_DRAWEXIT))
+        *level = nd->lossmax; /* lossmax is biased by one */
+    return true;
+}
+
+/* node_learn on a node other threads may update at the same time. */
+static int node_learn_atomic(node *nd, int d, bool is_win)
+{
+    node old, nw;
+    int level;
+    __atomic_load(nd, &old, __ATOMIC_RELAXED);
+    do {
+        nw = old;
+        if (!node_learn(&nw, d, is_win, &level))
+            return -1;
+    } while (!__atomic_compare_exchange(nd, &old, &nw, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    return level;
+}
+
 /* Tells every in-unit predecessor of id (resolved at level d, win or loss) about it. A
  * predecessor un-moves one white king of the flipped position along an empty ray; it counts
- * only when it has no capture (else the king move was not legal there). */
-static void propagate(unit *u, uint32_t id, int d, bool is_win)
+ * only when it has no capture (else the king move was not legal there). The result does not
+ * depend on the order in which resolved positions are propagated: a node's fate depends only
+ * on the set of facts it learns, and every fact of level d is learnt before level d+1 starts. */
+static void propagate(const unit *u, lane *ln, uint32_t id, int d, bool is_win)
 {
     const int h = (int)(id / u->K), ph = other(u, h);
     dtb_pos q, qb;
@@ -237,31 +292,20 @@ static void propagate(unit *u, uint32_t id, int d, bool is_win)
         }
     }
     for (int i = 0; i < np; i++) {
-        const uint32_t pid = pids[i];
-        node *nd = &u->n[pid];
-        const uint8_t f = nd->flags;
-        if (f & (F_CAPTURE | F_RESOLVED))
-            continue;
-        if (!is_win) {
-            if (d + 1 < nd->wincand) {
-                nd->wincand = (uint8_t)(d + 1 > DTB_DTW_MAX ? NO_WIN : d + 1);
-                push(u, d + 1, pid);
-            }
-        } else {
-            assert(nd->cnt > 0);
-            nd->cnt--;
-            if (d + 1 > nd->lossmax)
-                nd->lossmax = (uint8_t)(d + 1);
-            if (nd->cnt == 0 && nd->wincand == NO_WIN && !(f & F_DRAWEXIT))
-                push(u, nd->lossmax, pid); /* lossmax is biased by one */
-        }
+        int level;
+        if (u->shared)
+            level = node_learn_atomic(&u->n[pids[i]], d, is_win);
+        else
+            node_learn(&u->n[pids[i]], d, is_win, &level);
+        if (level >= 0)
+            push(ln, level, pids[i]);
     }
 }
 
-static void note_result(unit *u, uint32_t id, dtb_value v)
+static void note_result(const unit *u, lane *ln, uint32_t id, dtb_value v)
 {
     const int h = (int)(id / u->K);
-    dtb_solve_stats *st = &u->st[h];
+    dtb_solve_stats *st = &ln->st[u->h[h].slot];
     const uint64_t idx = u->h[h].base + id % u->K;
     if (dtb_value_is_win(v)) {
         st->wins++;
@@ -275,40 +319,119 @@ static void note_result(unit *u, uint32_t id, dtb_value v)
     }
 }
 
-static void solve_unit(unit *u)
+/* Marks a queued id resolved at level d and tells its predecessors. A node can be queued twice
+ * (as a loss, then as an earlier win); only the first visit counts. */
+static void resolve(const unit *u, lane *ln, uint32_t id, int d)
 {
-    const uint32_t n = (uint32_t)(u->nhalves * u->K);
+    node *nd = &u->n[id], old;
+    if (u->shared) {
+        node nw;
+        __atomic_load(nd, &old, __ATOMIC_RELAXED);
+        do {
+            if (old.flags & F_RESOLVED)
+                return;
+            nw = old;
+            nw.flags |= F_RESOLVED;
+        } while (!__atomic_compare_exchange(nd, &old, &nw, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    } else {
+        old = *nd;
+        if (old.flags & F_RESOLVED)
+            return;
+        nd->flags |= F_RESOLVED;
+    }
+    const bool win = old.wincand == d;
+    assert(win || old.cnt == 0 || (old.flags & F_CAPTURE));
+    const dtb_value v = win ? dtb_value_win(d) : dtb_value_loss(d);
+    set_value(u, id, v);
+    note_result(u, ln, id, v);
+    propagate(u, ln, id, d, win);
+}
+
+static void resolve_bucket(const unit *u, lane *ln, const bucket *q, size_t from, size_t to, int d)
+{
+    for (size_t i = from; i < to; i++) {
+        if (i + 16 < to) /* the queue is in no useful order: fetch ahead */
+            __builtin_prefetch(&u->n[q->ids[i + 16]], 1);
+        resolve(u, ln, q->ids[i], d);
+    }
+}
+
+/* Counts positions, captures and draws once the unit is solved. */
+static void count_unit(const unit *u, lane *ln, uint32_t from, uint32_t to)
+{
+    for (uint32_t id = from; id < to; id++) {
+        dtb_solve_stats *st = &ln->st[u->h[id / u->K].slot];
+        st->positions++;
+        if (u->n[id].flags & F_CAPTURE)
+            st->captures++;
+        if (!(u->n[id].flags & F_RESOLVED))
+            st->draws++;
+    }
+}
+
+static void clear_values(const unit *u)
+{
     for (int h = 0; h < u->nhalves; h++)
         memset(u->h[h].t->values + u->h[h].base, DTB_VALUE_DRAW, u->K);
-    for (uint32_t id = 0; id < n; id++)
-        init_position(u, id);
+}
 
-    for (int d = 0; d <= DTB_DTW_MAX && !u->nomem; d++) {
-        bucket *q = &u->q[d];
-        for (size_t i = 0; i < q->n; i++) { /* q grows only at later levels meanwhile */
-            const uint32_t id = q->ids[i];
-            if (i + 16 < q->n) /* the queue is in no useful order: fetch ahead */
-                __builtin_prefetch(&u->n[q->ids[i + 16]], 1);
-            if (u->n[id].flags & F_RESOLVED)
-                continue;
-            const bool win = u->n[id].wincand == d;
-            assert(win || (u->n[id].cnt == 0 && u->n[id].lossmax == d) || (u->n[id].flags & F_CAPTURE) ||
-                   u->n[id].cnt == 0);
-            u->n[id].flags |= F_RESOLVED;
-            const dtb_value v = win ? dtb_value_win(d) : dtb_value_loss(d);
-            set_value(u, id, v);
-            note_result(u, id, v);
-            propagate(u, id, d, win);
-        }
+/* One thread solves the whole unit. */
+static void solve_unit(const unit *u, lane *ln)
+{
+    const uint32_t n = (uint32_t)(u->nhalves * u->K);
+    clear_values(u);
+    ln->top = -1;
+    for (uint32_t id = 0; id < n; id++)
+        init_position(u, ln, id);
+    for (int d = 0; d <= ln->top && !ln->nomem; d++) {
+        bucket *q = &ln->q[d];
+        /* q grows only at later levels meanwhile */
+        resolve_bucket(u, ln, q, 0, q->n, d);
         q->n = 0;
     }
-    for (uint32_t id = 0; id < n; id++) {
-        const int h = (int)(id / u->K);
-        u->st[h].positions++;
-        if (u->n[id].flags & F_CAPTURE)
-            u->st[h].captures++;
-        if (!(u->n[id].flags & F_RESOLVED))
-            u->st[h].draws++;
+    count_unit(u, ln, 0, n);
+}
+
+/* All threads solve one (large) unit together, each through its own lane. */
+static void solve_unit_shared(const unit *u, lane *lanes, int nlanes)
+{
+    const uint32_t n = (uint32_t)(u->nhalves * u->K);
+    enum { CHUNK = 4096 };
+    int top = -1;
+    bool nomem = false;
+    clear_values(u);
+#pragma omp parallel num_threads(nlanes)
+    {
+        lane *me = &lanes[omp_get_thread_num()];
+        me->top = -1;
+#pragma omp for schedule(dynamic, 1)
+        for (uint32_t c = 0; c < (n + CHUNK - 1) / CHUNK; c++)
+            for (uint32_t id = c * CHUNK; id < n && id < (c + 1) * CHUNK; id++)
+                init_position(u, me, id);
+#pragma omp single
+        for (int l = 0; l < nlanes; l++) {
+            top = top > lanes[l].top ? top : lanes[l].top;
+            nomem |= lanes[l].nomem;
+        }
+        for (int d = 0; d <= top && !nomem; d++) {
+            /* Every lane's level-d queue, cut in chunks; pushes meanwhile go to later levels. */
+            for (int l = 0; l < nlanes; l++) {
+                const bucket *q = &lanes[l].q[d];
+#pragma omp for schedule(dynamic, 1) nowait
+                for (size_t c = 0; c < (q->n + CHUNK - 1) / CHUNK; c++)
+                    resolve_bucket(u, me, q, c * CHUNK, q->n < (c + 1) * CHUNK ? q->n : (c + 1) * CHUNK, d);
+            }
+#pragma omp barrier
+#pragma omp single
+            for (int l = 0; l < nlanes; l++) {
+                lanes[l].q[d].n = 0;
+                top = top > lanes[l].top ? top : lanes[l].top;
+                nomem |= lanes[l].nomem;
+            }
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (uint32_t c = 0; c < (n + CHUNK - 1) / CHUNK; c++)
+            count_unit(u, me, c * CHUNK, n < (c + 1) * CHUNK ? n : (c + 1) * CHUNK);
     }
 }
 
@@ -389,6 +512,34 @@ static void stats_reset(dtb_solve_stats *st)
     st->longest_win = -1;
 }
 
+/* Sets up the unit of work item wk: its two halves, their men and man-move exits. */
+static void unit_setup(unit *u, const work *wk, dtb_solved_table *t, dtb_solved_table *ft, bool self)
+{
+    const uint64_t K = u->K;
+    u->nhalves = self && wk->fblock == wk->block ? 1 : 2;
+    u->h[0] = (half){.t = t, .base = wk->block * K, .slot = 0};
+    dtb_index_block_men(t->index, wk->block, &u->h[0].wmen, &u->h[0].bmen);
+    /* In a self-flip material both halves are m itself. */
+    u->h[1] = (half){.t = ft, .base = wk->fblock * K, .slot = self ? 0 : 1};
+    dtb_index_block_men(ft->index, wk->fblock, &u->h[1].wmen, &u->h[1].bmen);
+    for (int h = 0; h < 2; h++) {
+        u->h[h].men = u->h[h].wmen | u->h[h].bmen;
+        man_exits(u->b, &u->h[h], h == 0 ? ft : t);
+    }
+}
+
+static bool lanes_failed(const lane *lanes, int n)
+{
+    bool failed = false;
+    for (int l = 0; l < n; l++)
+        failed |= lanes[l].nomem || lanes[l].overflow;
+    return failed;
+}
+
+/* A unit this large is shared by all threads when its level has too few units to keep every
+ * thread busy: kings-only materials are a single unit. Smaller ones cost more in barriers. */
+enum { SHARED_UNIT_MIN = 1 << 15 };
+
 dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2],
                           dtb_solve_progress progress, void *user, dtb_error *e)
 {
@@ -421,50 +572,57 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2
     }
     qsort(w, nw, sizeof *w, by_advancement_desc);
 
-    stats_reset(&stats[0]);
-    stats_reset(&stats[1]);
-    bool overflow = false, nomem = false;
+    const int nthreads = omp_get_max_threads();
+    lane *lanes = calloc((size_t)nthreads, sizeof *lanes);
+    node *shared_nodes = NULL;
+    if (!lanes) {
+        free(w);
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    }
+    for (int l = 0; l < nthreads; l++) {
+        stats_reset(&lanes[l].st[0]);
+        stats_reset(&lanes[l].st[1]);
+    }
+    bool stop = false; /* out of memory or a DTW out of range */
     uint64_t done = 0;
     const uint64_t total = (self ? 1 : 2) * dtb_index_size(t->index);
 
     /* Levels of equal advancement, one after the other; units within a level in parallel. */
-    for (uint64_t lo = 0; lo < nw && !overflow && !nomem;) {
+    for (uint64_t lo = 0; lo < nw && !stop;) {
         uint64_t hi = lo;
         while (hi < nw && w[hi].adv == w[lo].adv)
             hi++;
-        dtb_solve_stats level[2];
-        stats_reset(&level[0]);
-        stats_reset(&level[1]);
+        if (nthreads > 1 && K >= SHARED_UNIT_MIN && hi - lo < 4 * (uint64_t)nthreads) {
+            if (!shared_nodes && !(shared_nodes = malloc(2 * K * sizeof *shared_nodes))) {
+                lanes[0].nomem = stop = true;
+                break;
+            }
+            for (uint64_t i = lo; i < hi && !stop; i++) {
+                unit u = {.b = b, .s = s, .K = K, .n = shared_nodes, .shared = true};
+                unit_setup(&u, &w[i], t, ft, self);
+                solve_unit_shared(&u, lanes, nthreads);
+                stop = lanes_failed(lanes, nthreads);
+                done += (uint64_t)u.nhalves * K;
+                if (progress)
+                    progress(user, done, total);
+            }
+            lo = hi;
+            continue;
+        }
         /* Tiny levels (a few small units) cost more to share out than to solve. */
 #pragma omp parallel if ((hi - lo) * K >= 65536)
         {
+            lane *me = &lanes[omp_get_thread_num()];
             unit u = {.b = b, .s = s, .K = K};
-            dtb_solve_stats mine[2];
-            stats_reset(&mine[0]);
-            stats_reset(&mine[1]);
             u.n = malloc(2 * K * sizeof *u.n);
-            bool ok = u.n != NULL;
+            if (!u.n)
+                me->nomem = true;
 #pragma omp for schedule(dynamic, 1)
             for (uint64_t i = lo; i < hi; i++) {
-                if (!ok)
+                if (me->nomem || me->overflow)
                     continue;
-                const work *wk = &w[i];
-                const bool single = self && wk->fblock == wk->block;
-                u.nhalves = single ? 1 : 2;
-                u.h[0] = (half){.t = t, .base = wk->block * K};
-                dtb_index_block_men(t->index, wk->block, &u.h[0].wmen, &u.h[0].bmen);
-                u.h[1] = (half){.t = ft, .base = wk->fblock * K};
-                dtb_index_block_men(ft->index, wk->fblock, &u.h[1].wmen, &u.h[1].bmen);
-                for (int h = 0; h < 2; h++) {
-                    u.h[h].men = u.h[h].wmen | u.h[h].bmen;
-                    man_exits(b, &u.h[h], h == 0 ? ft : t);
-                }
-                stats_reset(&u.st[0]);
-                stats_reset(&u.st[1]);
-                solve_unit(&u);
-                /* In a self-flip material both halves are m itself. */
-                merge_stats(&mine[0], &u.st[0]);
-                merge_stats(&mine[self ? 0 : 1], &u.st[1]);
+                unit_setup(&u, &w[i], t, ft, self);
+                solve_unit(&u, me);
                 if (progress) {
 #pragma omp critical(dtb_progress)
                     {
@@ -473,25 +631,28 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2
                     }
                 }
             }
-#pragma omp critical(dtb_merge)
-            {
-                merge_stats(&level[0], &mine[0]);
-                merge_stats(&level[1], &mine[1]);
-                overflow |= u.overflow;
-                nomem |= u.nomem || !ok;
-            }
-            for (int d = 0; d < DTB_DTW_MAX + 2; d++)
-                free(u.q[d].ids);
             free(u.n);
         }
-        merge_stats(&stats[0], &level[0]);
-        merge_stats(&stats[1], &level[1]);
+        stop = lanes_failed(lanes, nthreads);
         lo = hi;
     }
+    bool overflow = false, nomem = false;
+    stats_reset(&stats[0]);
+    stats_reset(&stats[1]);
+    for (int l = 0; l < nthreads; l++) {
+        overflow |= lanes[l].overflow;
+        nomem |= lanes[l].nomem;
+        merge_stats(&stats[0], &lanes[l].st[0]);
+        merge_stats(&stats[1], &lanes[l].st[1]);
+        for (int d = 0; d < DTB_DTW_MAX + 2; d++)
+            free(lanes[l].q[d].ids);
+    }
+    free(lanes);
+    free(shared_nodes);
     free(w);
-    if (nomem)
-        return dtb_error_set(e, DTB_E_NOMEM, "out of memory while solving");
     if (overflow)
         return dtb_error_set(e, DTB_E_RANGE, "a distance to win exceeds %d plies", DTB_DTW_MAX);
+    if (nomem)
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory while solving");
     return DTB_OK;
 }

@@ -23,7 +23,4 @@ typedef void (*dtb_solve_progress)(void *user, uint64_t done, uint64_t total);
 dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2],
                           dtb_solve_progress progress, void *user, dtb_error *e);
 
-/* Statistics of a solved table (values already in s). */
-void dtb_solve_count(const dtb_solved_table *t, const dtb_board *b, dtb_solve_stats *st);
-
 #endif
