@@ -1,9 +1,12 @@
-/* The build loop: for each material pair in dependency order, load it when its files are
- * complete, else solve it and write its files (.dtw, then .wld, then the stats record, each
- * appearing atomically). A pair counts as complete when all of its files open cleanly, so a
- * run killed at any point redoes at most the pair it was working on. */
+/* The build loop: a plan first (which pairs are complete on disk, which of those must be loaded
+ * for the others, the run order, when each pair may leave memory, the peak that gives), then
+ * for each pair in the plan's order: load it, or solve it and write its files (.dtw, then .wld,
+ * then the stats record, each appearing atomically); after each step, drop the pairs no later
+ * step reads. A pair counts as complete when all of its files open cleanly, so a run killed at
+ * any point redoes at most the pair it was working on. */
 #include "build.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <omp.h>
 #include <stdio.h>
@@ -58,6 +61,28 @@ bool dtb_build_depends(const dtb_material *from, const dtb_material *to)
     return false;
 }
 
+/* One move changes, for the side to move, at most one man into a king (a promotion, also at the
+ * end of or during a capture) and, for the other side, removes any of its pieces (a capture), and
+ * hands the move over: the successor, stored white to move, is the flip of what is left. */
+bool dtb_build_exits(const dtb_material *from, const dtb_material *to)
+{
+    const dtb_material fr = dtb_material_flip(*from), tf = dtb_material_flip(*to);
+    if (dtb_material_equal(to, from) || dtb_material_equal(to, &fr))
+        return false; /* the pair itself */
+    const dtb_material *xs[2] = {from, &fr}, *ys[2] = {to, &tf};
+    for (int a = 0; a < 2; a++) {
+        const dtb_material *x = xs[a];
+        for (int b = 0; b < 2; b++) {
+            const dtb_material *y = ys[b]; /* the mover is white in both */
+            const int promoted = y->kings[0] - x->kings[0];
+            if ((promoted == 0 || promoted == 1) && x->men[0] - y->men[0] == promoted &&
+                y->kings[1] <= x->kings[1] && y->men[1] <= x->men[1])
+                return true;
+        }
+    }
+    return false;
+}
+
 static int build_list(const dtb_build_options *o, dtb_material **out)
 {
     const int n = dtb_material_list(o->pieces, NULL, 0);
@@ -79,31 +104,6 @@ static int build_list(const dtb_build_options *o, dtb_material **out)
     }
     *out = all;
     return k;
-}
-
-uint64_t dtb_build_memory_needed(const dtb_build_options *o)
-{
-    dtb_board b;
-    dtb_board_init(&b, o->variant);
-    dtb_material *list;
-    const int n = build_list(o, &list);
-    if (n < 0)
-        return UINT64_MAX;
-    uint64_t bytes = 0, largest_block = 0;
-    for (int i = 0; i < n; i++) {
-        dtb_index *ix;
-        if (dtb_index_create(&b, list[i], &ix) != DTB_OK)
-            continue;
-        const uint64_t size = dtb_index_size(ix);
-        bytes += size + size / 8 + 64;
-        if (dtb_index_block_size(ix) > largest_block)
-            largest_block = dtb_index_block_size(ix);
-        dtb_index_free(ix);
-    }
-    free(list);
-    const int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
-    /* Solver scratch: four bytes of state per position of a two-block unit, per thread. */
-    return bytes + (uint64_t)threads * 8 * largest_block;
 }
 
 static dtb_status make_dir(const char *path, dtb_error *e)
@@ -391,6 +391,261 @@ static dtb_status solve_and_write(const dtb_build_options *o, dtb_solved *s, con
     return DTB_OK;
 }
 
+/* ---- the plan: which pairs run in which order, and how long each stays in memory -------- */
+
+enum { PAIR_SKIP, PAIR_LOAD, PAIR_SOLVE };
+
+typedef struct plan_pair {
+    dtb_material m;               /* the member first in list order */
+    bool self;                    /* m is its own flip */
+    int action;                   /* PAIR_SKIP (complete, not needed), PAIR_LOAD, PAIR_SOLVE */
+    uint64_t positions;           /* of one member */
+    uint64_t blocks, block_size;  /* of m's index */
+    int step;                     /* its place in the run order; -1 when skipped */
+    int last;                     /* the step after which no step needs its values */
+} plan_pair;
+
+typedef struct build_plan {
+    plan_pair *pair;
+    int npairs;
+    bool *use;    /* use[i * npairs + j]: running pair i reads pair j's values */
+    int *order;   /* pair numbers in run order */
+    int nsteps;
+    uint64_t peak; /* bytes at the fullest step */
+} build_plan;
+
+static void plan_free(build_plan *pl)
+{
+    free(pl->pair);
+    free(pl->use);
+    free(pl->order);
+    *pl = (build_plan){0};
+}
+
+/* Bytes a pair takes in a dtb_solved registry: a value byte and a capture bit per position. */
+static uint64_t resident_bytes(const plan_pair *p)
+{
+    return (p->self ? 1 : 2) * (p->positions + (p->positions / 64 + 1) * 8 + 1024);
+}
+
+/* Working memory of dtb_solve_pair (gen/solve.c), estimated from what it allocates: its list of
+ * units (24 bytes a block, and as much again for qsort's merge buffer), and for each thread that
+ * gets a unit, 4 bytes of state per position of a unit (two blocks) and the level queues (4 bytes
+ * per queued position: under one byte per position of the unit measured on king-only pairs, 2
+ * allowed) with their first 1024 entries per level. */
+static uint64_t solver_bytes(const plan_pair *p, int threads)
+{
+    const uint64_t units = p->self ? (p->blocks + 1) / 2 : p->blocks;
+    const uint64_t busy = units < (uint64_t)threads ? units : (uint64_t)threads;
+    return 48 * p->blocks + busy * (2 * p->block_size * (4 + 2) + (DTB_DTW_MAX + 2) * 4096ull);
+}
+
+/* Working memory of writing a pair's tables (gen/tablewrite.c): the WLD copy of a member, up to
+ * 256 MiB of frame buffers and 64 MiB of dictionary samples, compression contexts per thread. */
+static uint64_t writer_bytes(const plan_pair *p, int threads)
+{
+    const uint64_t cap = (uint64_t)320 << 20;
+    return p->positions + (2 * p->positions < cap ? 2 * p->positions : cap) +
+           (uint64_t)threads * (8u << 20);
+}
+
+/* Code, libraries, thread stacks, the registry: what a build holds before any table. */
+#define BASE_BYTES ((uint64_t)16 << 20)
+
+static uint64_t step_bytes(const plan_pair *p, int threads)
+{
+    if (p->action == PAIR_LOAD)
+        return (uint64_t)threads * (1u << 20); /* a decompression context each */
+    const uint64_t s = solver_bytes(p, threads), w = writer_bytes(p, threads);
+    return s > w ? s : w;
+}
+
+/* Whether running pair p reads pair q's values: solving reads every exit, loading re-derives
+ * capture positions, whose successors have fewer pieces. */
+static bool plan_uses(const plan_pair *p, const plan_pair *q)
+{
+    if (p->action == PAIR_SKIP || !dtb_build_exits(&p->m, &q->m))
+        return false;
+    return p->action == PAIR_SOLVE || dtb_material_pieces(&q->m) < dtb_material_pieces(&p->m);
+}
+
+/* The run order. A pair may run once every pair it depends on (dtb_build_depends: a superset of
+ * what its values are derived from, so the order stays a dependency order) has run; among those,
+ * the one after which the fewest bytes stay in memory runs next, ties to the first in list order.
+ * This finishes a chain of promotions (whose last member frees the rest) before starting
+ * another, and solves a large pair only when what it frees is worth it. Deterministic. */
+static dtb_status plan_order(build_plan *pl, dtb_error *e)
+{
+    const int np = pl->npairs;
+    int *remaining = calloc((size_t)np + 1, sizeof *remaining); /* users not yet run */
+    int *waiting = calloc((size_t)np + 1, sizeof *waiting);     /* dependencies not yet run */
+    bool *dep = calloc((size_t)np * (size_t)np + 1, 1), *done = calloc((size_t)np + 1, 1);
+    pl->order = malloc(((size_t)np + 1) * sizeof *pl->order);
+    if (!remaining || !waiting || !dep || !done || !pl->order) {
+        free(remaining), free(waiting), free(dep), free(done);
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    }
+    int active = 0;
+    for (int i = 0; i < np; i++) {
+        if (pl->pair[i].action == PAIR_SKIP)
+            continue;
+        active++;
+        for (int j = 0; j < np; j++) {
+            if (j == i || pl->pair[j].action == PAIR_SKIP)
+                continue;
+            remaining[j] += pl->use[(size_t)i * np + j];
+            if (dtb_build_depends(&pl->pair[i].m, &pl->pair[j].m)) {
+                dep[(size_t)i * np + j] = true;
+                waiting[i]++;
+            }
+        }
+    }
+    uint64_t live = 0;
+    for (int s = 0; s < active; s++) {
+        int best = -1;
+        uint64_t best_after = 0;
+        for (int c = 0; c < np; c++) {
+            const plan_pair *p = &pl->pair[c];
+            if (p->action == PAIR_SKIP || done[c] || waiting[c])
+                continue;
+            uint64_t after = live + (remaining[c] ? resident_bytes(p) : 0);
+            for (int j = 0; j < np; j++)
+                if (pl->use[(size_t)c * np + j] && remaining[j] == 1)
+                    after -= resident_bytes(&pl->pair[j]);
+            if (best < 0 || after < best_after) {
+                best = c;
+                best_after = after;
+            }
+        }
+        assert(best >= 0 && "the dependency relation has a cycle");
+        done[best] = true;
+        pl->order[s] = best;
+        pl->pair[best].step = s;
+        if (remaining[best])
+            live += resident_bytes(&pl->pair[best]);
+        for (int j = 0; j < np; j++) {
+            if (pl->use[(size_t)best * np + j] && --remaining[j] == 0)
+                live -= resident_bytes(&pl->pair[j]);
+            if (dep[(size_t)j * np + best])
+                waiting[j]--;
+        }
+    }
+    pl->nsteps = active;
+    free(remaining), free(waiting), free(dep), free(done);
+    return DTB_OK;
+}
+
+/* The plan of a build: pairs of the options' list, which are complete on disk (when on_disk),
+ * which of those must be loaded for the others, the run order, when each pair's values may go,
+ * and the peak of memory that gives. keep: list order and nothing dropped (the build as it was
+ * before dropping). */
+static dtb_status plan_make(const dtb_build_options *o, bool on_disk, bool keep, build_plan *pl,
+                            dtb_error *e)
+{
+    *pl = (build_plan){0};
+    dtb_board b;
+    dtb_board_init(&b, o->variant);
+    dtb_material *list;
+    const int n = build_list(o, &list);
+    if (n < 0)
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    pl->pair = calloc((size_t)n + 1, sizeof *pl->pair);
+    if (!pl->pair) {
+        free(list);
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    }
+    for (int i = 0; i < n; i++) {
+        const dtb_material f = dtb_material_flip(list[i]);
+        bool listed = false;
+        for (int k = 0; k < pl->npairs && !listed; k++)
+            listed = dtb_material_equal(&pl->pair[k].m, &f);
+        if (listed)
+            continue;
+        plan_pair *p = &pl->pair[pl->npairs++];
+        *p = (plan_pair){.m = list[i], .self = is_self_flip(&list[i]), .step = -1, .last = -1};
+        dtb_index *ix;
+        if (dtb_index_create(&b, list[i], &ix) == DTB_OK) { /* else solving reports it */
+            p->positions = dtb_index_size(ix);
+            p->blocks = dtb_index_blocks(ix);
+            p->block_size = dtb_index_block_size(ix);
+            dtb_index_free(ix);
+        }
+        p->action = on_disk && pair_complete(o, &list[i]) ? PAIR_SKIP : PAIR_SOLVE;
+    }
+    free(list);
+    const int np = pl->npairs;
+    pl->use = calloc((size_t)np * (size_t)np + 1, 1);
+    if (!pl->use) {
+        plan_free(pl);
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    }
+    /* Complete pairs that a pair to run reads are loaded, and what loading them reads in turn. */
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int i = np - 1; i >= 0; i--)
+            for (int j = 0; j < np; j++) {
+                if (j == i || pl->use[(size_t)i * np + j] || !plan_uses(&pl->pair[i], &pl->pair[j]))
+                    continue;
+                assert(dtb_build_depends(&pl->pair[i].m, &pl->pair[j].m));
+                pl->use[(size_t)i * np + j] = true;
+                if (pl->pair[j].action == PAIR_SKIP) {
+                    pl->pair[j].action = PAIR_LOAD;
+                    changed = true;
+                }
+            }
+    }
+    dtb_status rc = DTB_OK;
+    if (keep) {
+        pl->order = malloc(((size_t)np + 1) * sizeof *pl->order);
+        if (!pl->order)
+            rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+        for (int i = 0; i < np && rc == DTB_OK; i++)
+            if (pl->pair[i].action != PAIR_SKIP) {
+                pl->pair[i].step = pl->nsteps;
+                pl->order[pl->nsteps++] = i;
+            }
+    } else {
+        rc = plan_order(pl, e);
+    }
+    if (rc != DTB_OK) {
+        plan_free(pl);
+        return rc;
+    }
+    for (int i = 0; i < np; i++) {
+        plan_pair *p = &pl->pair[i];
+        if (p->action == PAIR_SKIP)
+            continue;
+        p->last = keep ? pl->nsteps - 1 : p->step;
+        for (int k = 0; k < np; k++)
+            if (pl->use[(size_t)k * np + i] && pl->pair[k].step > p->last)
+                p->last = pl->pair[k].step;
+    }
+    const int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
+    uint64_t live = 0;
+    pl->peak = BASE_BYTES;
+    for (int s = 0; s < pl->nsteps; s++) {
+        const plan_pair *p = &pl->pair[pl->order[s]];
+        live += resident_bytes(p);
+        const uint64_t now = BASE_BYTES + live + step_bytes(p, threads);
+        if (now > pl->peak)
+            pl->peak = now;
+        for (int j = 0; j < np; j++)
+            if (pl->pair[j].last == s)
+                live -= resident_bytes(&pl->pair[j]);
+    }
+    return DTB_OK;
+}
+
+uint64_t dtb_build_memory_needed(const dtb_build_options *o)
+{
+    build_plan pl;
+    if (plan_make(o, o->out_dir != NULL, o->keep_solved, &pl, NULL) != DTB_OK)
+        return UINT64_MAX;
+    const uint64_t peak = pl.peak;
+    plan_free(&pl);
+    return peak;
+}
+
 /* "1.5 GiB", "35.2 MiB", "800 bytes": a size in the largest unit that keeps it >= 1, so a small
  * budget does not read as "0.0 GiB". */
 static void size_text(uint64_t bytes, char *buf, size_t size)
@@ -409,85 +664,94 @@ static void size_text(uint64_t bytes, char *buf, size_t size)
     snprintf(buf, size, "%.1f %s", x, unit[u]);
 }
 
+/* Drops both members of pair p from the registry. */
+static void drop_pair(dtb_solved *s, const plan_pair *p)
+{
+    dtb_solved_drop(s, p->m);
+    if (!p->self)
+        dtb_solved_drop(s, dtb_material_flip(p->m));
+}
+
+/* Every pair that running pair i reads is in memory: a plan that dropped it too early fails
+ * here with a message rather than reading a freed table. */
+static dtb_status check_resident(const build_plan *pl, const dtb_solved *s, int i, dtb_error *e)
+{
+    for (int j = 0; j < pl->npairs; j++) {
+        if (!pl->use[(size_t)i * pl->npairs + j])
+            continue;
+        const dtb_material f = dtb_material_flip(pl->pair[j].m);
+        if (!dtb_solved_find(s, pl->pair[j].m) || !dtb_solved_find(s, f)) {
+            char a[DTB_MATERIAL_NAME_MAX], b[DTB_MATERIAL_NAME_MAX];
+            dtb_material_name(&pl->pair[i].m, a, sizeof a);
+            dtb_material_name(&pl->pair[j].m, b, sizeof b);
+            return dtb_error_set(e, DTB_E_INVALID, "internal error: %s needs %s, not in memory",
+                                 a, b);
+        }
+    }
+    return DTB_OK;
+}
+
 dtb_status dtb_build(const dtb_build_options *o, dtb_error *e)
 {
     if (o->threads > 0)
         omp_set_num_threads(o->threads);
-    if (o->memory_budget) {
-        const uint64_t need = dtb_build_memory_needed(o);
-        if (need > o->memory_budget) {
-            char needed[32], allowed[32];
-            size_text(need, needed, sizeof needed);
-            size_text(o->memory_budget, allowed, sizeof allowed);
-            return dtb_error_set(e, DTB_E_NOMEM,
-                                 "this build needs %s of memory (%llu bytes), more than the %s "
-                                 "allowed (--memory)",
-                                 needed, (unsigned long long)need, allowed);
-        }
+    build_plan pl;
+    dtb_status rc = plan_make(o, true, o->keep_solved, &pl, e);
+    if (rc != DTB_OK)
+        return rc;
+    if (o->memory_budget && pl.peak > o->memory_budget) {
+        char needed[32], allowed[32];
+        size_text(pl.peak, needed, sizeof needed);
+        size_text(o->memory_budget, allowed, sizeof allowed);
+        rc = dtb_error_set(e, DTB_E_NOMEM,
+                           "this build needs %s of memory (%llu bytes), more than the %s "
+                           "allowed (--memory)",
+                           needed, (unsigned long long)pl.peak, allowed);
+        plan_free(&pl);
+        return rc;
     }
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/%s", o->out_dir, o->variant->name);
-    dtb_status rc = make_dir(o->out_dir, e);
+    rc = make_dir(o->out_dir, e);
     if (rc == DTB_OK)
         rc = make_dir(dir, e);
-    if (rc != DTB_OK)
-        return rc;
-
     dtb_board b;
     dtb_board_init(&b, o->variant);
-    dtb_material *list;
-    const int n = build_list(o, &list);
-    if (n < 0)
-        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
-    dtb_solved *s = dtb_solved_create(&b);
-    if (!s) {
-        free(list);
-        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
-    }
-    /* Pairs to solve, and the complete materials they need in memory: their exits, and what
-     * loading those needs in turn (capture positions are re-derived from smaller materials).
-     * A rerun over a complete directory loads nothing. */
-    bool *todo = calloc((size_t)n + 1, sizeof *todo), *need = calloc((size_t)n + 1, sizeof *need);
-    if (!todo || !need)
+    dtb_solved *s = rc == DTB_OK ? dtb_solved_create(&b) : NULL;
+    if (rc == DTB_OK && !s)
         rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
-    for (int i = 0; i < n && rc == DTB_OK; i++)
-        todo[i] = !pair_complete(o, &list[i]);
-    for (int i = n - 1; i >= 0 && rc == DTB_OK; i--) {
-        if (!todo[i] && !need[i])
+    /* Complete pairs are reported first, in list order, whether they are loaded later or not. */
+    for (int i = 0; i < pl.npairs && rc == DTB_OK && o->log; i++) {
+        const plan_pair *p = &pl.pair[i];
+        if (p->action == PAIR_SOLVE)
             continue;
-        for (int j = 0; j < i; j++)
-            if (dtb_build_depends(&list[i], &list[j]) &&
-                (todo[i] || dtb_material_pieces(&list[j]) < dtb_material_pieces(&list[i])))
-                need[j] = true;
-    }
-    for (int i = 0; i < n && rc == DTB_OK; i++) {
-        const dtb_material f = dtb_material_flip(list[i]);
-        if (dtb_solved_find(s, list[i]))
-            continue; /* solved or loaded with its flip */
-        char name[DTB_MATERIAL_NAME_MAX];
-        dtb_material_name(&list[i], name, sizeof name);
-        if (todo[i]) {
-            rc = solve_and_write(o, s, &list[i], e);
-            continue;
-        }
-        /* The flip sits next to list[i]: either entry's need loads the pair. */
-        bool needed = need[i];
-        for (int j = 0; j < n; j++)
-            if (need[j] && dtb_material_equal(&list[j], &f))
-                needed = true;
-        if (needed) {
-            rc = dtb_build_load(s, o->out_dir, list[i], e);
-            if (rc == DTB_OK && !is_self_flip(&list[i]))
-                rc = dtb_build_load(s, o->out_dir, f, e);
-        }
-        if (rc == DTB_OK && o->log)
+        const dtb_material f = dtb_material_flip(p->m);
+        for (int k = 0; k < (p->self ? 1 : 2); k++) {
+            char name[DTB_MATERIAL_NAME_MAX];
+            dtb_material_name(k ? &f : &p->m, name, sizeof name);
             o->log(o->user, DTB_BUILD_SKIP, name, 0, 0, NULL);
+        }
     }
-    free(todo);
-    free(need);
+    /* The plan's steps; after each, the pairs no later step reads leave memory (their files
+     * are written). */
+    for (int step = 0; step < pl.nsteps && rc == DTB_OK; step++) {
+        const int i = pl.order[step];
+        const plan_pair *p = &pl.pair[i];
+        rc = check_resident(&pl, s, i, e);
+        if (rc == DTB_OK && p->action == PAIR_SOLVE) {
+            rc = solve_and_write(o, s, &p->m, e);
+        } else if (rc == DTB_OK) {
+            rc = dtb_build_load(s, o->out_dir, p->m, e);
+            if (rc == DTB_OK && !p->self)
+                rc = dtb_build_load(s, o->out_dir, dtb_material_flip(p->m), e);
+        }
+        for (int j = 0; j < pl.npairs && rc == DTB_OK; j++)
+            if (pl.pair[j].last == step)
+                drop_pair(s, &pl.pair[j]);
+    }
     if (rc == DTB_OK)
         rc = write_stats_log(o, e);
     dtb_solved_free(s);
-    free(list);
+    plan_free(&pl);
     return rc;
 }

@@ -18,7 +18,7 @@ enum { DTB_ENCODING_DTW = 1, DTB_ENCODING_WLD = 2 };
 #define DTB_INDEX_VERSION 1u
 
 typedef enum dtb_build_event {
-    DTB_BUILD_SKIP,     /* material already complete in the directory, loaded */
+    DTB_BUILD_SKIP,     /* material already complete in the directory (loaded when needed) */
     DTB_BUILD_START,    /* solving starts */
     DTB_BUILD_PROGRESS, /* done / total positions of the pair being solved */
     DTB_BUILD_DONE,     /* solved and written; text is the stats JSON line */
@@ -38,6 +38,8 @@ typedef struct dtb_build_options {
     int threads;                  /* 0: OpenMP's default */
     uint64_t memory_budget;       /* bytes; 0: no limit */
     int zstd_level;               /* 0: the writer's default */
+    bool keep_solved;             /* keep every material in memory to the end, in list order
+                                     (no dropping; for comparisons) */
     dtb_build_log log;
     void *user;
 } dtb_build_options;
@@ -53,8 +55,18 @@ dtb_status dtb_build(const dtb_build_options *o, dtb_error *e);
  * a table's values are derived from is among those it depends on. */
 bool dtb_build_depends(const dtb_material *from, const dtb_material *to);
 
-/* Bytes of memory a build of these options needs at its peak (values of every material, capture
- * bits, per-thread solver scratch). */
+/* True when a position of `from` or of its colour flip reaches, in one move (a man move with or
+ * without promotion, a capture), a position of `to` or of its colour flip, `to` not being from's
+ * pair: per moving side, at most one man turned king, the other side's pieces at most fewer. A
+ * superset of the real one-move relation (counts only), and a subset of dtb_build_depends:
+ * solving from's pair reads exactly the pairs this is true for. */
+bool dtb_build_exits(const dtb_material *from, const dtb_material *to);
+
+/* Bytes of memory the planned build of these options needs at its peak: values and capture bits
+ * of the materials in memory at each step (a pair leaves memory as soon as no later step reads
+ * it; with keep_solved, never), plus the step's working memory (solver or table writer, both
+ * estimated from what they allocate). Looks at out_dir for complete pairs, as dtb_build does
+ * (out_dir NULL: everything to solve). UINT64_MAX when out of memory. */
 uint64_t dtb_build_memory_needed(const dtb_build_options *o);
 
 /* Path of a material's table file: dir/<variant>/<material>.<metric>. */

@@ -411,6 +411,30 @@ static void test_half_written_completed(void **state)
     assert_int_equal(l.started, 5);
 }
 
+/* Sum of the positions of the materials of 2..pieces, and the largest pair's. */
+static void count_positions(int pieces, uint64_t *all, uint64_t *largest_pair)
+{
+    const dtb_variant *v = dtb_variant_find(VARIANT);
+    dtb_board b;
+    dtb_board_init(&b, v);
+    dtb_material list[256];
+    const int n = dtb_material_list(pieces, list, 256);
+    *all = *largest_pair = 0;
+    for (int i = 0; i < n; i++) {
+        const dtb_material f = dtb_material_flip(list[i]);
+        dtb_index *ix, *fx;
+        assert_int_equal(dtb_index_create(&b, list[i], &ix), DTB_OK);
+        assert_int_equal(dtb_index_create(&b, f, &fx), DTB_OK);
+        const bool self = dtb_material_equal(&f, &list[i]);
+        const uint64_t pair = dtb_index_size(ix) + (self ? 0 : dtb_index_size(fx));
+        *all += dtb_index_size(ix);
+        if (pair > *largest_pair)
+            *largest_pair = pair;
+        dtb_index_free(ix);
+        dtb_index_free(fx);
+    }
+}
+
 static void test_memory_budget(void **state)
 {
     fixture *fx = *state;
@@ -418,21 +442,12 @@ static void test_memory_budget(void **state)
     scratch_dir(fx, dir, sizeof dir);
     build_log l = {0};
     dtb_build_options o = options(dir, 3, NULL, 2, &l);
-    /* An independent lower bound: one byte per position of every material. */
-    const dtb_variant *v = dtb_variant_find(VARIANT);
-    dtb_board b;
-    dtb_board_init(&b, v);
-    dtb_material list[64];
-    const int n = dtb_material_list(3, list, 64);
-    uint64_t positions = 0;
-    for (int i = 0; i < n; i++) {
-        dtb_index *ix;
-        assert_int_equal(dtb_index_create(&b, list[i], &ix), DTB_OK);
-        positions += dtb_index_size(ix);
-        dtb_index_free(ix);
-    }
+    /* An independent lower bound: a byte per position of the largest pair (tables leave memory
+     * once nothing still to run reads them: the sum over all materials is no bound). */
+    uint64_t all, pair;
+    count_positions(3, &all, &pair);
     const uint64_t need = dtb_build_memory_needed(&o);
-    assert_true(need >= positions);
+    assert_true(need >= pair);
 
     o.memory_budget = need - 1;
     dtb_error e = {{0}};
@@ -684,6 +699,103 @@ static void test_disk_full(void **state)
     }
 }
 
+/* ---- what stays in memory ------------------------------------------------------------------ */
+
+/* dtb_build_exits decides when a table may leave memory: it must hold for every successor that
+ * move generation finds (the independent source), in every variant (russian promotes during a
+ * capture, english ends the move on the far row): up to 20000 positions of each material of
+ * 2..3 pieces (all of most), 1500 of each 4-piece one. And it lies within dtb_build_depends, which orders the run. */
+static void test_exits_cover_moves(void **state)
+{
+    (void)state;
+    dtb_material list[512];
+    const int n6 = dtb_material_list(6, list, 512);
+    for (int i = 0; i < n6; i++)
+        for (int j = 0; j < n6; j++)
+            if (dtb_build_exits(&list[i], &list[j]) && !dtb_build_depends(&list[i], &list[j]))
+                fail_msg("material %d exits into %d without depending on it", i, j);
+    const int n = dtb_material_list(4, list, 512);
+    for (int vi = 0; vi < dtb_variant_count(); vi++) {
+        const dtb_variant *v = dtb_variant_at(vi);
+        dtb_board b;
+        dtb_board_init(&b, v);
+        for (int i = 0; i < n; i++) {
+            dtb_index *ix;
+            assert_int_equal(dtb_index_create(&b, list[i], &ix), DTB_OK);
+            const uint64_t size = dtb_index_size(ix);
+            const uint64_t stride = size / (dtb_material_pieces(&list[i]) < 4 ? 20000 : 1500) + 1;
+            const dtb_material fm = dtb_material_flip(list[i]);
+            for (uint64_t k = (uint64_t)i % stride; k < size; k += stride) {
+                dtb_pos p;
+                dtb_index_pos(ix, k, &p);
+                dtb_movelist ml;
+                assert_int_equal(dtb_generate(&b, &p, &ml), DTB_OK);
+                for (int m = 0; m < ml.count; m++) {
+                    dtb_pos q, w;
+                    dtb_make_move(&p, &ml.moves[m], &q);
+                    dtb_pos_flip(&b, &q, &w);
+                    if (!dtb_pos_pieces(&w, DTB_WHITE) || !dtb_pos_pieces(&w, DTB_BLACK))
+                        continue; /* the game is over: no table */
+                    const dtb_material to = dtb_material_of(&w);
+                    if (dtb_material_equal(&to, &list[i]) || dtb_material_equal(&to, &fm))
+                        continue; /* the pair itself */
+                    if (!dtb_build_exits(&list[i], &to)) {
+                        char from[DTB_MATERIAL_NAME_MAX], into[DTB_MATERIAL_NAME_MAX];
+                        dtb_material_name(&list[i], from, sizeof from);
+                        dtb_material_name(&to, into, sizeof into);
+                        fail_msg("%s: a move of %s leads into %s, which it does not exit to",
+                                 v->name, from, into);
+                    }
+                }
+            }
+            dtb_index_free(ix);
+        }
+    }
+}
+
+/* A build that drops tables as soon as nothing still to run reads them, in its own order, gives
+ * the same bytes as one that keeps every table to the end, in list order. Loading is part of
+ * it: the 2..3 part is built first, then the 4-piece closure reloads what it needs. */
+static void test_dropping_same_bytes(void **state)
+{
+    fixture *fx = *state;
+    char dir[300];
+    scratch_dir(fx, dir, sizeof dir);
+    dtb_material four;
+    assert_int_equal(dtb_material_parse(FOUR_PIECE, &four, NULL), DTB_OK);
+    build_log l = {0};
+    dtb_error e = {{0}};
+    dtb_build_options o = options(dir, 3, NULL, 2, &l);
+    o.keep_solved = true;
+    if (dtb_build(&o, &e) != DTB_OK)
+        fail_msg("build of 2..3 pieces keeping every table: %s", e.msg);
+    o = options(dir, 4, &four, 2, &l);
+    o.keep_solved = true;
+    if (dtb_build(&o, &e) != DTB_OK)
+        fail_msg("build of %s keeping every table: %s", FOUR_PIECE, e.msg);
+    assert_same_files(dir, fx->one); /* fx->one was built dropping, 1 thread */
+}
+
+/* The estimate of a 2..5 build (no files: everything to solve): dropping needs less than
+ * keeping everything, keeping everything at least a byte per position, dropping at least the
+ * largest pair and its capture bits. */
+static void test_memory_estimate(void **state)
+{
+    (void)state;
+    dtb_build_options o = options(NULL, 5, NULL, 2, NULL);
+    const uint64_t drop = dtb_build_memory_needed(&o);
+    o.keep_solved = true;
+    const uint64_t keep = dtb_build_memory_needed(&o);
+    uint64_t all, pair;
+    count_positions(5, &all, &pair);
+    if (!(keep >= all && drop >= pair + pair / 8 && drop < keep))
+        fail_msg("estimates: dropping %llu, keeping %llu bytes; %llu positions, largest pair %llu",
+                 (unsigned long long)drop, (unsigned long long)keep, (unsigned long long)all,
+                 (unsigned long long)pair);
+    /* A build of 2..5 pieces keeps well under half of them at once. */
+    assert_true(drop < keep / 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -694,6 +806,9 @@ int main(void)
         cmocka_unit_test(test_load_damaged),
         cmocka_unit_test(test_check_finds_altered_value),
         cmocka_unit_test(test_disk_full),
+        cmocka_unit_test(test_exits_cover_moves),
+        cmocka_unit_test(test_dropping_same_bytes),
+        cmocka_unit_test(test_memory_estimate),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
