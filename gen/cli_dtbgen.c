@@ -58,7 +58,7 @@ typedef struct option_spec {
 } option_spec;
 
 static const option_spec options[] = {
-    {"--list", ARG_NONE, NULL, "list the materials of 2..N pieces in dependency order"},
+    {"--list", ARG_NONE, NULL, "list the materials of 2..N pieces, and the memory a build needs"},
     {"--out", ARG_STRING, "DIR", "solve materials of 2..N pieces into DIR/<variant>/ (resumes)"},
     {"--check", ARG_STRING, "DIR", "re-derive every stored value in DIR from its successors"},
     {"--material", ARG_STRING, "NAME", "only this material and what it needs (repeatable)"},
@@ -292,10 +292,28 @@ static int run_list(const dtbgen_options *o)
     char tp[48], tb[48];
     u128_text(total, tp);
     u128_text(total_blocks, tb);
-    if (o->json)
-        printf("],\"count\":%d,\"positions\":%s,\"blocks\":%s}\n", listed, tp, tb);
-    else
+    /* The memory a build of these materials needs at its peak (dtbgen builds up to 8 pieces),
+     * and what it would need keeping every table in memory to the end. */
+    uint64_t peak = 0, keep = 0;
+    if (o->pieces <= 8) {
+        dtb_build_options bo = {.variant = v, .pieces = o->pieces, .threads = o->threads};
+        peak = dtb_build_memory_needed(&bo);
+        bo.keep_solved = true;
+        keep = dtb_build_memory_needed(&bo);
+    }
+    if (o->json) {
+        printf("],\"count\":%d,\"positions\":%s,\"blocks\":%s", listed, tp, tb);
+        if (peak)
+            printf(",\"memory_peak\":%llu,\"memory_keep_all\":%llu", (unsigned long long)peak,
+                   (unsigned long long)keep);
+        printf("}\n");
+    } else {
         printf("%-16s %20s %14s   (%d materials)\n", "total", tp, tb, listed);
+        if (peak)
+            printf("# memory of a build (--memory): %.2f GiB at its peak, %.2f GiB keeping every "
+                   "table to the end\n",
+                   (double)peak / 1073741824.0, (double)keep / 1073741824.0);
+    }
     if (skipped && !o->quiet)
         fprintf(stderr, "dtbgen: %d materials left out: more pieces a side than %s starts with\n",
                 skipped, v->name);

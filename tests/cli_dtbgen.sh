@@ -57,6 +57,19 @@ expect 1 'needs [0-9.]+ [KMG]iB of memory \([0-9]+ bytes\), more than the' \
   --variant international --pieces 3 --out "$work/a" --memory 0.000001
 [ ! -e "$work/a" ] || { echo "FAIL: a refused build created $work/a" >&2; failures=$((failures + 1)); }
 expect 1 "no international tables" --check "$work/nothing" --variant international
+# International 2..6 (4.8e10 positions): refused under its planned peak, before writing anything;
+# the plan, which drops tables once nothing reads them, fits the 20 GiB that keeping every table
+# (about 55 GiB of values alone) does not.
+expect 1 'needs [0-9.]+ GiB of memory \([0-9]+ bytes\), more than the 4.0 GiB allowed' \
+  --variant international --pieces 6 --out "$work/six" --memory 4
+[ ! -e "$work/six" ] || { echo "FAIL: a refused build created $work/six" >&2; failures=$((failures + 1)); }
+json=$("$dtbgen" --list --variant international --pieces 6 --json)
+peak=$(sed -n 's/.*"memory_peak":\([0-9]*\).*/\1/p' <<<"$json")
+keep=$(sed -n 's/.*"memory_keep_all":\([0-9]*\).*/\1/p' <<<"$json")
+if [ -z "$peak" ] || [ -z "$keep" ] || [ "$peak" -ge $((20 << 30)) ] || [ "$keep" -le $((55 << 30)) ]; then
+  echo "FAIL: --list --json of 2..6 pieces: peak '$peak', keeping everything '$keep'" >&2
+  failures=$((failures + 1))
+fi
 
 # A full disk: the table's .tmp is a link to /dev/full (no privileges needed).
 if [ -c /dev/full ]; then
