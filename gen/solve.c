@@ -483,12 +483,31 @@ typedef struct work {
     int adv;
 } work;
 
-static int by_advancement_desc(const void *a, const void *b)
+/* Sorts w by decreasing advancement, blocks in increasing order within one advancement (w is
+ * listed by block). A counting sort: advancement is a small number, and men-only materials
+ * have millions of units. False when out of memory. */
+static bool sort_by_advancement(work *w, uint64_t n)
 {
-    const work *x = a, *y = b;
-    if (x->adv != y->adv)
-        return y->adv - x->adv;
-    return x->block < y->block ? -1 : x->block > y->block;
+    int top = 0;
+    for (uint64_t i = 0; i < n; i++)
+        top = w[i].adv > top ? w[i].adv : top;
+    uint64_t *start = calloc((size_t)top + 2, sizeof *start);
+    work *out = malloc((n ? n : 1) * sizeof *out);
+    if (!start || !out) {
+        free(start);
+        free(out);
+        return false;
+    }
+    for (uint64_t i = 0; i < n; i++)
+        start[top - w[i].adv + 1]++;
+    for (int a = 1; a <= top + 1; a++)
+        start[a] += start[a - 1];
+    for (uint64_t i = 0; i < n; i++)
+        out[start[top - w[i].adv]++] = w[i];
+    memcpy(w, out, n * sizeof *w);
+    free(start);
+    free(out);
+    return true;
 }
 
 static void merge_stats(dtb_solve_stats *into, const dtb_solve_stats *from)
@@ -517,10 +536,16 @@ static void unit_setup(unit *u, const work *wk, dtb_solved_table *t, dtb_solved_
 {
     const uint64_t K = u->K;
     u->nhalves = self && wk->fblock == wk->block ? 1 : 2;
-    u->h[0] = (half){.t = t, .base = wk->block * K, .slot = 0};
+    /* Field by field: a compound literal would clear the exit array (3.5 KB) every time, and
+     * men-only materials have a unit per position. */
+    u->h[0].t = t;
+    u->h[0].base = wk->block * K;
+    u->h[0].slot = 0;
     dtb_index_block_men(t->index, wk->block, &u->h[0].wmen, &u->h[0].bmen);
     /* In a self-flip material both halves are m itself. */
-    u->h[1] = (half){.t = ft, .base = wk->fblock * K, .slot = self ? 0 : 1};
+    u->h[1].t = ft;
+    u->h[1].base = wk->fblock * K;
+    u->h[1].slot = self ? 0 : 1;
     dtb_index_block_men(ft->index, wk->fblock, &u->h[1].wmen, &u->h[1].bmen);
     for (int h = 0; h < 2; h++) {
         u->h[h].men = u->h[h].wmen | u->h[h].bmen;
@@ -570,7 +595,10 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2
             continue; /* the unit was listed from its other block */
         w[nw++] = (work){blk, fblk, advancement(b, wm, bm)};
     }
-    qsort(w, nw, sizeof *w, by_advancement_desc);
+    if (!sort_by_advancement(w, nw)) {
+        free(w);
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    }
 
     const int nthreads = omp_get_max_threads();
     lane *lanes = calloc((size_t)nthreads, sizeof *lanes);
