@@ -68,6 +68,22 @@ typedef struct bucket {
     size_t n, cap;
 } bucket;
 
+/* Positions whose exits are gathered (and their values prefetched) before any is read: exit
+ * values lie in other tables, usually far apart, and waiting for them one at a time was the
+ * largest single cost of capture positions. */
+enum { BATCH = 16, EXITS_CAP = 2048, QUIET_EXITS_MAX = MAX_MAN_EXITS + 64 };
+
+typedef struct batch {
+    struct {
+        uint32_t id;
+        uint16_t first, n; /* its exits in exit[] */
+        uint8_t cnt;       /* in-unit successors */
+        bool capture;
+    } pos[BATCH];
+    int npos, nexit;
+    const dtb_value *exit[EXITS_CAP];
+} batch;
+
 /* One thread's share of the work: its level queues, flags and statistics. Queues are never
  * shared for writing, so pushing needs no lock; a level is read by all threads only after
  * every thread has stopped pushing to it (pushes always go to later levels). */
@@ -77,6 +93,7 @@ typedef struct lane {
     bool overflow; /* a DTW beyond DTB_DTW_MAX */
     bool nomem;
     dtb_solve_stats st[2];
+    batch bt; /* positions being initialised */
 } lane;
 
 typedef struct unit {
@@ -141,29 +158,72 @@ static void fold_exit(dtb_value v, int *wincand, int *lossmax, bool *drawexit)
     }
 }
 
-/* Records what p's moves tell: counts in-unit successors (quiet king moves), folds exit values
- * into wincand / lossmax / draw flag, and queues p when it is already decided. Quiet positions
- * (the most) skip the move list: king moves are only counted, man moves made directly. Writes
- * only node id, so positions can be initialised in parallel. */
-static void init_position(const unit *u, lane *ln, uint32_t id)
+static void add_exit(batch *bt, const dtb_value *v)
+{
+    __builtin_prefetch(v);
+    bt->exit[bt->nexit++] = v;
+}
+
+/* Records what the gathered positions' moves tell: folds exit values into wincand / lossmax /
+ * draw flag, and queues a position when it is already decided. Writes only the nodes of the
+ * batch's positions, so positions can be initialised in parallel. */
+static void flush_batch(const unit *u, lane *ln, batch *bt)
+{
+    for (int k = 0; k < bt->npos; k++) {
+        const uint32_t id = bt->pos[k].id;
+        const bool capture = bt->pos[k].capture;
+        const int cnt = bt->pos[k].cnt;
+        int wincand = NO_WIN, lossmax = -1;
+        bool drawexit = false;
+        for (int i = bt->pos[k].first; i < bt->pos[k].first + bt->pos[k].n; i++)
+            fold_exit(*bt->exit[i], &wincand, &lossmax, &drawexit);
+        if (wincand != NO_WIN && wincand > DTB_DTW_MAX)
+            ln->overflow = true;
+        u->n[id] = (node){.cnt = (uint8_t)cnt,
+                          .wincand = (uint8_t)(wincand > DTB_DTW_MAX ? NO_WIN : wincand),
+                          .lossmax = (uint8_t)(lossmax + 1),
+                          .flags = (uint8_t)((capture ? F_CAPTURE : 0) | (drawexit ? F_DRAWEXIT : 0))};
+        if (capture) { /* units share words of the bitmap at block edges, threads share units */
+            const int h = (int)(id / u->K);
+            const uint64_t idx = u->h[h].base + id % u->K;
+            __atomic_fetch_or(&u->h[h].t->captures[idx / 64], 1ull << (idx % 64), __ATOMIC_RELAXED);
+        }
+        if (wincand != NO_WIN)
+            push(ln, wincand, id);
+        else if (cnt == 0 && !drawexit)
+            push(ln, lossmax + 1, id);
+    }
+    bt->npos = bt->nexit = 0;
+}
+
+/* Gathers what p's moves lead to: counts in-unit successors (quiet king moves) and lists where
+ * the exits' values are. Quiet positions (the most) skip the move list: king moves are only
+ * counted, man moves made directly. */
+static void init_position(const unit *u, lane *ln, batch *bt, uint32_t id)
 {
     const dtb_board *b = u->b;
     dtb_pos p;
     local_pos(u, id, &p);
-    int cnt = 0, wincand = NO_WIN, lossmax = -1;
-    bool drawexit = false;
+    int cnt = 0;
     const bool capture = dtb_has_capture(b, &p);
+    int first;
     if (capture) {
         dtb_movelist ml;
         const dtb_status st = dtb_generate(b, &p, &ml);
         assert(st == DTB_OK);
         (void)st;
+        if (bt->nexit + ml.count > EXITS_CAP)
+            flush_batch(u, ln, bt);
+        first = bt->nexit;
         for (int i = 0; i < ml.count; i++) {
             dtb_pos q;
             dtb_make_move(&p, &ml.moves[i], &q);
-            fold_exit(dtb_solved_value(u->s, &q), &wincand, &lossmax, &drawexit);
+            add_exit(bt, dtb_solved_value_at(u->s, &q));
         }
     } else {
+        if (bt->nexit + QUIET_EXITS_MAX > EXITS_CAP)
+            flush_batch(u, ln, bt);
+        first = bt->nexit;
         const dtb_bb empty = b->all & ~dtb_pos_occupied(&p);
         cnt = dtb_count_king_steps(b, p.kings[DTB_WHITE], empty);
         const half *hf = &u->h[id / u->K];
@@ -175,7 +235,7 @@ static void init_position(const unit *u, lane *ln, uint32_t id)
                 if (!(x->to & empty))
                     continue;
                 const uint64_t r = dtb_index_kings_of(x->ix, x->men, fwk, fbk);
-                fold_exit(x->values[x->base + r], &wincand, &lossmax, &drawexit);
+                add_exit(bt, &x->values[x->base + r]);
             }
         }
         for (int k = 0; k < 2; k++) {
@@ -191,27 +251,27 @@ static void init_position(const unit *u, lane *ln, uint32_t id)
                     q.men[DTB_WHITE] &= ~dtb_bb_bit(t);
                     q.kings[DTB_WHITE] |= dtb_bb_bit(t);
                 }
-                fold_exit(dtb_solved_value(u->s, &q), &wincand, &lossmax, &drawexit);
+                add_exit(bt, dtb_solved_value_at(u->s, &q));
             }
         }
+        assert(bt->nexit - first <= QUIET_EXITS_MAX);
     }
     assert(cnt <= 255);
-    if (wincand != NO_WIN && wincand > DTB_DTW_MAX)
-        ln->overflow = true;
-    u->n[id] = (node){.cnt = (uint8_t)cnt,
-                      .wincand = (uint8_t)(wincand > DTB_DTW_MAX ? NO_WIN : wincand),
-                      .lossmax = (uint8_t)(lossmax + 1),
-                      .flags = (uint8_t)((capture ? F_CAPTURE : 0) | (drawexit ? F_DRAWEXIT : 0))};
-    if (capture) { /* units share words of the bitmap at block edges, threads share units */
-        const int h = (int)(id / u->K);
-        const uint64_t idx = u->h[h].base + id % u->K;
-        __atomic_fetch_or(&u->h[h].t->captures[idx / 64], 1ull << (idx % 64), __ATOMIC_RELAXED);
-    }
+    bt->pos[bt->npos].id = id;
+    bt->pos[bt->npos].first = (uint16_t)first;
+    bt->pos[bt->npos].n = (uint16_t)(bt->nexit - first);
+    bt->pos[bt->npos].cnt = (uint8_t)cnt;
+    bt->pos[bt->npos].capture = capture;
+    if (++bt->npos == BATCH)
+        flush_batch(u, ln, bt);
+}
 
-    if (wincand != NO_WIN)
-        push(ln, wincand, id);
-    else if (cnt == 0 && !drawexit)
-        push(ln, lossmax + 1, id);
+/* Initialises positions from..to-1 of the unit. */
+static void init_range(const unit *u, lane *ln, uint32_t from, uint32_t to)
+{
+    for (uint32_t id = from; id < to; id++)
+        init_position(u, ln, &ln->bt, id);
+    flush_batch(u, ln, &ln->bt);
 }
 
 static void set_value(const unit *u, uint32_t id, dtb_value v)
@@ -381,8 +441,7 @@ static void solve_unit(const unit *u, lane *ln)
     const uint32_t n = (uint32_t)(u->nhalves * u->K);
     clear_values(u);
     ln->top = -1;
-    for (uint32_t id = 0; id < n; id++)
-        init_position(u, ln, id);
+    init_range(u, ln, 0, n);
     for (int d = 0; d <= ln->top && !ln->nomem; d++) {
         bucket *q = &ln->q[d];
         /* q grows only at later levels meanwhile */
@@ -406,8 +465,7 @@ static void solve_unit_shared(const unit *u, lane *lanes, int nlanes)
         me->top = -1;
 #pragma omp for schedule(dynamic, 1)
         for (uint32_t c = 0; c < (n + CHUNK - 1) / CHUNK; c++)
-            for (uint32_t id = c * CHUNK; id < n && id < (c + 1) * CHUNK; id++)
-                init_position(u, me, id);
+            init_range(u, me, c * CHUNK, n < (c + 1) * CHUNK ? n : (c + 1) * CHUNK);
 #pragma omp single
         for (int l = 0; l < nlanes; l++) {
             top = top > lanes[l].top ? top : lanes[l].top;

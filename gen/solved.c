@@ -92,16 +92,19 @@ void dtb_solved_drop(dtb_solved *s, dtb_material m)
     s->slot[slot_of(m)] = NULL;
 }
 
-dtb_value dtb_solved_value(const dtb_solved *s, const dtb_pos *p)
+const dtb_value *dtb_solved_value_at(const dtb_solved *s, const dtb_pos *p)
 {
+    static const dtb_value lost = 128; /* dtb_value_loss(0) */
     dtb_pos w = *p;
     if (w.side != DTB_WHITE)
         dtb_pos_flip(s->board, p, &w);
     if (!dtb_pos_pieces(&w, DTB_WHITE))
-        return dtb_value_loss(0);
+        return &lost;
     const dtb_solved_table *t = dtb_solved_find(s, dtb_material_of(&w));
     assert(t && "exit into a material that is not solved");
-    return t->values[dtb_index_of(t->index, &w)];
+    return &t->values[dtb_index_of(t->index, &w)];
 }
+
+dtb_value dtb_solved_value(const dtb_solved *s, const dtb_pos *p) { return *dtb_solved_value_at(s, p); }
 
 const dtb_board *dtb_solved_board(const dtb_solved *s) { return s->board; }

@@ -39,6 +39,10 @@ void dtb_solved_drop(dtb_solved *s, dtb_material m);
  * to move without pieces is a loss in 0. p's material (after the flip) must have been added. */
 dtb_value dtb_solved_value(const dtb_solved *s, const dtb_pos *p);
 
+/* Where that value is stored, so that a caller can prefetch it before it reads it (a lost
+ * position without pieces points to a constant). */
+const dtb_value *dtb_solved_value_at(const dtb_solved *s, const dtb_pos *p);
+
 const dtb_board *dtb_solved_board(const dtb_solved *s);
 
 #endif
