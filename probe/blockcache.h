@@ -2,8 +2,9 @@
  * in memory under a fixed byte budget, shared by every thread of a dtb_db.
  *
  * Usage: on a probe, dtb_blockcache_get(key, offset) answers from memory or says "miss"; after a
- * miss the caller reads the block itself (outside any lock) and hands the buffer over with
- * dtb_blockcache_put. A key names one block of one table (the caller's numbering).
+ * miss the caller takes a buffer from dtb_blockcache_alloc, reads the block into it (outside any
+ * lock) and hands it over with dtb_blockcache_put. A key names one block of one table (the
+ * caller's numbering), below 2^63.
  *
  * Thread safety: every function may be called from any number of threads at once, except
  * create/free. The cache is split into shards by key, each with its own small lock held only
@@ -34,9 +35,16 @@ bool dtb_blockcache_get(dtb_blockcache *c, uint64_t key, uint64_t offset, unsign
 /* True when block key is held (no counting, no use mark): for tests. */
 bool dtb_blockcache_contains(dtb_blockcache *c, uint64_t key);
 
-/* Hands block key (size bytes at data, from malloc) to the cache, which frees it eventually; if
- * another thread put the same key first, data is freed at once. May evict other blocks (least
- * recently used ones, by the CLOCK approximation). */
+/* A buffer for a block of size bytes (from the cache's huge-page chunks when it can), for
+ * dtb_blockcache_put or dtb_blockcache_release with the same size; NULL when out of memory. */
+uint8_t *dtb_blockcache_alloc(dtb_blockcache *c, size_t size);
+
+/* Gives back a buffer of dtb_blockcache_alloc that was not put (NULL is allowed). */
+void dtb_blockcache_release(dtb_blockcache *c, uint8_t *data, size_t size);
+
+/* Hands block key (size bytes at data, from dtb_blockcache_alloc(c, size)) to the cache, which
+ * releases it eventually; if another thread put the same key first, data is released at once.
+ * May evict other blocks (least recently used ones, by the CLOCK approximation). */
 void dtb_blockcache_put(dtb_blockcache *c, uint64_t key, uint8_t *data, size_t size);
 
 typedef struct dtb_blockcache_stats {

@@ -115,10 +115,10 @@ static dtb_status read_block(dtb_resolver *r, const dtb_ptable *t, uint64_t blk,
                              unsigned *raw, dtb_error *e)
 {
     const size_t len = (size_t)dtb_tablefile_packed_len(t->tf, blk);
-    uint8_t *buf = malloc(len ? len : 1);
+    uint8_t *buf = dtb_blockcache_alloc(r->cache, len);
     dtb_tablefile_ctx *ctx = ctx_get(r);
     if (!buf || !ctx) {
-        free(buf);
+        dtb_blockcache_release(r->cache, buf, len);
         dtb_tablefile_ctx_free(ctx);
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory reading %s", t->name);
     }
@@ -126,7 +126,7 @@ static dtb_status read_block(dtb_resolver *r, const dtb_ptable *t, uint64_t blk,
     const dtb_status s = dtb_tablefile_read_packed(t->tf, blk, buf, len, ctx, &err);
     ctx_put(r, ctx);
     if (s != DTB_OK) {
-        free(buf);
+        dtb_blockcache_release(r->cache, buf, len);
         bool expected = false;
         if (r->log && atomic_compare_exchange_strong(&((dtb_ptable *)t)->block_error_logged,
                                                      &expected, true))

@@ -23,9 +23,9 @@ static uint8_t pattern(uint64_t key, size_t i)
     return (uint8_t)x;
 }
 
-static uint8_t *make_block(uint64_t key, size_t size)
+static uint8_t *make_block(dtb_blockcache *c, uint64_t key, size_t size)
 {
-    uint8_t *d = malloc(size);
+    uint8_t *d = dtb_blockcache_alloc(c, size);
     assert_non_null(d);
     for (size_t i = 0; i < size; i++)
         d[i] = pattern(key, i);
@@ -38,7 +38,7 @@ static void test_values(void **state)
     dtb_blockcache *c = dtb_blockcache_create(1u << 20);
     assert_non_null(c);
     const size_t size = 1000;
-    dtb_blockcache_put(c, 7, make_block(7, size), size);
+    dtb_blockcache_put(c, 7, make_block(c, 7, size), size);
     unsigned v;
     for (unsigned bits = 1; bits <= 8; bits *= 2)
         for (uint64_t i = 0; i < size * 8 / bits; i += 3) {
@@ -51,7 +51,7 @@ static void test_values(void **state)
     assert_true(dtb_blockcache_contains(c, 7));
     assert_false(dtb_blockcache_contains(c, 8));
     /* A second put of a held key is dropped (and freed: the sanitizers would see a leak). */
-    dtb_blockcache_put(c, 7, make_block(99, size), size);
+    dtb_blockcache_put(c, 7, make_block(c, 99, size), size);
     assert_true(dtb_blockcache_get(c, 7, 0, 8, &v));
     assert_int_equal(v, pattern(7, 0));
     dtb_blockcache_stats st;
@@ -72,11 +72,11 @@ static void test_budget_and_clock(void **state)
     dtb_blockcache *c = dtb_blockcache_create(budget);
     assert_non_null(c);
     unsigned v;
-    dtb_blockcache_put(c, 0, make_block(0, size), size);
+    dtb_blockcache_put(c, 0, make_block(c, 0, size), size);
     for (uint64_t k = 1; k < 40; k++) {
         assert_true(dtb_blockcache_get(c, 0, 5, 8, &v)); /* block 0 is used all the time */
         assert_int_equal(v, pattern(0, 5));
-        dtb_blockcache_put(c, k, make_block(k, size), size);
+        dtb_blockcache_put(c, k, make_block(c, k, size), size);
         dtb_blockcache_stats st;
         dtb_blockcache_get_stats(c, &st);
         assert_true(st.bytes <= budget + size + 64);
@@ -90,7 +90,7 @@ static void test_budget_and_clock(void **state)
         if (dtb_blockcache_get(c, k, 100, 8, &v))
             assert_int_equal(v, pattern(k, 100));
     /* A block larger than the whole budget still goes in (alone). */
-    dtb_blockcache_put(c, 1000, make_block(1000, 300000), 300000);
+    dtb_blockcache_put(c, 1000, make_block(c, 1000, 300000), 300000);
     assert_true(dtb_blockcache_get(c, 1000, 299999, 8, &v));
     assert_int_equal(v, pattern(1000, 299999));
     dtb_blockcache_free(c);
@@ -111,7 +111,7 @@ static void test_churn(void **state)
         if (dtb_blockcache_get(c, key, 3, 8, &v))
             assert_int_equal(v, pattern(key, 3));
         else
-            dtb_blockcache_put(c, key, make_block(key, 40), 40);
+            dtb_blockcache_put(c, key, make_block(c, key, 40), 40);
     }
     for (uint64_t t = 0; t < 4; t++)
         for (uint64_t k = 0; k < 500; k++) {
@@ -122,6 +122,44 @@ static void test_churn(void **state)
     dtb_blockcache_stats st;
     dtb_blockcache_get_stats(c, &st);
     assert_true(st.bytes <= 20000 + 40 + 64);
+    dtb_blockcache_free(c);
+}
+
+/* Block memory is reused across sizes and after its pages were handed back: blocks of one size
+ * fill the cache, blocks of another size push them all out (their slots go on a free list, most
+ * beyond the reserve with their pages returned), then the first size comes back into those
+ * slots. Every block held reads back its own bytes. */
+static void test_reuse(void **state)
+{
+    (void)state;
+    const uint64_t budget = 1u << 20;
+    dtb_blockcache *c = dtb_blockcache_create(budget);
+    assert_non_null(c);
+    const size_t sizes[3] = {16384, 20000, 16384};
+    unsigned v;
+    uint64_t key = 0;
+    for (int phase = 0; phase < 3; phase++)
+        for (int i = 0; i < 200; i++, key++) {
+            dtb_blockcache_put(c, key, make_block(c, key, sizes[phase]), sizes[phase]);
+            assert_true(dtb_blockcache_get(c, key, sizes[phase] - 1, 8, &v));
+            assert_int_equal(v, pattern(key, sizes[phase] - 1));
+        }
+    int held = 0;
+    for (uint64_t k = 0; k < key; k++) {
+        const size_t size = sizes[k / 200];
+        for (size_t off = 0; off < size; off += 997)
+            if (dtb_blockcache_get(c, k, off, 8, &v)) {
+                assert_int_equal(v, pattern(k, off));
+                held++;
+            }
+    }
+    assert_true(held > 0);
+    dtb_blockcache_stats st;
+    dtb_blockcache_get_stats(c, &st);
+    assert_true(st.bytes <= budget);
+    /* A buffer taken and given back unused. */
+    dtb_blockcache_release(c, dtb_blockcache_alloc(c, 5000), 5000);
+    dtb_blockcache_release(c, NULL, 5000);
     dtb_blockcache_free(c);
 }
 
@@ -143,7 +181,7 @@ static void *work(void *arg)
             if (v != pattern(key, off))
                 w->wrong++;
         } else {
-            dtb_blockcache_put(w->c, key, make_block(key, 2048), 2048);
+            dtb_blockcache_put(w->c, key, make_block(w->c, key, 2048), 2048);
         }
     }
     return NULL;
@@ -182,6 +220,7 @@ int main(void)
         cmocka_unit_test(test_values),
         cmocka_unit_test(test_budget_and_clock),
         cmocka_unit_test(test_churn),
+        cmocka_unit_test(test_reuse),
         cmocka_unit_test(test_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
