@@ -285,7 +285,7 @@ dtb_blockcache *dtb_blockcache_create(uint64_t budget)
     if (!c)
         return NULL;
     pthread_mutex_init(&c->mem.lock, NULL);
-    c->mem.reserve = budget / 8;
+    c->mem.reserve = budget / 8 > (1u << 20) ? budget / 8 : (1u << 20); /* a tiny cache churns */
     int n = 1;
     while (n < MAX_SHARDS && budget / (uint64_t)(2 * n) >= MIN_SHARD_BUDGET)
         n *= 2;

@@ -132,21 +132,21 @@ static void test_churn(void **state)
 static void test_reuse(void **state)
 {
     (void)state;
-    const uint64_t budget = 1u << 20;
+    const uint64_t budget = 4u << 20; /* one shard; a reserve of 1 MiB */
     dtb_blockcache *c = dtb_blockcache_create(budget);
     assert_non_null(c);
     const size_t sizes[3] = {16384, 20000, 16384};
     unsigned v;
     uint64_t key = 0;
     for (int phase = 0; phase < 3; phase++)
-        for (int i = 0; i < 200; i++, key++) {
+        for (int i = 0; i < 400; i++, key++) {
             dtb_blockcache_put(c, key, make_block(c, key, sizes[phase]), sizes[phase]);
             assert_true(dtb_blockcache_get(c, key, sizes[phase] - 1, 8, &v));
             assert_int_equal(v, pattern(key, sizes[phase] - 1));
         }
     int held = 0;
     for (uint64_t k = 0; k < key; k++) {
-        const size_t size = sizes[k / 200];
+        const size_t size = sizes[k / 400];
         for (size_t off = 0; off < size; off += 997)
             if (dtb_blockcache_get(c, k, off, 8, &v)) {
                 assert_int_equal(v, pattern(k, off));
