@@ -24,11 +24,20 @@
 
 /* How don't-care positions are given their stored value (the reader never looks at them). */
 typedef enum dtb_table_fill {
-    DTB_FILL_PREVIOUS = 0, /* the previous cared-for value in the block (extends runs); default */
+    DTB_FILL_PREVIOUS = 0, /* the previous cared-for value in the block (extends runs) */
     DTB_FILL_MAJORITY,     /* the block's most frequent cared-for value */
     DTB_FILL_ZERO,         /* byte 0 */
     DTB_FILL_NONE,         /* keep the caller's bytes (for measurements) */
+    DTB_FILL_GAP,          /* default: a gap of don't-cares between two equal cared-for values
+                              takes that value, any other gap the block's most frequent one
+                              (in file order, after tiling) */
 } dtb_table_fill;
+
+/* tile_columns values (tables/FORMAT.md, "Tiling"). */
+enum {
+    DTB_TILE_AUTO = 0, /* try index order and the material's king strides, keep the smallest */
+    DTB_TILE_NONE = 1, /* index order */
+};
 
 /* Defaults chosen from measurements (tables/FORMAT.md, "Choosing the parameters"). */
 #define DTB_TABLE_DEFAULT_BLOCK_POSITIONS 65536u
@@ -54,6 +63,8 @@ typedef struct dtb_table_write_options {
                                  training fails). Default 0: on 2..4-piece tables a dictionary
                                  never paid for itself (tables/FORMAT.md) */
     dtb_table_fill fill;
+    uint32_t tile_columns;    /* DTB_TILE_AUTO (default), DTB_TILE_NONE, or a row width >= 2 to
+                                 store each block column-major in rows of that many positions */
     int threads;              /* OpenMP threads for compression; 0 = OpenMP's default */
 } dtb_table_write_options;
 
@@ -77,6 +88,7 @@ typedef struct dtb_table_write_stats {
     uint64_t dict_size;      /* bytes of dictionary stored (0 = none) */
     uint64_t blocks;
     uint64_t dontcare_count;
+    uint32_t tile_columns;   /* as stored in the header: 0 = index order */
     uint64_t file_hash;      /* the whole-file checksum (as in the trailer) */
 } dtb_table_write_stats;
 

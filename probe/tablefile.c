@@ -49,6 +49,10 @@ struct dtb_tablefile_ctx {
     size_t cap;
     unsigned char *packed; /* a decompressed block of packed values (value_bits < 8) */
     size_t packed_cap;
+    unsigned char *ordered; /* a tiled block in index order, one value per byte */
+    size_t ordered_cap;
+    unsigned char *spread; /* the same, one value per byte */
+    size_t spread_cap;
 };
 
 const char *dtb_metric_name(dtb_metric m)
@@ -192,6 +196,7 @@ static dtb_status parse_header(dtb_tablefile *tf, const unsigned char *h, uint64
     in->positions = dtb_tf_get64(h + DTB_TF_OFF_POSITIONS);
     in->block_positions = dtb_tf_get32(h + DTB_TF_OFF_BLOCK_POSITIONS);
     in->value_bits = dtb_tf_get32(h + DTB_TF_OFF_VALUE_BITS);
+    in->tile_columns = dtb_tf_get32(h + DTB_TF_OFF_TILE_COLUMNS);
     in->zstd_level = (int)(int32_t)dtb_tf_get32(h + DTB_TF_OFF_ZSTD_LEVEL);
     in->blocks = dtb_tf_get64(h + DTB_TF_OFF_BLOCKS);
     in->dontcare_kind = dtb_tf_get32(h + DTB_TF_OFF_DONTCARE_KIND);
@@ -212,6 +217,8 @@ static dtb_status parse_header(dtb_tablefile *tf, const unsigned char *h, uint64
         return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "bad value width %u bits", in->value_bits);
     if (in->positions == 0)
         return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "position count is zero");
+    if (in->tile_columns == 1 || in->tile_columns > DTB_TF_MAX_BLOCK_POSITIONS)
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "bad tile width %u", in->tile_columns);
     if (in->block_positions == 0 || in->block_positions > DTB_TF_MAX_BLOCK_POSITIONS)
         return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "bad block size %u", in->block_positions);
     if (in->blocks != (in->positions - 1) / in->block_positions + 1)
@@ -412,6 +419,8 @@ void dtb_tablefile_ctx_free(dtb_tablefile_ctx *ctx)
     ZSTD_freeDCtx(ctx->dctx);
     free(ctx->buf);
     free(ctx->packed);
+    free(ctx->ordered);
+    free(ctx->spread);
     free(ctx);
 }
 
@@ -520,8 +529,63 @@ static void unpack(const uint8_t *packed, unsigned bits, size_t n, uint8_t *out)
         out[i] = (uint8_t)dtb_tablefile_packed_get(packed, bits, i);
 }
 
-/* Block b's packed values into out (out_size bytes at least the packed length). */
-static dtb_status read_packed(const dtb_tablefile *tf, uint64_t b, uint8_t *out, size_t out_size,
+/* Undoes the tiling of one block (dtb_tf_tile_pos): f holds its len values in file order, one
+ * per byte; out receives them in index order. Eight rows at a time: one 8-byte load per column
+ * (the 8 rows' values of that column are adjacent in f), eight stores; then leftover rows. */
+static void untile_bytes(const uint8_t *f, size_t len, size_t c, uint8_t *out)
+{
+    const size_t r = len / c, full = r * c;
+    size_t row = 0;
+    for (; row + 8 <= r; row += 8) {
+        uint8_t *dst = out + row * c;
+        for (size_t col = 0; col < c; col++) {
+            uint8_t x[8];
+            memcpy(x, f + col * r + row, 8);
+            for (int k = 0; k < 8; k++)
+                dst[k * c + col] = x[k];
+        }
+    }
+    for (; row < r; row++)
+        for (size_t col = 0; col < c; col++)
+            out[row * c + col] = f[col * r + row];
+    memcpy(out + full, f + full, len - full);
+}
+
+/* Packs len values (one per byte, each below 2^bits) bits each from the low bits up: whole bytes
+ * with constant shifts (vectorisable), then the partial last byte. */
+static void pack_values(const uint8_t *v, size_t len, unsigned bits, uint8_t *out)
+{
+    const unsigned per = 8 / bits;
+    const size_t whole = len / per;
+    switch (bits) {
+    case 1:
+        for (size_t j = 0; j < whole; j++) {
+            const uint8_t *q = v + 8 * j;
+            out[j] = (uint8_t)(q[0] | q[1] << 1 | q[2] << 2 | q[3] << 3 | q[4] << 4 | q[5] << 5 |
+                               q[6] << 6 | q[7] << 7);
+        }
+        break;
+    case 2:
+        for (size_t j = 0; j < whole; j++) {
+            const uint8_t *q = v + 4 * j;
+            out[j] = (uint8_t)(q[0] | q[1] << 2 | q[2] << 4 | q[3] << 6);
+        }
+        break;
+    case 4:
+        for (size_t j = 0; j < whole; j++)
+            out[j] = (uint8_t)(v[2 * j] | v[2 * j + 1] << 4);
+        break;
+    }
+    if (whole * per < len) {
+        unsigned x = 0;
+        for (size_t i = whole * per; i < len; i++)
+            x |= (unsigned)v[i] << ((i - whole * per) * bits);
+        out[whole] = (uint8_t)x;
+    }
+}
+
+/* Block b's stored bytes (packed, in file order) into out (out_size at least the packed length). */
+static dtb_status read_stored(const dtb_tablefile *tf, uint64_t b, uint8_t *out, size_t out_size,
                               dtb_tablefile_ctx *ctx, dtb_error *e)
 {
     if (b >= tf->info.blocks)
@@ -536,20 +600,15 @@ static dtb_status read_packed(const dtb_tablefile *tf, uint64_t b, uint8_t *out,
     return s == DTB_OK ? decode_frame(tf, b, ctx, size, out, len, e) : s;
 }
 
-dtb_status dtb_tablefile_read_packed(const dtb_tablefile *tf, uint64_t b, uint8_t *out,
-                                     size_t out_size, dtb_tablefile_ctx *ctx, dtb_error *e)
+/* Block b in index order, one value per byte, into out (at least the block's length). A tiled
+ * block is decoded into ctx->packed, spread to bytes, then gathered back into index order. */
+static dtb_status read_values(const dtb_tablefile *tf, uint64_t b, uint8_t *out, size_t out_size,
+                              dtb_tablefile_ctx *ctx, dtb_error *e)
 {
-    dtb_tablefile_ctx *own = NULL;
-    if (!ctx && !(ctx = own = dtb_tablefile_ctx_create()))
-        return dtb_tf_file_error(e, DTB_E_NOMEM, tf->path, "out of memory for a decoding context");
-    const dtb_status s = read_packed(tf, b, out, out_size, ctx, e);
-    dtb_tablefile_ctx_free(own);
-    return s;
-}
-
-dtb_status dtb_tablefile_read_block(const dtb_tablefile *tf, uint64_t b, uint8_t *out,
-                                    size_t out_size, dtb_tablefile_ctx *ctx, dtb_error *e)
-{
+    const unsigned bits = tf->info.value_bits;
+    const uint32_t c = tf->info.tile_columns;
+    if (bits == 8 && !c)
+        return read_stored(tf, b, out, out_size, ctx, e);
     if (b >= tf->info.blocks)
         return dtb_tf_file_error(e, DTB_E_RANGE, tf->path, "block %llu of %llu requested",
                                  (unsigned long long)b, (unsigned long long)tf->info.blocks);
@@ -557,21 +616,65 @@ dtb_status dtb_tablefile_read_block(const dtb_tablefile *tf, uint64_t b, uint8_t
     if (out_size < len)
         return dtb_tf_file_error(e, DTB_E_RANGE, tf->path, "buffer of %zu bytes for a block of %zu",
                                  out_size, len);
+    const size_t plen = (size_t)dtb_tablefile_packed_len(tf, b);
+    if (!reserve(&ctx->packed, &ctx->packed_cap, plen) ||
+        (c && !reserve(&ctx->spread, &ctx->spread_cap, len)))
+        return dtb_tf_file_error(e, DTB_E_NOMEM, tf->path, "out of memory reading block %llu",
+                                 (unsigned long long)b);
+    const dtb_status s = read_stored(tf, b, ctx->packed, plen, ctx, e);
+    if (s != DTB_OK)
+        return s;
+    if (!c) {
+        unpack(ctx->packed, bits, len, out);
+    } else if (bits == 8) {
+        untile_bytes(ctx->packed, len, c, out);
+    } else {
+        unpack(ctx->packed, bits, len, ctx->spread);
+        untile_bytes(ctx->spread, len, c, out);
+    }
+    return DTB_OK;
+}
+
+dtb_status dtb_tablefile_read_packed(const dtb_tablefile *tf, uint64_t b, uint8_t *out,
+                                     size_t out_size, dtb_tablefile_ctx *ctx, dtb_error *e)
+{
     dtb_tablefile_ctx *own = NULL;
     if (!ctx && !(ctx = own = dtb_tablefile_ctx_create()))
         return dtb_tf_file_error(e, DTB_E_NOMEM, tf->path, "out of memory for a decoding context");
     dtb_status s;
-    const unsigned bits = tf->info.value_bits;
-    if (bits == 8) {
-        s = read_packed(tf, b, out, out_size, ctx, e);
+    if (!tf->info.tile_columns) {
+        s = read_stored(tf, b, out, out_size, ctx, e);
+    } else if (b >= tf->info.blocks) {
+        s = dtb_tf_file_error(e, DTB_E_RANGE, tf->path, "block %llu of %llu requested",
+                              (unsigned long long)b, (unsigned long long)tf->info.blocks);
     } else {
+        /* Index order one value per byte (ctx->ordered), then packed into out. */
+        const size_t len = (size_t)dtb_tablefile_block_len(tf, b);
         const size_t plen = (size_t)dtb_tablefile_packed_len(tf, b);
-        if (!reserve(&ctx->packed, &ctx->packed_cap, plen))
+        if (out_size < plen)
+            s = dtb_tf_file_error(e, DTB_E_RANGE, tf->path, "buffer of %zu bytes for a block of %zu",
+                                  out_size, plen);
+        else if (!reserve(&ctx->ordered, &ctx->ordered_cap, len))
             s = dtb_tf_file_error(e, DTB_E_NOMEM, tf->path, "out of memory reading block %llu",
                                   (unsigned long long)b);
-        else if ((s = read_packed(tf, b, ctx->packed, plen, ctx, e)) == DTB_OK)
-            unpack(ctx->packed, bits, len, out);
+        else if ((s = read_values(tf, b, ctx->ordered, len, ctx, e)) == DTB_OK) {
+            if (tf->info.value_bits == 8)
+                memcpy(out, ctx->ordered, len);
+            else
+                pack_values(ctx->ordered, len, tf->info.value_bits, out);
+        }
     }
+    dtb_tablefile_ctx_free(own);
+    return s;
+}
+
+dtb_status dtb_tablefile_read_block(const dtb_tablefile *tf, uint64_t b, uint8_t *out,
+                                    size_t out_size, dtb_tablefile_ctx *ctx, dtb_error *e)
+{
+    dtb_tablefile_ctx *own = NULL;
+    if (!ctx && !(ctx = own = dtb_tablefile_ctx_create()))
+        return dtb_tf_file_error(e, DTB_E_NOMEM, tf->path, "out of memory for a decoding context");
+    const dtb_status s = read_values(tf, b, out, out_size, ctx, e);
     dtb_tablefile_ctx_free(own);
     return s;
 }

@@ -48,6 +48,8 @@ typedef struct dtb_tablefile_info {
     uint64_t positions;       /* positions in the table */
     uint32_t block_positions; /* positions per compressed block (the last block may hold fewer) */
     unsigned value_bits;      /* bits per stored value: 1, 2, 4 or 8 (values packed in blocks) */
+    uint32_t tile_columns;    /* 0: stored in index order; else the order inside a block (reads
+                                 undo it: blocks always come back in index order) */
     uint64_t blocks;          /* number of blocks */
     int zstd_level;           /* compression level the writer used (informational) */
     uint32_t dontcare_kind;   /* DTB_DONTCARE_* bits: which positions hold arbitrary values */
@@ -116,8 +118,9 @@ dtb_status dtb_tablefile_read_block(const dtb_tablefile *tf, uint64_t b, uint8_t
 uint64_t dtb_tablefile_packed_len(const dtb_tablefile *tf, uint64_t b);
 
 /* Like dtb_tablefile_read_block but leaves the values packed, value_bits each, from the low bits
- * of each byte up (as stored): for caches, which then hold 8 / value_bits times more positions
- * per byte. Read one value with dtb_tablefile_packed_get. Same statuses and thread safety. */
+ * of each byte up, in index order (a tiled file's block is untiled and packed again): for caches,
+ * which then hold 8 / value_bits times more positions per byte. Read one value with
+ * dtb_tablefile_packed_get. Same statuses and thread safety. */
 dtb_status dtb_tablefile_read_packed(const dtb_tablefile *tf, uint64_t b, uint8_t *out,
                                      size_t out_size, dtb_tablefile_ctx *ctx, dtb_error *e);
 

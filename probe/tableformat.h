@@ -12,7 +12,7 @@
 #define DTB_TF_MAGIC "\x89" "DTB\r\n\x1a\n"      /* 8 bytes, PNG-style: catches text-mode damage */
 #define DTB_TF_END_MAGIC "DTB-END\n"            /* last 8 bytes of a complete file */
 #define DTB_TF_MAGIC_LEN 8
-#define DTB_TF_VERSION 1u
+#define DTB_TF_VERSION 2u
 #define DTB_TF_HEADER_SIZE 256u
 #define DTB_TF_ENTRY_SIZE 8u   /* block table entry: u32 frame size, u32 frame check */
 #define DTB_TF_TRAILER_SIZE 16u /* u64 file hash, end magic */
@@ -33,7 +33,7 @@ enum {
     DTB_TF_OFF_ZSTD_LEVEL = 132,    /* i32, informational */
     DTB_TF_OFF_BLOCKS = 136,        /* u64 */
     DTB_TF_OFF_DONTCARE_KIND = 144, /* u32 */
-    DTB_TF_OFF_FLAGS = 148,         /* u32, 0 in version 1 */
+    DTB_TF_OFF_FLAGS = 148,         /* u32, 0 in versions 1 and 2 */
     DTB_TF_OFF_DONTCARE_COUNT = 152,/* u64 */
     DTB_TF_OFF_TABLE_OFFSET = 160,  /* u64 */
     DTB_TF_OFF_DICT_OFFSET = 168,   /* u64 */
@@ -41,12 +41,13 @@ enum {
     DTB_TF_OFF_DATA_OFFSET = 184,   /* u64 */
     DTB_TF_OFF_FILE_SIZE = 192,     /* u64 */
     DTB_TF_OFF_VALUE_BITS = 200,    /* u32: 1, 2, 4 or 8 bits per stored value */
-    DTB_TF_OFF_RESERVED = 204,      /* 44 zero bytes */
+    DTB_TF_OFF_TILE_COLUMNS = 204,  /* u32: 0 = index order; C >= 2: blocks stored column-major */
+    DTB_TF_OFF_RESERVED = 208,      /* 40 zero bytes */
     DTB_TF_OFF_META_HASH = 248,     /* u64 */
 };
 #define DTB_TF_VARIANT_LEN 24
 #define DTB_TF_MATERIAL_LEN 64
-#define DTB_TF_RESERVED_LEN 44
+#define DTB_TF_RESERVED_LEN 40
 
 /* Largest block the reader accepts (positions per block): bounds the buffers a corrupt header
  * could make it allocate. */
@@ -55,6 +56,17 @@ enum {
 static inline uint64_t dtb_tf_packed_len(uint64_t len, unsigned bits)
 {
     return (len * bits + 7) / 8;
+}
+
+/* Where the value of position i (index order, 0-based inside a block of len positions) is stored
+ * in the block when the file has tile_columns c >= 2: the block's first r = len / c full rows of c
+ * positions are stored column by column (position i at (i % c) * r + i / c), the rest (a partial
+ * row) after them in order. Periodic tables (a value that depends mostly on i mod c, as with a
+ * king rank) then hold long runs. Reader and writer both use this. */
+static inline uint64_t dtb_tf_tile_pos(uint64_t i, uint64_t len, uint64_t c)
+{
+    const uint64_t r = len / c;
+    return i < r * c ? (i % c) * r + i / c : i;
 }
 
 /* Largest dictionary the reader accepts. */

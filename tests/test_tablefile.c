@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include <omp.h>
+#include <zstd.h>
 
 #include "checksum.h"
 #include "tableformat.h"
@@ -134,6 +135,9 @@ static dtb_table_write_options options(uint32_t block_positions, int level)
     o.dontcare_kind = DTB_DONTCARE_CAPTURES;
     o.block_positions = block_positions;
     o.zstd_level = level;
+    /* Most tests check the previous-value fill directly, in index order. */
+    o.fill = DTB_FILL_PREVIOUS;
+    o.tile_columns = DTB_TILE_NONE;
     return o;
 }
 
@@ -566,7 +570,7 @@ static bool check_damaged(const char *path, const uint8_t *good, uint64_t n)
     return false;
 }
 
-static void damage_all(bool dict, bool narrow)
+static void damage_all(bool dict, bool narrow, uint32_t tile)
 {
     char path[128], bad[128];
     path_in_tmp(path, sizeof path, dict ? "dmgd.dtw" : "dmg.wld");
@@ -578,9 +582,11 @@ static void damage_all(bool dict, bool narrow)
             v[i] %= 3;
     dtb_table_write_options o = options(dict ? 1000 : 1500, 3);
     o.dict_bytes = dict ? 384 : 0;
+    o.tile_columns = tile;
     dtb_table_write_stats st;
     write_ok(path, &o, v, n, NULL, &st); /* no don't-cares: every byte is checkable */
     assert_true((st.dict_size > 0) == dict);
+    assert_true(st.tile_columns == (tile >= 2 ? tile : 0));
     size_t size;
     unsigned char *file = slurp(path, &size);
     {
@@ -620,9 +626,45 @@ static void damage_all(bool dict, bool narrow)
 static void test_damage(void **state)
 {
     (void)state;
-    damage_all(false, false);
-    damage_all(true, false);
-    damage_all(false, true);
+    damage_all(false, false, DTB_TILE_NONE);
+    damage_all(true, false, DTB_TILE_NONE);
+    damage_all(false, true, DTB_TILE_NONE);
+    damage_all(false, true, 7);
+    damage_all(true, false, 13);
+}
+
+/* The tile width field, rewritten with the meta checksum made right: 1 and widths beyond any
+ * block are refused at open, naming the file and the field. */
+static void test_tile_field(void **state)
+{
+    (void)state;
+    char path[128];
+    path_in_tmp(path, sizeof path, "tilef.wld");
+    const uint64_t n = 5000;
+    uint8_t *v = make_values(n);
+    dtb_table_write_options o = options(1000, 3);
+    o.tile_columns = 10;
+    write_ok(path, &o, v, n, NULL, NULL);
+    size_t size;
+    unsigned char *f = slurp(path, &size);
+    assert_int_equal(dtb_tf_get32(f + DTB_TF_OFF_TILE_COLUMNS), 10);
+    const uint32_t bad[] = {1, DTB_TF_MAX_BLOCK_POSITIONS + 1, 0xffffffffu};
+    for (int k = 0; k < 3; k++) {
+        dtb_tf_put32(f + DTB_TF_OFF_TILE_COLUMNS, bad[k]);
+        const size_t d = (size_t)dtb_tf_get64(f + DTB_TF_OFF_DATA_OFFSET);
+        dtb_hash64_state hs;
+        dtb_hash64_init(&hs, 0);
+        dtb_hash64_update(&hs, f, DTB_TF_OFF_META_HASH);
+        dtb_hash64_update(&hs, f + DTB_TF_HEADER_SIZE, d - DTB_TF_HEADER_SIZE);
+        dtb_tf_put64(f + DTB_TF_OFF_META_HASH, dtb_hash64_digest(&hs));
+        spill(path, f, size);
+        dtb_tablefile *tf;
+        dtb_error err;
+        expect_error_names_file(dtb_tablefile_open(path, NULL, &tf, &err), DTB_E_CORRUPT, &err, path);
+        assert_non_null(strstr(err.msg, "tile"));
+    }
+    free(f);
+    free(v);
 }
 
 /* A block table entry pair swapped, with the meta checksum recomputed: only the seeded block
@@ -672,6 +714,165 @@ static void test_swapped_blocks(void **state)
     free(v);
 }
 
+/* ---- tiling and fill ----------------------------------------------------------------------- */
+
+/* dtb_tf_tile_pos against a layout written out by hand: a block of 10 in rows of 3 is stored as
+ * indexes 0 3 6 1 4 7 2 5 8 (columns), then 9 (the partial row). */
+static void check_tile_pos_by_hand(void)
+{
+    const uint64_t file_order[10] = {0, 3, 6, 1, 4, 7, 2, 5, 8, 9};
+    for (uint64_t j = 0; j < 10; j++)
+        assert_true(dtb_tf_tile_pos(file_order[j], 10, 3) == j);
+    for (uint64_t i = 0; i < 5; i++) /* rows wider than the block: index order */
+        assert_true(dtb_tf_tile_pos(i, 5, 6) == i);
+}
+
+/* Reads path's every block both ways (spread and packed) and compares the cared-for values. */
+static void check_cared(const char *path, const uint8_t *v, uint64_t n, uint32_t want_tile)
+{
+    dtb_tablefile *tf;
+    dtb_error err = {{0}};
+    if (dtb_tablefile_open(path, NULL, &tf, &err) != DTB_OK)
+        fail_msg("open %s: %s", path, err.msg);
+    const dtb_tablefile_info *in = dtb_tablefile_get_info(tf);
+    assert_true(in->positions == n);
+    assert_int_equal(in->tile_columns, want_tile);
+    uint8_t *buf = malloc(in->block_positions), *packed = malloc(in->block_positions);
+    dtb_tablefile_ctx *ctx = dtb_tablefile_ctx_create();
+    for (uint64_t b = 0; b < in->blocks; b++) {
+        const uint64_t start = b * in->block_positions, len = dtb_tablefile_block_len(tf, b);
+        assert_int_equal(dtb_tablefile_read_block(tf, b, buf, in->block_positions, b % 2 ? ctx : NULL, &err),
+                         DTB_OK);
+        assert_int_equal(dtb_tablefile_read_packed(tf, b, packed, in->block_positions, b % 3 ? ctx : NULL, &err),
+                         DTB_OK);
+        for (uint64_t i = 0; i < len; i++) {
+            assert_int_equal(dtb_tablefile_packed_get(packed, in->value_bits, i), buf[i]);
+            if (!pattern_dontcare(start + i))
+                assert_int_equal(buf[i], v[start + i]);
+        }
+    }
+    assert_int_equal(dtb_tablefile_verify(tf, true, NULL, NULL, &err), DTB_OK);
+    free(buf);
+    free(packed);
+    dtb_tablefile_ctx_free(ctx);
+    dtb_tablefile_close(tf);
+}
+
+static void test_tiling(void **state)
+{
+    (void)state;
+    check_tile_pos_by_hand();
+    const uint64_t n = 100003;
+    uint8_t *v = make_values(n), *narrow = malloc(n);
+    for (uint64_t i = 0; i < n; i++)
+        narrow[i] = v[i] % 3;
+    uint64_t *bits = make_bits(n);
+    const dtb_table_dontcare dc = {.bits = bits, .marker = -1};
+    char path[128];
+    path_in_tmp(path, sizeof path, "tile.wld");
+    const uint32_t widths[] = {2, 47, 999, 1000, 1500};
+    for (int k = 0; k < 5; k++)
+        for (int w = 0; w < 2; w++) {
+            dtb_table_write_options o = options(1000, 3);
+            o.tile_columns = widths[k];
+            o.fill = DTB_FILL_GAP;
+            write_ok(path, &o, w ? narrow : v, n, &dc, NULL);
+            check_cared(path, w ? narrow : v, n, widths[k]);
+        }
+
+    /* The stored frame really is column-major: block 0 decompressed by hand. */
+    dtb_table_write_options o = options(1000, 1);
+    o.tile_columns = 47;
+    o.fill = DTB_FILL_NONE;
+    write_ok(path, &o, v, n, NULL, NULL);
+    size_t size;
+    unsigned char *f = slurp(path, &size);
+    const size_t d = (size_t)dtb_tf_get64(f + DTB_TF_OFF_DATA_OFFSET);
+    uint8_t raw[1000];
+    assert_int_equal(ZSTD_decompress(raw, sizeof raw, f + d, dtb_tf_get32(f + DTB_TF_HEADER_SIZE)), 1000);
+    const uint64_t rows = 1000 / 47;
+    for (uint64_t i = 0; i < 1000; i++)
+        assert_int_equal(raw[i < rows * 47 ? (i % 47) * rows + i / 47 : i], v[i]);
+    free(f);
+
+    /* Automatic choice: with no more blocks than the sample (48), the file is exactly the smaller
+     * of index order and the material's stride (KvK on 10x10: black king among 49 squares), and
+     * the same for any thread count. */
+    const uint64_t m = 48 * 1024 - 5;
+    uint8_t *p = malloc(m);
+    for (uint64_t i = 0; i < m; i++)
+        p[i] = (uint8_t)((i % 49) < 20 ? 1 : (i / 49) % 5 == 0 ? 2 : 0);
+    dtb_table_write_stats none, tiled, autost, auto1;
+    o = options(1024, 3);
+    o.material = "KvK";
+    o.fill = DTB_FILL_GAP;
+    write_ok(path, &o, p, m, &dc, &none);
+    o.tile_columns = 49;
+    write_ok(path, &o, p, m, &dc, &tiled);
+    o.tile_columns = DTB_TILE_AUTO;
+    o.threads = 1;
+    write_ok(path, &o, p, m, &dc, &auto1);
+    o.threads = 2;
+    write_ok(path, &o, p, m, &dc, &autost);
+    const uint64_t best = tiled.file_size < none.file_size ? tiled.file_size : none.file_size;
+    assert_true(autost.file_size == best);
+    assert_true(autost.tile_columns == (tiled.file_size < none.file_size ? 49 : 0));
+    assert_true(auto1.file_hash == autost.file_hash);
+    check_cared(path, p, m, autost.tile_columns);
+    free(p);
+    free(v);
+    free(narrow);
+    free(bits);
+}
+
+/* The gap fill, recomputed independently: a run of don't-cares between two equal cared-for
+ * values of its block takes that value; any other run the block's most frequent cared-for value
+ * (the smallest on a tie). */
+static void test_gap_fill(void **state)
+{
+    (void)state;
+    const uint64_t n = 50011;
+    uint8_t *v = make_values(n);
+    uint64_t *bits = make_bits(n);
+    const dtb_table_dontcare dc = {.bits = bits, .marker = -1};
+    char path[128];
+    path_in_tmp(path, sizeof path, "gap.dtw");
+    dtb_table_write_options o = options(1000, 3);
+    o.fill = DTB_FILL_GAP;
+    write_ok(path, &o, v, n, &dc, NULL);
+    dtb_tablefile *tf;
+    dtb_error err;
+    assert_int_equal(dtb_tablefile_open(path, NULL, &tf, &err), DTB_OK);
+    uint8_t buf[1000];
+    for (uint64_t b = 0; b * 1000 < n; b++) {
+        const uint64_t start = b * 1000, end = start + 1000 < n ? start + 1000 : n;
+        assert_int_equal(dtb_tablefile_read_block(tf, b, buf, sizeof buf, NULL, &err), DTB_OK);
+        uint64_t count[256] = {0};
+        for (uint64_t i = start; i < end; i++)
+            count[v[i]] += !pattern_dontcare(i);
+        int mode = 0;
+        for (int x = 0; x < 256; x++)
+            if (count[x] > count[mode])
+                mode = x;
+        for (uint64_t i = start; i < end; i++) {
+            if (!pattern_dontcare(i)) {
+                assert_int_equal(buf[i - start], v[i]);
+                continue;
+            }
+            uint64_t l = i, r = i;
+            while (l > start && pattern_dontcare(l))
+                l--;
+            while (r < end && pattern_dontcare(r))
+                r++;
+            const bool same = !pattern_dontcare(l) && r < end && v[l] == v[r];
+            assert_int_equal(buf[i - start], same ? v[l] : mode);
+        }
+    }
+    dtb_tablefile_close(tf);
+    free(v);
+    free(bits);
+}
+
 /* A newer format version is refused as such, even with its checksum made right. */
 static void test_version(void **state)
 {
@@ -683,12 +884,16 @@ static void test_version(void **state)
     write_ok(path, &o, v, 10, NULL, NULL);
     size_t size;
     unsigned char *f = slurp(path, &size);
-    dtb_tf_put32(f + DTB_TF_OFF_VERSION, DTB_TF_VERSION + 1);
-    spill(path, f, size);
     dtb_tablefile *tf;
     dtb_error err;
-    expect_error_names_file(dtb_tablefile_open(path, NULL, &tf, &err), DTB_E_VERSION, &err, path);
-    assert_non_null(strstr(err.msg, "version"));
+    /* A newer one, and version 1 (no tiling field: its files must be regenerated). */
+    const uint32_t versions[] = {DTB_TF_VERSION + 1, 1};
+    for (int k = 0; k < 2; k++) {
+        dtb_tf_put32(f + DTB_TF_OFF_VERSION, versions[k]);
+        spill(path, f, size);
+        expect_error_names_file(dtb_tablefile_open(path, NULL, &tf, &err), DTB_E_VERSION, &err, path);
+        assert_non_null(strstr(err.msg, "version"));
+    }
     free(f);
 }
 
@@ -788,6 +993,9 @@ int main(void)
         cmocka_unit_test(test_mismatch),
         cmocka_unit_test(test_damage),
         cmocka_unit_test(test_swapped_blocks),
+        cmocka_unit_test(test_tile_field),
+        cmocka_unit_test(test_tiling),
+        cmocka_unit_test(test_gap_fill),
         cmocka_unit_test(test_version),
         cmocka_unit_test(test_write_errors),
     };
