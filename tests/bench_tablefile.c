@@ -4,7 +4,7 @@
  * and don't-care fills, and reports bytes, positions per byte and decoding cost.
  *
  *   dtb_bench_tablefile [--variant V] [--pieces N] [--min-pieces N] [--blocks 4096,65536]
- *                       [--levels 3,19] [--dict 0,16384] [--fill previous,majority,zero,none]
+ *                       [--levels 3,19] [--dict 0,16384] [--fill previous,majority,zero,none,gap]
  *                       [--threads T] [--dir DIR]
  * Prints one line per (metric, parameters) with totals over all materials of min..N pieces. */
 #define _POSIX_C_SOURCE 200809L
@@ -44,7 +44,7 @@ static int parse_list(const char *s, long *out, int cap)
     return n;
 }
 
-static const char *fill_names[] = {"previous", "majority", "zero", "none"};
+static const char *fill_names[] = {"previous", "majority", "zero", "none", "gap"}; /* enum order */
 
 int main(int argc, char **argv)
 {
@@ -52,7 +52,7 @@ int main(int argc, char **argv)
     int pieces = 4, min_pieces = 2, threads = 0;
     long blocks[16] = {65536}, levels[16] = {19}, dicts[16] = {0};
     int nb = 1, nl = 1, nd = 1, nf = 1;
-    int fills[4] = {DTB_FILL_PREVIOUS};
+    int fills[5] = {DTB_FILL_GAP};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
         if (!strcmp(a, "--variant")) variant = v, i++;
@@ -65,7 +65,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--dict")) nd = parse_list(v, dicts, 16), i++;
         else if (!strcmp(a, "--fill")) {
             nf = 0;
-            for (int k = 0; k < 4; k++)
+            for (int k = 0; k < 5; k++)
                 if (strstr(v, fill_names[k]))
                     fills[nf++] = k;
             i++;
