@@ -393,12 +393,13 @@ static dtb_status solve_and_write(const dtb_build_options *o, dtb_solved *s, con
 
 /* ---- the plan: which pairs run in which order, and how long each stays in memory -------- */
 
-enum { PAIR_SKIP, PAIR_LOAD, PAIR_SOLVE };
+/* PAIR_CHECK: load, then hand to dtb_build_walk's caller with everything its moves reach. */
+enum { PAIR_SKIP, PAIR_LOAD, PAIR_SOLVE, PAIR_CHECK };
 
 typedef struct plan_pair {
     dtb_material m;               /* the member first in list order */
     bool self;                    /* m is its own flip */
-    int action;                   /* PAIR_SKIP (complete, not needed), PAIR_LOAD, PAIR_SOLVE */
+    int action;                   /* PAIR_SKIP (complete, not needed), PAIR_LOAD, ... */
     uint64_t positions;           /* of one member */
     uint64_t blocks, block_size;  /* of m's index */
     int step;                     /* its place in the run order; -1 when skipped */
@@ -454,19 +455,19 @@ static uint64_t writer_bytes(const plan_pair *p, int threads)
 
 static uint64_t step_bytes(const plan_pair *p, int threads)
 {
-    if (p->action == PAIR_LOAD)
+    if (p->action != PAIR_SOLVE)
         return (uint64_t)threads * (1u << 20); /* a decompression context each */
     const uint64_t s = solver_bytes(p, threads), w = writer_bytes(p, threads);
     return s > w ? s : w;
 }
 
-/* Whether running pair p reads pair q's values: solving reads every exit, loading re-derives
- * capture positions, whose successors have fewer pieces. */
+/* Whether running pair p reads pair q's values: solving (and checking) reads every exit,
+ * loading re-derives capture positions, whose successors have fewer pieces. */
 static bool plan_uses(const plan_pair *p, const plan_pair *q)
 {
     if (p->action == PAIR_SKIP || !dtb_build_exits(&p->m, &q->m))
         return false;
-    return p->action == PAIR_SOLVE || dtb_material_pieces(&q->m) < dtb_material_pieces(&p->m);
+    return p->action != PAIR_LOAD || dtb_material_pieces(&q->m) < dtb_material_pieces(&p->m);
 }
 
 /* The run order. A pair may run once every pair it depends on (dtb_build_depends: a superset of
@@ -535,12 +536,8 @@ static dtb_status plan_order(build_plan *pl, dtb_error *e)
     return DTB_OK;
 }
 
-/* The plan of a build: pairs of the options' list, which are complete on disk (when on_disk),
- * which of those must be loaded for the others, the run order, when each pair's values may go,
- * and the peak of memory that gives. keep: list order and nothing dropped (the build as it was
- * before dropping). */
-static dtb_status plan_make(const dtb_build_options *o, bool on_disk, bool keep, build_plan *pl,
-                            dtb_error *e)
+/* The pairs of the options' list, in list order, with their sizes; every action PAIR_SKIP. */
+static dtb_status plan_list(const dtb_build_options *o, build_plan *pl, dtb_error *e)
 {
     *pl = (build_plan){0};
     dtb_board b;
@@ -570,9 +567,16 @@ static dtb_status plan_make(const dtb_build_options *o, bool on_disk, bool keep,
             p->block_size = dtb_index_block_size(ix);
             dtb_index_free(ix);
         }
-        p->action = on_disk && pair_complete(o, &list[i]) ? PAIR_SKIP : PAIR_SOLVE;
     }
     free(list);
+    return DTB_OK;
+}
+
+/* The rest of a plan whose pairs to solve or check are set: which other pairs must be loaded for
+ * them, the run order, when each pair's values may go, and the peak of memory that gives. keep:
+ * list order and nothing dropped (the build as it was before dropping). Frees pl on failure. */
+static dtb_status plan_finish(const dtb_build_options *o, bool keep, build_plan *pl, dtb_error *e)
+{
     const int np = pl->npairs;
     pl->use = calloc((size_t)np * (size_t)np + 1, 1);
     if (!pl->use) {
@@ -636,6 +640,19 @@ static dtb_status plan_make(const dtb_build_options *o, bool on_disk, bool keep,
     return DTB_OK;
 }
 
+/* The plan of a build: the pairs complete on disk (when on_disk) are skipped or loaded, the
+ * others solved. */
+static dtb_status plan_make(const dtb_build_options *o, bool on_disk, bool keep, build_plan *pl,
+                            dtb_error *e)
+{
+    dtb_status rc = plan_list(o, pl, e);
+    if (rc != DTB_OK)
+        return rc;
+    for (int i = 0; i < pl->npairs; i++)
+        pl->pair[i].action = on_disk && pair_complete(o, &pl->pair[i].m) ? PAIR_SKIP : PAIR_SOLVE;
+    return plan_finish(o, keep, pl, e);
+}
+
 uint64_t dtb_build_memory_needed(const dtb_build_options *o)
 {
     build_plan pl;
@@ -691,6 +708,16 @@ static dtb_status check_resident(const build_plan *pl, const dtb_solved *s, int 
     return DTB_OK;
 }
 
+/* Loads both members of pair p from the build's directory. */
+static dtb_status load_pair(const dtb_build_options *o, dtb_solved *s, const plan_pair *p,
+                            dtb_error *e)
+{
+    dtb_status rc = dtb_build_load(s, o->out_dir, p->m, e);
+    if (rc == DTB_OK && !p->self)
+        rc = dtb_build_load(s, o->out_dir, dtb_material_flip(p->m), e);
+    return rc;
+}
+
 dtb_status dtb_build(const dtb_build_options *o, dtb_error *e)
 {
     if (o->threads > 0)
@@ -741,9 +768,7 @@ dtb_status dtb_build(const dtb_build_options *o, dtb_error *e)
         if (rc == DTB_OK && p->action == PAIR_SOLVE) {
             rc = solve_and_write(o, s, &p->m, e);
         } else if (rc == DTB_OK) {
-            rc = dtb_build_load(s, o->out_dir, p->m, e);
-            if (rc == DTB_OK && !p->self)
-                rc = dtb_build_load(s, o->out_dir, dtb_material_flip(p->m), e);
+            rc = load_pair(o, s, p, e);
         }
         for (int j = 0; j < pl.npairs && rc == DTB_OK; j++)
             if (pl.pair[j].last == step)
@@ -752,6 +777,87 @@ dtb_status dtb_build(const dtb_build_options *o, dtb_error *e)
     if (rc == DTB_OK)
         rc = write_stats_log(o, e);
     dtb_solved_free(s);
+    plan_free(&pl);
+    return rc;
+}
+
+/* Presence decides it all: a pair can be loaded when both members' .dtw are there and every
+ * pair its captures reach can be loaded; checked when besides every pair its moves reach can be
+ * loaded. In list order, so what a pair reaches is decided before it. */
+dtb_status dtb_build_walk(const dtb_build_options *o, dtb_build_visit visit, void *user,
+                          dtb_error *e)
+{
+    if (o->threads > 0)
+        omp_set_num_threads(o->threads);
+    build_plan pl;
+    dtb_status rc = plan_list(o, &pl, e);
+    if (rc != DTB_OK)
+        return rc;
+    const int np = pl.npairs;
+    dtb_material *missing = calloc((size_t)np + 1, sizeof *missing);
+    bool *present = calloc(2 * (size_t)np + 1, 1), *loadable = calloc((size_t)np + 1, 1);
+    if (!missing || !present || !loadable) {
+        free(missing), free(present), free(loadable);
+        plan_free(&pl);
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    }
+    for (int i = 0; i < np; i++) {
+        plan_pair *p = &pl.pair[i];
+        const dtb_material ms[2] = {p->m, dtb_material_flip(p->m)};
+        bool whole = true, reach = true; /* loadable; its moves reach only loadable pairs */
+        for (int k = 0; k < (p->self ? 1 : 2); k++) {
+            char path[4096];
+            dtb_build_table_path(path, sizeof path, o->out_dir, o->variant, &ms[k], DTB_METRIC_DTW);
+            present[2 * i + k] = access(path, F_OK) == 0;
+            if (!present[2 * i + k] && whole) {
+                whole = false;
+                missing[i] = ms[k];
+            }
+        }
+        /* Captures reach fewer pieces, listed first: one missing there and loading fails. */
+        for (int j = 0; j < i && whole; j++) {
+            if (loadable[j] || !dtb_build_exits(&p->m, &pl.pair[j].m))
+                continue;
+            if (reach)
+                missing[i] = missing[j]; /* what is absent, not what it stops */
+            reach = false;
+            if (dtb_material_pieces(&pl.pair[j].m) < dtb_material_pieces(&p->m))
+                whole = false;
+        }
+        loadable[i] = whole;
+        p->action = whole && reach ? PAIR_CHECK : PAIR_SKIP;
+    }
+    rc = plan_finish(o, false, &pl, e);
+    dtb_solved *s = NULL;
+    dtb_board b;
+    dtb_board_init(&b, o->variant);
+    if (rc == DTB_OK && !(s = dtb_solved_create(&b)))
+        rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    /* Present tables that cannot be checked first, in list order. */
+    for (int i = 0; i < np && rc == DTB_OK; i++) {
+        const plan_pair *p = &pl.pair[i];
+        const dtb_material ms[2] = {p->m, dtb_material_flip(p->m)};
+        for (int k = 0; k < (p->self ? 1 : 2) && p->action != PAIR_CHECK; k++)
+            if (present[2 * i + k])
+                visit(user, NULL, ms[k], &missing[i]);
+    }
+    for (int step = 0; rc == DTB_OK && step < pl.nsteps; step++) {
+        const plan_pair *p = &pl.pair[pl.order[step]];
+        rc = check_resident(&pl, s, pl.order[step], e);
+        if (rc == DTB_OK)
+            rc = load_pair(o, s, p, e);
+        if (rc == DTB_OK && p->action == PAIR_CHECK) {
+            const dtb_material f = dtb_material_flip(p->m);
+            visit(user, s, p->m, NULL);
+            if (!p->self)
+                visit(user, s, f, NULL);
+        }
+        for (int j = 0; j < np && rc == DTB_OK; j++)
+            if (pl.pair[j].last == step)
+                drop_pair(s, &pl.pair[j]);
+    }
+    dtb_solved_free(s);
+    free(missing), free(present), free(loadable);
     plan_free(&pl);
     return rc;
 }

@@ -69,6 +69,20 @@ bool dtb_build_exits(const dtb_material *from, const dtb_material *to);
  * (out_dir NULL: everything to solve). UINT64_MAX when out of memory. */
 uint64_t dtb_build_memory_needed(const dtb_build_options *o);
 
+/* Called by dtb_build_walk for each material whose .dtw table is in the directory. When missing
+ * is NULL, s holds m's table and every table its moves reach; else m cannot be checked, as
+ * *missing (a material it or its loading needs) is absent, and s is NULL. */
+typedef void (*dtb_build_visit)(void *user, const dtb_solved *s, dtb_material m,
+                                const dtb_material *missing);
+
+/* Loads the tables of the options' list (o->pieces, o->only) from o->out_dir in a
+ * memory-saving order, dropping each once no later step reads it, and calls visit for each
+ * present material as described there (first those that cannot be checked, in list order).
+ * Memory: about what dtb_build_memory_needed says of a build, without the solver. DTB_OK, or
+ * the status of a table that failed to load, with a message naming it. */
+dtb_status dtb_build_walk(const dtb_build_options *o, dtb_build_visit visit, void *user,
+                          dtb_error *e);
+
 /* Path of a material's table file: dir/<variant>/<material>.<metric>. */
 void dtb_build_table_path(char *buf, size_t size, const char *dir, const dtb_variant *v,
                           const dtb_material *m, dtb_metric metric);

@@ -459,20 +459,6 @@ static void on_mismatch(void *user, const dtb_solved_table *t, uint64_t index, d
            dtb_value_dtw(derived));
 }
 
-/* The first material of list[0..n) that list[i] depends on (captures only when `captures`:
- * what loading needs; else every successor: what checking needs) and that is not in s, or -1. */
-static int missing_dependency(const dtb_solved *s, const dtb_material *list, int n, int i,
-                              bool captures)
-{
-    for (int j = 0; j < n; j++) {
-        if (j == i || !dtb_build_depends(&list[i], &list[j]) || dtb_solved_find(s, list[j]))
-            continue;
-        if (!captures || dtb_material_pieces(&list[j]) < dtb_material_pieces(&list[i]))
-            return j;
-    }
-    return -1;
-}
-
 static void not_checked(const dtbgen_options *o, const char *name, const dtb_material *need)
 {
     char needed[DTB_MATERIAL_NAME_MAX];
@@ -482,83 +468,66 @@ static void not_checked(const dtbgen_options *o, const char *name, const dtb_mat
                 needed);
 }
 
+typedef struct check_state {
+    const dtbgen_options *o;
+    dtb_board b;
+    int checked, unchecked;
+    uint64_t bad, positions;
+} check_state;
+
+static void on_check(void *user, const dtb_solved *s, dtb_material m, const dtb_material *missing)
+{
+    check_state *cs = user;
+    char name[DTB_MATERIAL_NAME_MAX];
+    dtb_material_name(&m, name, sizeof name);
+    if (missing) {
+        not_checked(cs->o, name, missing);
+        cs->unchecked++;
+        return;
+    }
+    const dtb_solved_table *t = dtb_solved_find(s, m);
+    const uint64_t k = dtb_check_table(s, t, on_mismatch, &cs->b, 20);
+    if (!cs->o->quiet)
+        fprintf(stderr, "dtbgen: check %s: %llu positions, %llu mismatches\n", name,
+                (unsigned long long)dtb_index_size(t->index), (unsigned long long)k);
+    cs->bad += k;
+    cs->positions += dtb_index_size(t->index);
+    cs->checked++;
+}
+
 static int run_check(const dtbgen_options *o)
 {
     const dtb_variant *v = find_variant(o);
     if (!v)
         return EXIT_INPUT;
-    if (o->threads)
-        omp_set_num_threads(o->threads);
-    dtb_board b;
-    dtb_board_init(&b, v);
-    const int pieces = o->pieces ? o->pieces : 8;
-    const int n = dtb_material_list(pieces, NULL, 0);
-    dtb_material *list = malloc((size_t)n * sizeof *list);
-    dtb_solved *s = dtb_solved_create(&b);
-    if (!list || !s) {
-        fprintf(stderr, "dtbgen: out of memory\n");
+    check_state cs = {.o = o};
+    dtb_board_init(&cs.b, v);
+    /* Tables are loaded in the order of a build and dropped once checked and no longer read
+     * (loading re-derives capture positions from smaller tables, checking reads every
+     * successor). A table whose successors lie in a table that is not there (a partial or
+     * interrupted build) cannot be checked: it is named and left out, like an absent table. */
+    const dtb_build_options bo = {
+        .variant = v,
+        .pieces = o->pieces ? o->pieces : 8,
+        .out_dir = o->dir,
+        .threads = o->threads,
+    };
+    const double t0 = omp_get_wtime();
+    dtb_error e;
+    if (dtb_build_walk(&bo, on_check, &cs, &e) != DTB_OK) {
+        fprintf(stderr, "dtbgen: %s\n", e.msg);
         return EXIT_INPUT;
     }
-    dtb_material_list(pieces, list, n);
-    int checked = 0, unchecked = 0, status = 0;
-    uint64_t bad = 0, positions = 0;
-    const double t0 = omp_get_wtime();
-    /* Load everything present in dependency order (loading re-derives capture positions, which
-     * needs the smaller materials), then check each table against its successors. A table
-     * whose successors lie in a table that is not there (a partial or interrupted build) cannot
-     * be checked: it is named and left out, like an absent table. */
-    for (int i = 0; i < n && !status; i++) {
-        char path[4096], name[DTB_MATERIAL_NAME_MAX];
-        dtb_material_name(&list[i], name, sizeof name);
-        dtb_build_table_path(path, sizeof path, o->dir, v, &list[i], DTB_METRIC_DTW);
-        if (access(path, F_OK) != 0)
-            continue;
-        const int need = missing_dependency(s, list, n, i, true);
-        if (need >= 0) {
-            not_checked(o, name, &list[need]);
-            unchecked++;
-            continue;
-        }
-        dtb_error e;
-        if (dtb_build_load(s, o->dir, list[i], &e) != DTB_OK) {
-            fprintf(stderr, "dtbgen: %s: %s\n", name, e.msg);
-            status = EXIT_INPUT;
-        }
-    }
-    for (int i = 0; i < n && !status; i++) {
-        const dtb_solved_table *t = dtb_solved_find(s, list[i]);
-        if (!t)
-            continue;
-        char name[DTB_MATERIAL_NAME_MAX];
-        dtb_material_name(&list[i], name, sizeof name);
-        const int need = missing_dependency(s, list, n, i, false);
-        if (need >= 0) {
-            not_checked(o, name, &list[need]);
-            unchecked++;
-            continue;
-        }
-        const uint64_t k = dtb_check_table(s, t, on_mismatch, &b, 20);
-        if (!o->quiet)
-            fprintf(stderr, "dtbgen: check %s: %llu positions, %llu mismatches\n", name,
-                    (unsigned long long)dtb_index_size(t->index), (unsigned long long)k);
-        bad += k;
-        positions += dtb_index_size(t->index);
-        checked++;
-    }
-    dtb_solved_free(s);
-    free(list);
-    if (status)
-        return status;
-    if (checked == 0) {
+    if (cs.checked == 0) {
         fprintf(stderr, "dtbgen: no %s tables in %s/%s\n", v->name, o->dir, v->name);
         return EXIT_INPUT;
     }
-    printf("checked %d tables, %llu positions, %llu mismatches", checked,
-           (unsigned long long)positions, (unsigned long long)bad);
-    if (unchecked)
-        printf(", %d tables not checked (a table they need is missing)", unchecked);
+    printf("checked %d tables, %llu positions, %llu mismatches", cs.checked,
+           (unsigned long long)cs.positions, (unsigned long long)cs.bad);
+    if (cs.unchecked)
+        printf(", %d tables not checked (a table they need is missing)", cs.unchecked);
     printf(" (%.1f s)\n", omp_get_wtime() - t0);
-    return bad ? EXIT_INPUT : 0;
+    return cs.bad ? EXIT_INPUT : 0;
 }
 
 int main(int argc, char **argv)

@@ -796,6 +796,78 @@ static void test_memory_estimate(void **state)
     assert_true(drop < keep / 2);
 }
 
+typedef struct walk_log {
+    int checked, unchecked;
+    uint64_t bad;
+    char names[MAX_NAMES][DTB_MATERIAL_NAME_MAX];  /* of every visit */
+    char needs[MAX_NAMES][DTB_MATERIAL_NAME_MAX];  /* "" when checked */
+} walk_log;
+
+static void on_walk(void *user, const dtb_solved *s, dtb_material m, const dtb_material *missing)
+{
+    walk_log *w = user;
+    const int k = w->checked + w->unchecked;
+    assert_true(k < MAX_NAMES);
+    dtb_material_name(&m, w->names[k], DTB_MATERIAL_NAME_MAX);
+    w->needs[k][0] = '\0';
+    if (missing) {
+        assert_null(s);
+        dtb_material_name(missing, w->needs[k], DTB_MATERIAL_NAME_MAX);
+        w->unchecked++;
+        return;
+    }
+    w->checked++;
+    w->bad += dtb_check_table(s, dtb_solved_find(s, m), NULL, NULL, 0);
+}
+
+/* The needs of the visit of `name` ("" when checked); fails when not visited once. */
+static const char *walk_needs(const walk_log *w, const char *name)
+{
+    const char *found = NULL;
+    for (int k = 0; k < w->checked + w->unchecked; k++)
+        if (strcmp(w->names[k], name) == 0) {
+            if (found)
+                fail_msg("%s visited twice", name);
+            found = w->needs[k];
+        }
+    if (!found)
+        fail_msg("%s not visited", name);
+    return found;
+}
+
+/* dtbgen --check's walk (tables dropped once checked and no longer read; resume_test checks
+ * complete and killed directories through dtbgen --check): with one table gone, exactly the
+ * tables whose moves or loading reach it are left out, naming it, and the others are checked
+ * once each against their successors, all in memory. */
+static void test_walk_partial(void **state)
+{
+    fixture *fx = *state;
+    char dir[300];
+    scratch_dir(fx, dir, sizeof dir);
+    copy_dir(fx->one, dir);
+    remove_in(dir, "KvKK.dtw"); /* KKvK's partner */
+    build_log bl = {0};
+    dtb_build_options o = options(dir, 4, NULL, 2, &bl);
+    walk_log w = {0};
+    dtb_error e = {{0}};
+    if (dtb_build_walk(&o, on_walk, &w, &e) != DTB_OK)
+        fail_msg("walk: %s", e.msg);
+    /* KKvK (partner gone), KMvK / KvKM and KKvM / MvKK (a man promotes into KKvK), KKKvK,
+     * KvKKK, KKKvM, MvKKK (captures reach KKvK: not even loadable). */
+    static const char *const left_out[] = {"KKvK", "KMvK", "KvKM", "KKvM", "MvKK", "KKKvK",
+                                           "KvKKK", FOUR_PIECE, "MvKKK"};
+    for (int k = 0; k < 9; k++)
+        if (strcmp(walk_needs(&w, left_out[k]), "KvKK") != 0)
+            fail_msg("%s: not left out for KvKK", left_out[k]);
+    static const char *const checked[] = {"KvK", "KvM", "MvM", "MMvK", "MMvM", "KMvM", "MvKM"};
+    for (int k = 0; k < 7; k++)
+        if (walk_needs(&w, checked[k])[0])
+            fail_msg("%s left out", checked[k]);
+    assert_int_equal(w.unchecked, 9);
+    assert_int_equal(w.checked, 19 - 9);
+    assert_int_equal(w.bad, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -809,6 +881,7 @@ int main(void)
         cmocka_unit_test(test_exits_cover_moves),
         cmocka_unit_test(test_dropping_same_bytes),
         cmocka_unit_test(test_memory_estimate),
+        cmocka_unit_test(test_walk_partial),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
