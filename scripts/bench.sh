@@ -25,7 +25,7 @@ cmake --build build/release -j "$threads" >/dev/null
 bin=build/release
 out=build/bench-tables
 rows=()
-row() { rows+=("$(printf '| %-44s | %22s |' "$1" "$2")"); echo "$1: $2" >&2; }
+row() { rows+=("$(printf '| %-52s | %28s |' "$1" "$2")"); echo "$1: $2" >&2; }
 
 # perft: international start position, one core.
 depth=$([ "$quick" = 1 ] && echo 8 || echo 9)
@@ -62,7 +62,9 @@ for n in $pieces_list; do
 done
 
 # Probes on the tables just generated (the largest complete piece count): cached WDL on one and
-# two threads, cached DTW, uncached WDL. per_cpu_second is the per-core rate.
+# two threads, cached DTW, uncached WDL. per_cpu_second is the per-core rate. 1 M random positions
+# spread over the whole tables measure memory latency as much as code; 4096 positions (a working
+# set that stays in the CPU caches) measure the probe's code.
 probe_row() { # label, options...
   local label=$1; shift
   "$bin/tests/dtb_bench_probe" --tables "$out" "$@" 2>/dev/null | while read -r line; do
@@ -73,11 +75,13 @@ probe_row() { # label, options...
 }
 while IFS='|' read -r label value; do
   row "$label" "$value"
-done < <(probe_row "probe WDL cached" --threads 1 --threads 2; probe_row "probe DTW cached" --dtw --threads 1;
+done < <(probe_row "probe WDL cached, 1M positions" --threads 1 --threads 2;
+         probe_row "probe WDL cached, 4096 positions" --positions 4096 --rounds 200 --threads 1 --threads 2;
+         probe_row "probe DTW cached, 1M positions" --dtw --threads 1;
          probe_row "probe WDL uncached" --uncached --threads 1)
 
 echo
 echo "dtb benchmark, $(date -u +%Y-%m-%d), $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB"
-printf '| %-44s | %22s |\n' "measure" "result"
-printf '|%s|%s|\n' "$(printf -- '-%.0s' {1..46})" "$(printf -- '-%.0s' {1..24})"
+printf '| %-52s | %28s |\n' "measure" "result"
+printf '|%s|%s|\n' "$(printf -- '-%.0s' {1..54})" "$(printf -- '-%.0s' {1..30})"
 printf '%s\n' "${rows[@]}"
