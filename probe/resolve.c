@@ -177,15 +177,6 @@ static inline dtb_status find_table(dtb_resolver *r, dtb_material m, bool dtw, u
     return s;
 }
 
-static inline uint64_t reverse64(uint64_t x)
-{
-    x = __builtin_bswap64(x);
-    x = ((x >> 1) & 0x5555555555555555ull) | ((x & 0x5555555555555555ull) << 1);
-    x = ((x >> 2) & 0x3333333333333333ull) | ((x & 0x3333333333333333ull) << 2);
-    x = ((x >> 4) & 0x0F0F0F0F0F0F0F0Full) | ((x & 0x0F0F0F0F0F0F0F0Full) << 4);
-    return x;
-}
-
 /* p with white to move: p itself or its flip in *buf. On boards of up to 64 squares the flip
  * (dtb_pos_flip's square map i -> squares-1-i) is done here, inline, on one word per set. (A
  * branch-free form that computes both and selects one measured no faster.) */
@@ -198,10 +189,10 @@ static inline const dtb_pos *white_to_move(const dtb_resolver *r, const dtb_pos 
         return buf;
     }
     const int sh = r->flip_shift;
-    buf->men[DTB_WHITE] = reverse64((uint64_t)p->men[DTB_BLACK]) >> sh;
-    buf->men[DTB_BLACK] = reverse64((uint64_t)p->men[DTB_WHITE]) >> sh;
-    buf->kings[DTB_WHITE] = reverse64((uint64_t)p->kings[DTB_BLACK]) >> sh;
-    buf->kings[DTB_BLACK] = reverse64((uint64_t)p->kings[DTB_WHITE]) >> sh;
+    buf->men[DTB_WHITE] = dtb_reverse64((uint64_t)p->men[DTB_BLACK]) >> sh;
+    buf->men[DTB_BLACK] = dtb_reverse64((uint64_t)p->men[DTB_WHITE]) >> sh;
+    buf->kings[DTB_WHITE] = dtb_reverse64((uint64_t)p->kings[DTB_BLACK]) >> sh;
+    buf->kings[DTB_BLACK] = dtb_reverse64((uint64_t)p->kings[DTB_WHITE]) >> sh;
     buf->side = DTB_WHITE;
     return buf;
 }
