@@ -328,8 +328,9 @@ static __attribute__((noinline)) dtb_status generate_captures(const dtb_board *b
     return cs.status;
 }
 
-ALWAYS_INLINE dtb_status generate(const dtb_board *b, const dtb_pos *p, dtb_movelist *out,
-                                  int half)
+/* The captures of p, or an empty list when it has none. */
+ALWAYS_INLINE dtb_status captures_only(const dtb_board *b, const dtb_pos *p, dtb_movelist *out,
+                                       int half)
 {
     const dtb_bb empty = b->all & ~dtb_pos_occupied(p);
     bool king_can;
@@ -337,7 +338,16 @@ ALWAYS_INLINE dtb_status generate(const dtb_board *b, const dtb_pos *p, dtb_move
     if (men || king_can)
         return generate_captures(b, p, men, king_can, out);
     out->count = 0;
-    return generate_quiet(b, p, empty, out, half);
+    return DTB_OK;
+}
+
+ALWAYS_INLINE dtb_status generate(const dtb_board *b, const dtb_pos *p, dtb_movelist *out,
+                                  int half)
+{
+    const dtb_status st = captures_only(b, p, out, half);
+    if (st != DTB_OK || out->count)
+        return st;
+    return generate_quiet(b, p, b->all & ~dtb_pos_occupied(p), out, half);
 }
 
 /* Captures must be listed to merge equal moves. */
@@ -445,6 +455,13 @@ dtb_status dtb_generate(const dtb_board *b, const dtb_pos *p, dtb_movelist *out)
 int dtb_count_moves(const dtb_board *b, const dtb_pos *p)
 {
 #define CALL(h) count_moves(b, p, h)
+    DISPATCH(CALL)
+#undef CALL
+}
+
+dtb_status dtb_generate_captures(const dtb_board *b, const dtb_pos *p, dtb_movelist *out)
+{
+#define CALL(h) captures_only(b, p, out, h)
     DISPATCH(CALL)
 #undef CALL
 }

@@ -43,6 +43,11 @@ int dtb_count_king_steps(const dtb_board *b, dtb_bb kings, dtb_bb empty);
 /* True when p's side to move has a capture. */
 bool dtb_has_capture(const dtb_board *b, const dtb_pos *p);
 
+/* The captures of p into *out when its side to move has one, else out->count = 0 (quiet moves
+ * are not listed): dtb_has_capture and dtb_generate in one pass, for callers that want the
+ * moves of capture positions only. Returns as dtb_generate. */
+dtb_status dtb_generate_captures(const dtb_board *b, const dtb_pos *p, dtb_movelist *out);
+
 /* The position after move m (a legal move of p). out may alias p. */
 void dtb_make_move(const dtb_pos *p, const dtb_move *m, dtb_pos *out);
 

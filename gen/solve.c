@@ -205,13 +205,13 @@ static void init_position(const unit *u, lane *ln, batch *bt, uint32_t id)
     dtb_pos p;
     local_pos(u, id, &p);
     int cnt = 0;
-    const bool capture = dtb_has_capture(b, &p);
+    dtb_movelist ml;
+    const dtb_status st = dtb_generate_captures(b, &p, &ml);
+    assert(st == DTB_OK);
+    (void)st;
+    const bool capture = ml.count > 0;
     int first;
     if (capture) {
-        dtb_movelist ml;
-        const dtb_status st = dtb_generate(b, &p, &ml);
-        assert(st == DTB_OK);
-        (void)st;
         if (bt->nexit + ml.count > EXITS_CAP)
             flush_batch(u, ln, bt);
         first = bt->nexit;
