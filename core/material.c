@@ -3,16 +3,6 @@
 
 #include <assert.h>
 
-dtb_material dtb_material_of(const dtb_pos *p)
-{
-    dtb_material m;
-    for (int c = 0; c < 2; c++) {
-        m.kings[c] = (unsigned char)dtb_bb_count(p->kings[c]);
-        m.men[c] = (unsigned char)dtb_bb_count(p->men[c]);
-    }
-    return m;
-}
-
 dtb_material dtb_material_flip(dtb_material m)
 {
     const dtb_material f = {{m.kings[1], m.kings[0]}, {m.men[1], m.men[0]}};

@@ -27,8 +27,16 @@ static inline bool dtb_material_equal(const dtb_material *a, const dtb_material 
            a->men[1] == b->men[1];
 }
 
-/* The material of a position. */
-dtb_material dtb_material_of(const dtb_pos *p);
+/* The material of a position. Inline: the solver and the probe count it on every step. */
+static inline dtb_material dtb_material_of(const dtb_pos *p)
+{
+    dtb_material m;
+    for (int c = 0; c < 2; c++) {
+        m.kings[c] = (unsigned char)dtb_bb_count(p->kings[c]);
+        m.men[c] = (unsigned char)dtb_bb_count(p->men[c]);
+    }
+    return m;
+}
 
 /* Colours swapped: the material of the flipped position. */
 dtb_material dtb_material_flip(dtb_material m);

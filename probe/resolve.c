@@ -33,7 +33,6 @@ struct dtb_resolver {
     dtb_tableset *ts;
     const dtb_board *board;
     dtb_capturetest ct; /* the capture test of the hot path, when usable for this board */
-    int flip_shift;     /* 64 - squares when the board fits 64 bits (the flip's fast path), else -1 */
     dtb_blockcache *cache;
     dtb_tableset_log log;
     void *user;
@@ -54,7 +53,6 @@ dtb_resolver *dtb_resolver_create(dtb_tableset *ts, uint64_t cache_bytes, dtb_ta
     r->ts = ts;
     r->board = dtb_tableset_board(ts);
     dtb_capturetest_init(&r->ct, r->board);
-    r->flip_shift = r->board->squares <= 64 ? 64 - r->board->squares : -1;
     r->log = log;
     r->user = user;
     pthread_mutex_init(&r->pool_lock, NULL);
@@ -177,35 +175,14 @@ static inline dtb_status find_table(dtb_resolver *r, dtb_material m, bool dtw, u
     return s;
 }
 
-/* p with white to move: p itself or its flip in *buf. On boards of up to 64 squares the flip
- * (dtb_pos_flip's square map i -> squares-1-i) is done here, inline, on one word per set. (A
- * branch-free form that computes both and selects one measured no faster.) */
+/* p with white to move: p itself or its flip in *buf (dtb_pos_flip is inline: one word per set
+ * on boards of up to 64 squares). */
 static inline const dtb_pos *white_to_move(const dtb_resolver *r, const dtb_pos *p, dtb_pos *buf)
 {
     if (p->side == DTB_WHITE)
         return p;
-    if (r->flip_shift < 0) {
-        dtb_pos_flip(r->board, p, buf);
-        return buf;
-    }
-    const int sh = r->flip_shift;
-    buf->men[DTB_WHITE] = dtb_reverse64((uint64_t)p->men[DTB_BLACK]) >> sh;
-    buf->men[DTB_BLACK] = dtb_reverse64((uint64_t)p->men[DTB_WHITE]) >> sh;
-    buf->kings[DTB_WHITE] = dtb_reverse64((uint64_t)p->kings[DTB_BLACK]) >> sh;
-    buf->kings[DTB_BLACK] = dtb_reverse64((uint64_t)p->kings[DTB_WHITE]) >> sh;
-    buf->side = DTB_WHITE;
+    dtb_pos_flip(r->board, p, buf);
     return buf;
-}
-
-/* dtb_material_of, inline (it is on every probe's path). */
-static inline dtb_material material_of(const dtb_pos *p)
-{
-    dtb_material m;
-    for (int c = 0; c < 2; c++) {
-        m.kings[c] = (unsigned char)dtb_bb_count(p->kings[c]);
-        m.men[c] = (unsigned char)dtb_bb_count(p->men[c]);
-    }
-    return m;
 }
 
 /* Whether the side to move of p must capture. */
@@ -220,7 +197,7 @@ static dtb_status quiet_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, d
     dtb_pos buf;
     const dtb_pos *w = white_to_move(r, p, &buf);
     const dtb_ptable *t;
-    dtb_status s = find_table(r, material_of(w), false, flags, &t, e);
+    dtb_status s = find_table(r, dtb_material_of(w), false, flags, &t, e);
     if (s != DTB_OK)
         return s;
     unsigned raw;
@@ -244,7 +221,7 @@ static dtb_status quiet_value(dtb_resolver *r, const dtb_pos *p, unsigned flags,
     dtb_pos buf;
     const dtb_pos *w = white_to_move(r, p, &buf);
     const dtb_ptable *t;
-    dtb_status s = find_table(r, material_of(w), true, flags, &t, e);
+    dtb_status s = find_table(r, dtb_material_of(w), true, flags, &t, e);
     if (s != DTB_OK)
         return s;
     unsigned raw;
