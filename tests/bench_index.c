@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "index.h"
+#include "splitmix.h"
 
 #define BATCH 4096
 
@@ -26,14 +27,6 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
 }
 
 static dtb_pos pos[BATCH];
@@ -100,13 +93,13 @@ int main(int argc, char **argv)
         }
         const uint64_t size = dtb_index_size(ix);
         for (int k = 0; k < BATCH; k++) {
-            idx[k] = splitmix(&seed) % size;
+            idx[k] = dtb_splitmix64(&seed) % size;
             /* runs of 64 consecutive indexes, as a solver walking a block reads them */
-            seq[k] = k % 64 ? seq[k - 1] + 1 : splitmix(&seed) % size;
+            seq[k] = k % 64 ? seq[k - 1] + 1 : dtb_splitmix64(&seed) % size;
             if (seq[k] >= size)
                 seq[k] = 0;
-            dtb_index_pos(ix, splitmix(&seed) % size, &pos[k]);
-            krank[k] = splitmix(&seed) % dtb_index_block_size(ix);
+            dtb_index_pos(ix, dtb_splitmix64(&seed) % size, &pos[k]);
+            krank[k] = dtb_splitmix64(&seed) % dtb_index_block_size(ix);
         }
         printf("# %-8s %12llu positions:", names[n], (unsigned long long)size);
         for (int what = 0; what < NWHAT; what++) {

@@ -31,20 +31,13 @@
 #include "index.h"
 #include "material.h"
 #include "movegen.h"
+#include "splitmix.h"
 
 static double now(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static uint64_t rng_next(uint64_t *s)
-{ /* splitmix64 */
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
 }
 
 typedef struct job {
@@ -155,7 +148,7 @@ int main(int argc, char **argv)
             total += dtb_index_size(ix[i]);
     uint64_t seed = 12345;
     for (int k = 0; k < npos;) {
-        uint64_t r = rng_next(&seed) % total;
+        uint64_t r = dtb_splitmix64(&seed) % total;
         int i = 0;
         while (!ix[i] || r >= dtb_index_size(ix[i])) {
             r -= ix[i] ? dtb_index_size(ix[i]) : 0;
@@ -163,7 +156,7 @@ int main(int argc, char **argv)
         }
         dtb_pos p;
         dtb_index_pos(ix[i], r, &p);
-        if (rng_next(&seed) & 1)
+        if (dtb_splitmix64(&seed) & 1)
             dtb_pos_flip(&b, &p, &p);
         if (dtb_has_capture(&b, &p))
             continue;

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "index.h"
+#include "splitmix.h"
 
 /* Workload. Optimised builds do what issue 3 asks: 10^6 random round trips (index -> position
  * -> index; for every tenth also a random position -> index -> position) per 10x10 material of
@@ -32,13 +33,7 @@
 
 static uint64_t rng_state = 0x0123456789ABCDEFull;
 
-static uint64_t rng(void) /* splitmix64 */
-{
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+static uint64_t rng(void) { return dtb_splitmix64(&rng_state); }
 
 /* Uniform in [0, n) without a division (Lemire's multiply-shift; the bias is below 2^-30). */
 static uint64_t rng_below(uint64_t n) { return (uint64_t)(((unsigned __int128)rng() * n) >> 64); }

@@ -36,6 +36,7 @@
 #include "capturetest.h"
 #include "fen.h"
 #include "movegen.h"
+#include "splitmix.h"
 #include "solve.h"
 #include "tableformat.h"
 #include "tableset.h"
@@ -331,14 +332,6 @@ static void test_shared_definitions(void **state)
 
 /* ---- the probe's capture test ------------------------------------------------------------- */
 
-static uint64_t rng_next(uint64_t *s)
-{ /* splitmix64 */
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 /* The probe's branch-free capture test (probe/capturetest.h) against the full move generator:
  * a position has a capture exactly when its legal moves take pieces. Random placements of up
  * to 3 kings and 4 men a side, on every board the test claims to handle. */
@@ -362,16 +355,17 @@ static void test_capture_test(void **state)
         boards++;
         int with = 0;
         for (int trial = 0; trial < 20000; trial++) {
-            dtb_pos p = {{0, 0}, {0, 0}, (rng_next(&seed) & 1) ? DTB_BLACK : DTB_WHITE};
+            dtb_pos p = {{0, 0}, {0, 0}, (dtb_splitmix64(&seed) & 1) ? DTB_BLACK : DTB_WHITE};
             dtb_bb used = 0;
             for (int c = 0; c < 2; c++) {
-                const int nk = (int)(rng_next(&seed) % 4), nm = (int)(rng_next(&seed) % 5);
+                const int nk = (int)(dtb_splitmix64(&seed) % 4);
+                const int nm = (int)(dtb_splitmix64(&seed) % 5);
                 for (int k = 0; k < nk + nm; k++) {
                     const bool man = k >= nk;
                     const dtb_bb bad = used | (man ? b.promotion[c] : 0);
                     int sq;
                     do
-                        sq = (int)(rng_next(&seed) % (uint64_t)b.squares);
+                        sq = (int)(dtb_splitmix64(&seed) % (uint64_t)b.squares);
                     while (dtb_bb_has(bad, sq));
                     used |= dtb_bb_bit(sq);
                     if (man)
