@@ -451,11 +451,24 @@ static void solve_unit(const unit *u, lane *ln)
     count_unit(u, ln, 0, n);
 }
 
+/* The highest level any lane has queued, and whether one ran out of memory. */
+static void survey(const lane *lanes, int nlanes, int *top, bool *nomem)
+{
+    for (int l = 0; l < nlanes; l++) {
+        *top = *top > lanes[l].top ? *top : lanes[l].top;
+        *nomem |= lanes[l].nomem;
+    }
+}
+
+enum { CHUNK = 4096 }; /* positions or queue entries a thread takes at a time in a shared unit */
+
+static size_t chunks(size_t n) { return (n + CHUNK - 1) / CHUNK; }
+static size_t chunk_end(size_t c, size_t n) { return n < (c + 1) * CHUNK ? n : (c + 1) * CHUNK; }
+
 /* All threads solve one (large) unit together, each through its own lane. */
 static void solve_unit_shared(const unit *u, lane *lanes, int nlanes)
 {
     const uint32_t n = (uint32_t)(u->nhalves * u->K);
-    enum { CHUNK = 4096 };
     int top = -1;
     bool nomem = false;
     clear_values(u);
@@ -464,32 +477,29 @@ static void solve_unit_shared(const unit *u, lane *lanes, int nlanes)
         lane *me = &lanes[omp_get_thread_num()];
         me->top = -1;
 #pragma omp for schedule(dynamic, 1)
-        for (uint32_t c = 0; c < (n + CHUNK - 1) / CHUNK; c++)
-            init_range(u, me, c * CHUNK, n < (c + 1) * CHUNK ? n : (c + 1) * CHUNK);
+        for (size_t c = 0; c < chunks(n); c++)
+            init_range(u, me, (uint32_t)(c * CHUNK), (uint32_t)chunk_end(c, n));
 #pragma omp single
-        for (int l = 0; l < nlanes; l++) {
-            top = top > lanes[l].top ? top : lanes[l].top;
-            nomem |= lanes[l].nomem;
-        }
+        survey(lanes, nlanes, &top, &nomem);
         for (int d = 0; d <= top && !nomem; d++) {
             /* Every lane's level-d queue, cut in chunks; pushes meanwhile go to later levels. */
             for (int l = 0; l < nlanes; l++) {
                 const bucket *q = &lanes[l].q[d];
 #pragma omp for schedule(dynamic, 1) nowait
-                for (size_t c = 0; c < (q->n + CHUNK - 1) / CHUNK; c++)
-                    resolve_bucket(u, me, q, c * CHUNK, q->n < (c + 1) * CHUNK ? q->n : (c + 1) * CHUNK, d);
+                for (size_t c = 0; c < chunks(q->n); c++)
+                    resolve_bucket(u, me, q, c * CHUNK, chunk_end(c, q->n), d);
             }
 #pragma omp barrier
 #pragma omp single
-            for (int l = 0; l < nlanes; l++) {
-                lanes[l].q[d].n = 0;
-                top = top > lanes[l].top ? top : lanes[l].top;
-                nomem |= lanes[l].nomem;
+            {
+                for (int l = 0; l < nlanes; l++)
+                    lanes[l].q[d].n = 0;
+                survey(lanes, nlanes, &top, &nomem);
             }
         }
 #pragma omp for schedule(dynamic, 1)
-        for (uint32_t c = 0; c < (n + CHUNK - 1) / CHUNK; c++)
-            count_unit(u, me, c * CHUNK, n < (c + 1) * CHUNK ? n : (c + 1) * CHUNK);
+        for (size_t c = 0; c < chunks(n); c++)
+            count_unit(u, me, (uint32_t)(c * CHUNK), (uint32_t)chunk_end(c, n));
     }
 }
 
