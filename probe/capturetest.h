@@ -1,12 +1,21 @@
 /* "Has the side to move a capture?" for the probe's hot path (internal to libdtb).
  *
  * The same question as core's dtb_has_capture, answered without a branch that depends on the
- * position: flying kings are followed along each direction by an occluded fill (Kogge-Stone:
- * steps of 1, 2 and 4 squares) instead of a walk of one step per loop turn, whose exits are
- * hard to predict. Only boards of at most 64 squares whose longest diagonal lets a king walk
- * at most 7 empty squares before a capture (8x8 and 10x10) are handled; for the others `usable`
- * is false and the caller asks dtb_has_capture. tests/test_probe.c compares the two on random
- * positions of every variant.
+ * position, on a padded copy of the position's sets: each pair of rows gets one unused "ghost"
+ * bit after it (square i goes to bit i + i / (2 * half)), which makes every diagonal step one
+ * shift by the same amount for every square (half or half + 1 bits, up or down), and puts every
+ * step off the left or right edge onto a ghost bit or off the word. A step of a whole set is then
+ * one shift, where core's dense layout needs two masks, two shifts and an or (the step depends on
+ * the row's parity). The copy is one pdep per set where the CPU has a fast one (BMI2), else a
+ * few shifts per pair of rows. Flying kings are followed along each direction by an occluded
+ * fill (Kogge-Stone: steps of 1, 2 and 4 squares) instead of a walk of one step per loop turn,
+ * whose exits are hard to predict.
+ *
+ * Only boards whose padded form fits 64 bits and whose longest diagonal lets a king walk at most
+ * 7 empty squares before a capture (8x8 and 10x10) are handled, and init checks every square and
+ * direction of the board against the padded steps; for the others `usable` is false and the
+ * caller asks dtb_has_capture. tests/test_probe.c compares the two on random positions of every
+ * variant.
  *
  * Usage: fill a dtb_capturetest once per board with dtb_capturetest_init, then call
  * dtb_capturetest_has from any number of threads (it only reads). */
@@ -20,137 +29,184 @@
 #include "board.h"
 #include "position.h"
 
+#if defined(__AVX2__) || defined(__BMI2__)
+#include <immintrin.h>
+#endif
+#if defined(__BMI2__) && !defined(__znver1__) && !defined(__znver2__)
+#define DTB_CT_PDEP_ 1 /* pdep is one fast instruction here (Zen 1 and 2 microcode it) */
+#else
+#define DTB_CT_PDEP_ 0
+#endif
+
 typedef struct dtb_capturetest {
     bool usable;
     bool fly, men_back;
-    int half; /* squares per row when the steps are core's dense-layout shifts (compiled in), else 0 */
-    uint64_t all;
-    /* One step in direction d: squares of parity p in m1[d][p] move left by l1 then right by r1
-     * (one of the two is 0). Two and four steps along one direction move every square by the
-     * same amount (one step of each row parity per two steps). */
-    uint64_t m1[DTB_DIRS][2];
-    unsigned char l1[DTB_DIRS][2], r1[DTB_DIRS][2];
-    uint64_t m2[DTB_DIRS], m4[DTB_DIRS];
-    unsigned char l2[DTB_DIRS], r2[DTB_DIRS], l4[DTB_DIRS], r4[DTB_DIRS];
+    int half;       /* squares per row when the steps below are the compiled-in ones, else 0 */
+    int group;      /* squares per pair of rows (2 * half): each such run gets one ghost bit */
+    uint64_t pad;   /* the padded squares (the bits of the board's squares in the padded copy) */
+    /* One step in direction d moves a padded set left by l[d] bits or right by r[d] bits. */
+    unsigned char l[DTB_DIRS], r[DTB_DIRS];
+    /* The same steps as shift counts of the four directions side by side (AVX2: one vector
+     * lane per direction), for 1, 2 and 4 steps forward ([k][0] left, [k][1] right), and the
+     * lanes where men capture, by side to move (all lanes when men capture backward). */
+    uint64_t vshift[3][2][DTB_DIRS];
+    uint64_t vmen[2][DTB_DIRS];
 } dtb_capturetest;
 
-/* Square k steps from sq in direction d, or -1. */
-static inline int dtb_capturetest_walk_(const dtb_board *b, int sq, int d, int k)
-{
-    for (; k > 0 && sq >= 0; k--)
-        sq = b->next[sq][d];
-    return sq;
-}
+/* Padded bit of square sq when pairs of rows hold group squares. */
+static inline int dtb_capturetest_bit_(int sq, int group) { return sq + sq / group; }
 
-/* The dense layout's one-step shift for direction d and row parity p (as in core/movegen.c). */
-static inline int dtb_capturetest_shift_(int half, int d, int p)
+/* The step of direction d on the padded layout of a board with half squares per row: up (d 0,
+ * 1) is towards bit 0, and the left neighbour (NW, SW) is one bit further than the right one. */
+static inline int dtb_capturetest_step_(int half, int d)
 {
-    static const int base[DTB_DIRS][2] = {{0, -1}, {1, 0}, {0, -1}, {1, 0}};
-    return (d < 2 ? -half : half) + base[d][p];
+    static const int step[DTB_DIRS][2] = {{-1, -1}, {-1, 0}, {1, 0}, {1, 1}};
+    return step[d][0] * half + step[d][1];
 }
 
 static inline void dtb_capturetest_init(dtb_capturetest *t, const dtb_board *b)
 {
     memset(t, 0, sizeof *t);
-    if (b->squares > 64)
+    const int group = 2 * b->half;
+    if (b->squares > 64 || dtb_capturetest_bit_(b->squares - 1, group) > 63)
         return;
     t->fly = b->variant->kings_fly;
     t->men_back = b->variant->men_capture_backward;
-    t->all = (uint64_t)b->all;
+    t->group = group;
+    for (int sq = 0; sq < b->squares; sq++)
+        t->pad |= 1ull << dtb_capturetest_bit_(sq, group);
+    /* Every step of every square, checked: a neighbour is the padded bit one step away, and a
+     * step off the board lands on no square's bit. */
     for (int d = 0; d < DTB_DIRS; d++) {
-        for (int p = 0; p < 2; p++) {
-            t->m1[d][p] = (uint64_t)b->step_from[d][p];
-            const int s = b->step_shift[d][p];
-            t->l1[d][p] = (unsigned char)(s > 0 ? s : 0);
-            t->r1[d][p] = (unsigned char)(s < 0 ? -s : 0);
-        }
-        int shift2 = 0, shift4 = 0;
-        bool set2 = false, set4 = false;
+        const int s = dtb_capturetest_step_(b->half, d);
         for (int sq = 0; sq < b->squares; sq++) {
-            const int to2 = dtb_capturetest_walk_(b, sq, d, 2), to4 = dtb_capturetest_walk_(b, sq, d, 4);
-            if (to2 >= 0) {
-                if (set2 && to2 - sq != shift2)
-                    return; /* not a uniform shift: not this layout */
-                shift2 = to2 - sq, set2 = true;
-                t->m2[d] |= 1ull << sq;
-            }
-            if (to4 >= 0) {
-                if (set4 && to4 - sq != shift4)
-                    return;
-                shift4 = to4 - sq, set4 = true;
-                t->m4[d] |= 1ull << sq;
-            }
+            const int to = dtb_capturetest_bit_(sq, group) + s, n = b->next[sq][d];
+            if (n >= 0 ? to != dtb_capturetest_bit_(n, group)
+                       : to >= 0 && to < 64 && (t->pad >> to & 1))
+                return;
             /* The fill reaches 7 squares: enough when no diagonal holds more than 10 squares
              * (king, 7 empty squares, the piece taken, the landing square). */
-            if (dtb_capturetest_walk_(b, sq, d, 10) >= 0)
+            int far = sq;
+            for (int k = 0; k < 10 && far >= 0; k++)
+                far = b->next[far][d];
+            if (far >= 0)
                 return;
         }
-        t->l2[d] = (unsigned char)(shift2 > 0 ? shift2 : 0);
-        t->r2[d] = (unsigned char)(shift2 < 0 ? -shift2 : 0);
-        t->l4[d] = (unsigned char)(shift4 > 0 ? shift4 : 0);
-        t->r4[d] = (unsigned char)(shift4 < 0 ? -shift4 : 0);
+        t->l[d] = (unsigned char)(s > 0 ? s : 0);
+        t->r[d] = (unsigned char)(s < 0 ? -s : 0);
+        for (int k = 0; k < 3; k++) {
+            t->vshift[k][0][d] = (uint64_t)t->l[d] << k;
+            t->vshift[k][1][d] = (uint64_t)t->r[d] << k;
+        }
+        for (int side = 0; side < 2; side++)
+            t->vmen[side][d] = (d >> 1) == side || t->men_back ? ~0ull : 0;
     }
     t->usable = true;
-    t->half = b->half;
-    for (int d = 0; d < DTB_DIRS; d++)
-        for (int p = 0; p < 2; p++)
-            if (b->step_shift[d][p] != dtb_capturetest_shift_(b->half, d, p))
-                t->half = 0;
+    t->half = b->half == 4 || b->half == 5 ? b->half : 0;
 }
 
-/* x shifted by n bits (n < 0: towards bit 0); n is a constant wherever the compiler can see it. */
+/* Dense set x (the board's squares) in the padded layout. */
+static inline __attribute__((always_inline)) uint64_t dtb_capturetest_pad_(const dtb_capturetest *t,
+                                                                            uint64_t x, int half)
+{
+#if DTB_CT_PDEP_
+    (void)half;
+    return _pdep_u64(x, t->pad);
+#else
+    const int group = half ? 2 * half : t->group;
+    const uint64_t low = (1ull << group) - 1;
+    uint64_t y = 0;
+    for (int k = 0; k * (group + 1) < 64; k++)
+        y |= ((x >> (k * group)) & low) << (k * (group + 1) & 63);
+    return y & t->pad;
+#endif
+}
+
+/* x moved n bits left (n > 0) or right; n is a constant wherever the compiler can see it. */
 #define DTB_CT_SHIFT_(x, n) ((n) >= 0 ? (x) << ((n) & 63) : (x) >> (-(n) & 63))
 
-/* The body of the test. half > 0: the steps of core's dense layout with that row length, as
- * constant shifts; half == 0: the shifts read from t. Always inlined into a caller that passes a
- * constant. */
+/* The body of the test. half > 0: the compiled-in steps of that row length, as constant shifts;
+ * half == 0: the shifts read from t. Always inlined into a caller that passes a constant. */
 static inline __attribute__((always_inline)) bool dtb_capturetest_body_(const dtb_capturetest *t,
                                                                          const dtb_pos *p, int half)
 {
-#define STEP1(x, d)                                                                             \
-    (half ? DTB_CT_SHIFT_((x) & t->m1[d][0], dtb_capturetest_shift_(half, d, 0)) |               \
-                DTB_CT_SHIFT_((x) & t->m1[d][1], dtb_capturetest_shift_(half, d, 1))             \
-          : ((((x) & t->m1[d][0]) << t->l1[d][0]) >> t->r1[d][0]) |                               \
-                ((((x) & t->m1[d][1]) << t->l1[d][1]) >> t->r1[d][1]))
-/* 2 * pairs steps along d: each pair is one step from each row parity, the same shift for all */
-#define STEPK(x, d, m, l, r, pairs)                                                              \
-    (half ? DTB_CT_SHIFT_((x) & t->m[d], (pairs) * (dtb_capturetest_shift_(half, d, 0) +         \
-                                                   dtb_capturetest_shift_(half, d, 1)))          \
-          : ((((x) & t->m[d]) << t->l[d]) >> t->r[d]))
+/* k steps in direction d */
+#define STEP(x, d, k)                                                                              \
+    (half ? DTB_CT_SHIFT_((x), (k) * dtb_capturetest_step_(half, d))                               \
+          : (x) << ((k) * t->l[d]) >> ((k) * t->r[d]))
     const int side = p->side;
-    const uint64_t men = (uint64_t)p->men[side], kings = (uint64_t)p->kings[side];
-    const uint64_t opp = (uint64_t)(p->men[side ^ 1] | p->kings[side ^ 1]);
-    const uint64_t empty = t->all & ~(men | kings | opp);
+    const uint64_t men = dtb_capturetest_pad_(t, (uint64_t)p->men[side], half);
+    const uint64_t kings = dtb_capturetest_pad_(t, (uint64_t)p->kings[side], half);
+    const uint64_t opp = dtb_capturetest_pad_(t, (uint64_t)(p->men[side ^ 1] | p->kings[side ^ 1]), half);
+    const uint64_t empty = t->pad & ~(men | kings | opp);
     /* Men that may capture in a direction: all of them, or only those moving forward. */
-    const uint64_t men_fwd = men, men_back = t->men_back ? men : 0;
+    const uint64_t men_back = t->men_back ? men : 0;
     uint64_t hit = 0;
 #pragma GCC unroll 4
     for (int d = 0; d < DTB_DIRS; d++) {
         const int back = d ^ 3;
         /* Squares from which a jump in direction d is possible: an opponent piece one step
          * ahead, an empty square two steps ahead. */
-        const uint64_t starts = STEP1(STEP1(empty, back) & opp, back);
-        uint64_t g = kings | ((d >> 1) == side ? men_fwd : men_back);
+        const uint64_t starts = STEP(STEP(empty, back, 1) & opp, back, 1);
+        uint64_t g = kings;
         if (t->fly) {
-            /* Kings (men may join the fill: they stand on their own square, which they keep)
-             * slide over empty squares: 1, then 2, then 4 more steps. */
+            /* Kings slide over empty squares: 1, then 2, then 4 more steps. */
             uint64_t pro = empty;
-            g |= pro & STEP1(g & kings, d);
-            pro &= STEP1(pro, d);
-            g |= pro & STEPK(g & ~men, d, m2, l2, r2, 1);
-            pro &= STEPK(pro, d, m2, l2, r2, 1);
-            g |= pro & STEPK(g & ~men, d, m4, l4, r4, 2);
+            g |= pro & STEP(g, d, 1);
+            pro &= STEP(pro, d, 1);
+            g |= pro & STEP(g, d, 2);
+            pro &= STEP(pro, d, 2);
+            g |= pro & STEP(g, d, 4);
         }
-        hit |= g & starts;
+        hit |= (g | ((d >> 1) == side ? men : men_back)) & starts;
     }
     return hit != 0;
-#undef STEP1
-#undef STEPK
+#undef STEP
 }
+
+#if defined(__AVX2__)
+/* The four directions at once, one per 64-bit lane of a vector: the same sets and steps as
+ * dtb_capturetest_body_, with the shift counts of each lane read from t. */
+static inline bool dtb_capturetest_avx2_(const dtb_capturetest *t, const dtb_pos *p)
+{
+#define LOADV(a) _mm256_loadu_si256((const __m256i *)(const void *)(a))
+/* k = 0, 1, 2: 1, 2, 4 steps forward; fwd = 0: one step back */
+#define FWD(x, k) _mm256_srlv_epi64(_mm256_sllv_epi64((x), lk[k]), rk[k])
+#define BACK(x) _mm256_sllv_epi64(_mm256_srlv_epi64((x), lk[0]), rk[0])
+    const int side = p->side;
+    const uint64_t men = dtb_capturetest_pad_(t, (uint64_t)p->men[side], 0);
+    const uint64_t kings = dtb_capturetest_pad_(t, (uint64_t)p->kings[side], 0);
+    const uint64_t opp = dtb_capturetest_pad_(t, (uint64_t)(p->men[side ^ 1] | p->kings[side ^ 1]), 0);
+    const uint64_t empty = t->pad & ~(men | kings | opp);
+    const __m256i lk[3] = {LOADV(t->vshift[0][0]), LOADV(t->vshift[1][0]), LOADV(t->vshift[2][0])};
+    const __m256i rk[3] = {LOADV(t->vshift[0][1]), LOADV(t->vshift[1][1]), LOADV(t->vshift[2][1])};
+    const __m256i e = _mm256_set1_epi64x((long long)empty);
+    /* Squares from which a jump is possible: an opponent piece one step ahead, an empty square
+     * two steps ahead. */
+    const __m256i starts = BACK(_mm256_and_si256(BACK(e), _mm256_set1_epi64x((long long)opp)));
+    __m256i g = _mm256_set1_epi64x((long long)kings);
+    if (t->fly) {
+        __m256i pro = e;
+        g = _mm256_or_si256(g, _mm256_and_si256(pro, FWD(g, 0)));
+        pro = _mm256_and_si256(pro, FWD(pro, 0));
+        g = _mm256_or_si256(g, _mm256_and_si256(pro, FWD(g, 1)));
+        pro = _mm256_and_si256(pro, FWD(pro, 1));
+        g = _mm256_or_si256(g, _mm256_and_si256(pro, FWD(g, 2)));
+    }
+    g = _mm256_or_si256(g, _mm256_and_si256(_mm256_set1_epi64x((long long)men), LOADV(t->vmen[side])));
+    return !_mm256_testz_si256(g, starts);
+#undef LOADV
+#undef FWD
+#undef BACK
+}
+#endif
 
 /* Whether the side to move of p (a valid position) has a capture; t must be usable. */
 static inline bool dtb_capturetest_has(const dtb_capturetest *t, const dtb_pos *p)
 {
+#if defined(__AVX2__)
+    return dtb_capturetest_avx2_(t, p);
+#endif
     switch (t->half) {
     case 5: return dtb_capturetest_body_(t, p, 5);
     case 4: return dtb_capturetest_body_(t, p, 4);
