@@ -173,11 +173,54 @@ ALWAYS_INLINE int below_t(dtb_bb x, int sq, const bool wide)
     return __builtin_popcountll((uint64_t)x & ((1ull << sq) - 1));
 }
 
+/* C(n, k) for n < 64 and k <= NARROW_KMAX, computed by the compiler (each step of
+ * C(n, k) = C(n, k - 1) (n - k + 1) / k is exact; below k a zero stays zero), for ranking on
+ * boards of up to 64 squares. One table for every index rather than a row of each index's own
+ * table: a probe ranks sets of many materials, and their tables' rows took many cache lines. */
+#define NARROW_KMAX 20 /* most pieces of a kind on a board of up to 64 squares (10x10: 20 men) */
+#define NB0(n) (0u * (n) + 1ull)
+#define NB1(n) ((uint64_t)(n))
+#define NB2(n) (NB1(n) * ((n) - 1u) / 2u)
+#define NB3(n) (NB2(n) * ((n) - 2u) / 3u)
+#define NB4(n) (NB3(n) * ((n) - 3u) / 4u)
+#define NB5(n) (NB4(n) * ((n) - 4u) / 5u)
+#define NB6(n) (NB5(n) * ((n) - 5u) / 6u)
+#define NB7(n) (NB6(n) * ((n) - 6u) / 7u)
+#define NB8(n) (NB7(n) * ((n) - 7u) / 8u)
+#define NB9(n) (NB8(n) * ((n) - 8u) / 9u)
+#define NB10(n) (NB9(n) * ((n) - 9u) / 10u)
+#define NB11(n) (NB10(n) * ((n) - 10u) / 11u)
+#define NB12(n) (NB11(n) * ((n) - 11u) / 12u)
+#define NB13(n) (NB12(n) * ((n) - 12u) / 13u)
+#define NB14(n) (NB13(n) * ((n) - 13u) / 14u)
+#define NB15(n) (NB14(n) * ((n) - 14u) / 15u)
+#define NB16(n) (NB15(n) * ((n) - 15u) / 16u)
+#define NB17(n) (NB16(n) * ((n) - 16u) / 17u)
+#define NB18(n) (NB17(n) * ((n) - 17u) / 18u)
+#define NB19(n) (NB18(n) * ((n) - 18u) / 19u)
+#define NB20(n) (NB19(n) * ((n) - 19u) / 20u)
+#define NB_ROW8(f, n) f(n), f(n + 1), f(n + 2), f(n + 3), f(n + 4), f(n + 5), f(n + 6), f(n + 7)
+#define NB_ROW(f)                                                                              \
+    {NB_ROW8(f, 0u), NB_ROW8(f, 8u), NB_ROW8(f, 16u), NB_ROW8(f, 24u), NB_ROW8(f, 32u),         \
+     NB_ROW8(f, 40u), NB_ROW8(f, 48u), NB_ROW8(f, 56u)}
+static const uint64_t narrow_binom[NARROW_KMAX + 1][64] = {
+    NB_ROW(NB0), NB_ROW(NB1), NB_ROW(NB2), NB_ROW(NB3), NB_ROW(NB4), NB_ROW(NB5),
+    NB_ROW(NB6), NB_ROW(NB7), NB_ROW(NB8), NB_ROW(NB9), NB_ROW(NB10), NB_ROW(NB11),
+    NB_ROW(NB12), NB_ROW(NB13), NB_ROW(NB14), NB_ROW(NB15), NB_ROW(NB16), NB_ROW(NB17),
+    NB_ROW(NB18), NB_ROW(NB19), NB_ROW(NB20)};
+
 /* Rank of s, k squares of empty, among the k-subsets of empty. */
 ALWAYS_INLINE uint64_t rank_set(const dtb_index *ix, dtb_bb s, int k, dtb_bb empty,
                                 const bool wide)
 {
     uint64_t r = 0;
+    if (!wide) { /* counts below a square of at most 64 */
+        assert(k <= NARROW_KMAX);
+        const uint64_t *row = narrow_binom[1];
+        for (int i = 0; i < k; i++, row += 64)
+            r += row[below_t(empty, pop_t(&s, wide), wide)];
+        return r;
+    }
     const uint64_t *row = ix->binom[1];
     for (int i = 0; i < k; i++, row += BINOM_COLS)
         r += row[below_t(empty, pop_t(&s, wide), wide)];
@@ -355,6 +398,7 @@ struct index_impl {
     uint64_t (*block_of)(const dtb_index *, dtb_bb, dtb_bb);
     void (*block_men)(const dtb_index *, uint64_t, dtb_bb *, dtb_bb *);
     uint64_t (*kings_of)(const dtb_index *, dtb_bb, dtb_bb, dtb_bb);
+    void (*kings_of_many)(const dtb_index *, dtb_bb, int, const dtb_bb *, const dtb_bb *, uint64_t *);
     void (*kings_at)(const dtb_index *, dtb_bb, uint64_t, dtb_bb *, dtb_bb *);
     uint64_t (*index_of)(const dtb_index *, const dtb_pos *);
     void (*index_pos)(const dtb_index *, uint64_t, dtb_pos *);
@@ -373,6 +417,12 @@ struct index_impl {
     {                                                                                          \
         return kings_of_t(ix, m, wk, bk, WIDE);                                                \
     }                                                                                          \
+    ATTR static void NAME##_kings_of_many(const dtb_index *ix, dtb_bb m, int n, const dtb_bb *wk, \
+                                          const dtb_bb *bk, uint64_t *out)                     \
+    {                                                                                          \
+        for (int i = 0; i < n; i++)                                                            \
+            out[i] = kings_of_t(ix, m, wk[i], bk[i], WIDE);                                    \
+    }                                                                                          \
     ATTR static void NAME##_kings_at(const dtb_index *ix, dtb_bb m, uint64_t r, dtb_bb *wk,     \
                                      dtb_bb *bk)                                               \
     {                                                                                          \
@@ -386,8 +436,9 @@ struct index_impl {
     {                                                                                          \
         index_pos_t(ix, i, p, WIDE, FAST);                                                     \
     }                                                                                          \
-    static const index_impl NAME = {NAME##_block_of, NAME##_block_men, NAME##_kings_of,        \
-                                    NAME##_kings_at, NAME##_index_of, NAME##_index_pos};
+    static const index_impl NAME = {NAME##_block_of,      NAME##_block_men, NAME##_kings_of,   \
+                                    NAME##_kings_of_many, NAME##_kings_at,  NAME##_index_of,   \
+                                    NAME##_index_pos};
 
 INDEX_VARIANT(narrow_base, , false, false)
 INDEX_VARIANT(wide_base, , true, false)
@@ -436,6 +487,9 @@ dtb_status dtb_index_create(const dtb_board *b, dtb_material m, dtb_index **out)
     if (wm > KMAX || bm > KMAX || wk > KMAX || bk > KMAX || wm + wk > limit || bm + bk > limit ||
         wm > S - H || bm > S - H || wm + bm + wk + bk > S)
         return DTB_E_RANGE;
+    /* Boards of up to 64 squares rank with narrow_binom (no variant starts with more men). */
+    if (S <= 64 && (wm > NARROW_KMAX || bm > NARROW_KMAX || wk > NARROW_KMAX || bk > NARROW_KMAX))
+        return DTB_E_RANGE;
 
     dtb_index *ix = calloc(1, sizeof *ix);
     if (ix == NULL)
@@ -459,6 +513,11 @@ dtb_status dtb_index_create(const dtb_board *b, dtb_material m, dtb_index **out)
             ix->binom[k][n] = v;
         }
 
+#ifndef NDEBUG
+    for (int k = 0; k <= NARROW_KMAX; k++)
+        for (int n = 0; n < 64; n++)
+            assert(narrow_binom[k][n] == ix->binom[k][n]);
+#endif
     int kinds_max = wm > bm ? wm : bm;
     kinds_max = wk > kinds_max ? wk : kinds_max;
     kinds_max = bk > kinds_max ? bk : kinds_max;
@@ -569,6 +628,12 @@ void dtb_index_block_men(const dtb_index *ix, uint64_t blk, dtb_bb *white_men, d
 uint64_t dtb_index_kings_of(const dtb_index *ix, dtb_bb men, dtb_bb white_kings, dtb_bb black_kings)
 {
     return ix->impl->kings_of(ix, men, white_kings, black_kings);
+}
+
+void dtb_index_kings_of_many(const dtb_index *ix, dtb_bb men, int n, const dtb_bb *white_kings,
+                             const dtb_bb *black_kings, uint64_t *out)
+{
+    ix->impl->kings_of_many(ix, men, n, white_kings, black_kings, out);
 }
 
 void dtb_index_kings_at(const dtb_index *ix, dtb_bb men, uint64_t kings_rank, dtb_bb *white_kings,
