@@ -140,13 +140,6 @@ static void local_pos(const unit *u, uint32_t id, dtb_pos *p)
     dtb_index_kings_at(hf->t->index, hf->men, id % u->K, &p->kings[DTB_WHITE], &p->kings[DTB_BLACK]);
 }
 
-static uint32_t local_id(const unit *u, int h, const dtb_pos *p)
-{
-    return (uint32_t)(h * u->K +
-                      dtb_index_kings_of(u->h[h].t->index, u->h[h].men, p->kings[DTB_WHITE],
-                                         p->kings[DTB_BLACK]));
-}
-
 /* Folds the value v of a successor (for the opponent, to move there) into what is known. */
 static void fold_exit(dtb_value v, int *wincand, int *lossmax, bool *drawexit)
 {
@@ -326,30 +319,35 @@ static int node_learn_atomic(node *nd, int d, bool is_win)
 static void propagate(const unit *u, lane *ln, uint32_t id, int d, bool is_win)
 {
     const int h = (int)(id / u->K), ph = other(u, h);
+    const dtb_board *b = u->b;
     dtb_pos q, qb;
     local_pos(u, id, &q);
-    dtb_pos_flip(u->b, &q, &qb); /* black to move, in the predecessor's orientation */
+    dtb_pos_flip(b, &q, &qb); /* black to move, in the predecessor's orientation */
     const dtb_bb occ = dtb_pos_occupied(&qb);
-    const bool fly = u->b->variant->kings_fly;
-    /* First every predecessor's id, each prefetched: in a large unit they lie far apart, and
-     * fetching them together instead of one after another hides most of the memory latency. */
-    uint32_t pids[DTB_MAX_MOVES];
+    const bool fly = b->variant->kings_fly;
+    /* Every predecessor's kings first (each white king steps back along each empty ray), then
+     * all their ranks in one call, then every node prefetched: in a
+     * large unit the nodes lie far apart, and fetching them together instead of one after
+     * another hides most of the memory latency. */
+    dtb_bb wk[DTB_MAX_MOVES], bk[DTB_MAX_MOVES];
     int np = 0;
     dtb_bb kings = qb.kings[DTB_WHITE];
     while (kings) {
         const int y = dtb_bb_pop(&kings);
-        for (int dir = 0; dir < DTB_DIRS; dir++) {
-            for (int x = u->b->next[y][dir]; x >= 0 && !dtb_bb_has(occ, x); x = u->b->next[x][dir]) {
-                dtb_pos p = qb;
-                p.kings[DTB_WHITE] ^= dtb_bb_bit(y) | dtb_bb_bit(x);
-                const uint32_t pid = local_id(u, ph, &p);
-                __builtin_prefetch(&u->n[pid], 1);
+        const dtb_bb rest = qb.kings[DTB_WHITE] ^ dtb_bb_bit(y);
+        for (int dir = 0; dir < DTB_DIRS; dir++)
+            for (int x = b->next[y][dir]; x >= 0 && !dtb_bb_has(occ, x); x = fly ? b->next[x][dir] : -1) {
                 assert(np < DTB_MAX_MOVES);
-                pids[np++] = pid;
-                if (!fly)
-                    break;
+                wk[np] = rest | dtb_bb_bit(x);
+                bk[np++] = qb.kings[DTB_BLACK];
             }
-        }
+    }
+    uint64_t rank[DTB_MAX_MOVES];
+    uint32_t pids[DTB_MAX_MOVES];
+    dtb_index_kings_of_many(u->h[ph].t->index, u->h[ph].men, np, wk, bk, rank);
+    for (int i = 0; i < np; i++) {
+        pids[i] = (uint32_t)((uint64_t)ph * u->K + rank[i]);
+        __builtin_prefetch(&u->n[pids[i]], 1);
     }
     for (int i = 0; i < np; i++) {
         int level;
