@@ -20,6 +20,9 @@
 #include <unistd.h>
 
 #include <zstd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "checksum.h"
 #include "tableformat.h"
@@ -529,16 +532,45 @@ static void unpack(const uint8_t *packed, unsigned bits, size_t n, uint8_t *out)
         out[i] = (uint8_t)dtb_tablefile_packed_get(packed, bits, i);
 }
 
+#ifdef __SSE2__
+/* Eight columns x eight rows of a tiled block: the eight 8-byte runs of f (one per column, r
+ * apart, each eight rows of that column) transposed into eight 8-byte runs of out (one per row,
+ * c apart), in three rounds of byte, word and dword interleaving. */
+static inline void untile_8x8(const uint8_t *f, size_t r, uint8_t *out, size_t c)
+{
+    __m128i a[8];
+    for (int j = 0; j < 8; j++)
+        a[j] = _mm_loadl_epi64((const __m128i *)(const void *)(f + (size_t)j * r));
+    const __m128i t0 = _mm_unpacklo_epi8(a[0], a[1]), t1 = _mm_unpacklo_epi8(a[2], a[3]);
+    const __m128i t2 = _mm_unpacklo_epi8(a[4], a[5]), t3 = _mm_unpacklo_epi8(a[6], a[7]);
+    const __m128i u0 = _mm_unpacklo_epi16(t0, t1), u1 = _mm_unpackhi_epi16(t0, t1);
+    const __m128i u2 = _mm_unpacklo_epi16(t2, t3), u3 = _mm_unpackhi_epi16(t2, t3);
+    const __m128i v[4] = {_mm_unpacklo_epi32(u0, u2), _mm_unpackhi_epi32(u0, u2),
+                          _mm_unpacklo_epi32(u1, u3), _mm_unpackhi_epi32(u1, u3)};
+    for (int k = 0; k < 4; k++) { /* v[k] holds rows 2k and 2k + 1 */
+        _mm_storel_epi64((__m128i *)(void *)(out + (size_t)(2 * k) * c), v[k]);
+        _mm_storel_epi64((__m128i *)(void *)(out + (size_t)(2 * k + 1) * c), _mm_srli_si128(v[k], 8));
+    }
+}
+#endif
+
 /* Undoes the tiling of one block (dtb_tf_tile_pos): f holds its len values in file order, one
- * per byte; out receives them in index order. Eight rows at a time: one 8-byte load per column
- * (the 8 rows' values of that column are adjacent in f), eight stores; then leftover rows. */
+ * per byte (column after column, r rows each); out receives them in index order (row after row,
+ * c columns each). A byte matrix transpose, eight rows at a time: 8x8 tiles in vector registers
+ * where there is SSE2, then the leftover columns one 8-byte load each; then leftover rows. Was
+ * 40% of a tiled block's read time with byte stores alone. */
 static void untile_bytes(const uint8_t *f, size_t len, size_t c, uint8_t *out)
 {
     const size_t r = len / c, full = r * c;
     size_t row = 0;
     for (; row + 8 <= r; row += 8) {
         uint8_t *dst = out + row * c;
-        for (size_t col = 0; col < c; col++) {
+        size_t col = 0;
+#ifdef __SSE2__
+        for (; col + 8 <= c; col += 8)
+            untile_8x8(f + col * r + row, r, dst + col, c);
+#endif
+        for (; col < c; col++) {
             uint8_t x[8];
             memcpy(x, f + col * r + row, 8);
             for (int k = 0; k < 8; k++)
