@@ -30,7 +30,6 @@
 
 #include <assert.h>
 #include <pthread.h>
-#include <sched.h>
 #include <sys/mman.h>
 #include <stdalign.h>
 #include <stdatomic.h>
@@ -68,7 +67,7 @@ typedef struct sclass {
     uint32_t nfree, carved, cap;
 } sclass;
 
-typedef struct slab {
+struct dtb_blockcache_slab_ {
     pthread_mutex_t lock;
     uint8_t **chunks;
     uint32_t nchunks, chunk_cap;
@@ -77,87 +76,27 @@ typedef struct slab {
     sclass *cls;
     uint32_t ncls, cls_cap;
     uint64_t free_bytes, reserve; /* resident bytes on free lists, and the most kept resident */
-} slab;
-
-/* The CLOCK use bit, kept in a slot's key. */
-#define USED_BIT (1ull << 63)
-
-typedef struct slot {
-    uint64_t key;  /* | USED_BIT once hit since the hand last passed */
-    uint8_t *data; /* NULL: empty slot */
-} slot;
-
-typedef struct entry {
-    uint64_t key;
-    uint64_t size;
-} entry;
-
-typedef struct shard {
-    alignas(64) atomic_int lock;
-    entry *entries;
-    uint32_t n, cap;
-    slot *slots;
-    uint32_t mask;   /* slots - 1 (a power of two minus one) */
-    uint32_t hand;
-    uint64_t bytes, budget;
-    uint64_t hits, misses;
-} shard;
+};
+typedef struct dtb_blockcache_slab_ slab;
 
 struct dtb_blockcache {
+    dtb_blockcache_head_ head; /* first: the inline lookup of blockcache.h reads it */
     slab mem;
-    shard *shards;
-    int nshards;
-    int shard_shift; /* 64 - log2(nshards); shard = hash >> shard_shift (0 shards bits: 64) */
 };
 
-/* One multiply and one xor-shift. Keys hold the table number from bit 40 and the block number
- * below; the product's bit k depends on key bits 0..k, so the top bits (the shard) depend on the
- * whole key, and the shift brings the table number's bits (40 and up in the product) down into
- * the slot bits (20 and up) as well. */
-static inline uint64_t hash_key(uint64_t key)
-{
-    const uint64_t h = key * 0x9E3779B97F4A7C15ull;
-    return h ^ (h >> 29);
-}
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-}
+struct dtb_blockcache_entry_ {
+    uint64_t key;
+    uint64_t size;
+};
+typedef struct dtb_blockcache_entry_ entry;
+typedef dtb_blockcache_shard_ shard;
+typedef dtb_blockcache_slot_ slot;
+#define USED_BIT DTB_BLOCKCACHE_USED_
+#define hash_key dtb_blockcache_hash_
+#define find_slot dtb_blockcache_find_slot_
 
-static inline void lock(shard *s)
-{
-    for (;;) {
-        if (!atomic_exchange_explicit(&s->lock, 1, memory_order_acquire))
-            return;
-        for (int spins = 0; atomic_load_explicit(&s->lock, memory_order_relaxed); spins++) {
-            if (spins < 64) {
-                cpu_relax();
-            } else {
-                sched_yield();
-                spins = 0;
-            }
-        }
-    }
-}
 
-static inline void unlock(shard *s) { atomic_store_explicit(&s->lock, 0, memory_order_release); }
-
-static inline shard *shard_of(const dtb_blockcache *c, uint64_t h)
-{
-    return &c->shards[c->nshards == 1 ? 0 : h >> c->shard_shift];
-}
-
-/* Slot index where key lives, or the empty slot where it would go. */
-static inline uint32_t find_slot(const shard *s, uint64_t key, uint64_t h)
-{
-    uint32_t i = (uint32_t)(h >> 20) & s->mask;
-    while (s->slots[i].data && (s->slots[i].key & ~USED_BIT) != key)
-        i = (i + 1) & s->mask;
-    return i;
-}
 
 /* The bytes a block of size bytes takes: its slot size, or its size when it is malloc'd. */
 static size_t slot_size(size_t size)
@@ -289,17 +228,17 @@ dtb_blockcache *dtb_blockcache_create(uint64_t budget)
     int n = 1;
     while (n < MAX_SHARDS && budget / (uint64_t)(2 * n) >= MIN_SHARD_BUDGET)
         n *= 2;
-    c->nshards = n;
-    c->shard_shift = 64 - __builtin_ctz((unsigned)n);
-    c->shards = aligned_alloc(64, sizeof(shard) * (size_t)n);
-    if (!c->shards) {
+    c->head.nshards = n;
+    c->head.shard_shift = 64 - __builtin_ctz((unsigned)n);
+    c->head.shards = aligned_alloc(64, sizeof(shard) * (size_t)n);
+    if (!c->head.shards) {
         pthread_mutex_destroy(&c->mem.lock);
         free(c);
         return NULL;
     }
-    memset(c->shards, 0, sizeof(shard) * (size_t)n);
+    memset(c->head.shards, 0, sizeof(shard) * (size_t)n);
     for (int i = 0; i < n; i++) {
-        shard *s = &c->shards[i];
+        shard *s = &c->head.shards[i];
         atomic_init(&s->lock, 0);
         s->budget = budget / (uint64_t)n;
         s->mask = 15;
@@ -316,8 +255,8 @@ void dtb_blockcache_free(dtb_blockcache *c)
 {
     if (!c)
         return;
-    for (int i = 0; i < c->nshards; i++) {
-        shard *s = &c->shards[i];
+    for (int i = 0; i < c->head.nshards; i++) {
+        shard *s = &c->head.shards[i];
         for (uint32_t k = 0; k < s->n; k++) /* slab slots go with their chunks */
             if (!in_slab(slot_size(s->entries[k].size))) {
                 const uint64_t key = s->entries[k].key;
@@ -326,7 +265,7 @@ void dtb_blockcache_free(dtb_blockcache *c)
         free(s->entries);
         free(s->slots);
     }
-    free(c->shards);
+    free(c->head.shards);
     slab *m = &c->mem;
     for (uint32_t i = 0; i < m->nchunks; i++) {
         UNPOISON(m->chunks[i], CHUNK_BYTES);
@@ -340,36 +279,13 @@ void dtb_blockcache_free(dtb_blockcache *c)
     free(c);
 }
 
-bool dtb_blockcache_get(dtb_blockcache *c, uint64_t key, uint64_t offset, unsigned bits,
-                        unsigned *value)
-{
-    const uint64_t h = hash_key(key);
-    shard *s = shard_of(c, h);
-    /* bits is 1, 2, 4 or 8: shifts instead of the divisions of dtb_tablefile_packed_get. */
-    const unsigned lb = (unsigned)__builtin_ctz(bits), per_shift = 3 - lb;
-    lock(s);
-    slot *sl = &s->slots[find_slot(s, key, h)];
-    if (!sl->data) {
-        s->misses++;
-        unlock(s);
-        return false;
-    }
-    if (!(sl->key & USED_BIT)) /* no store when already set: keeps the line clean */
-        sl->key |= USED_BIT;
-    s->hits++;
-    const unsigned byte = sl->data[offset >> per_shift];
-    *value = (byte >> ((offset & ((1u << per_shift) - 1)) << lb)) & ((1u << bits) - 1);
-    unlock(s);
-    return true;
-}
-
 bool dtb_blockcache_contains(dtb_blockcache *c, uint64_t key)
 {
     const uint64_t h = hash_key(key);
-    shard *s = shard_of(c, h);
-    lock(s);
+    shard *s = dtb_blockcache_shard_of_(&c->head, h);
+    dtb_blockcache_lock_(s);
     const bool found = s->slots[find_slot(s, key, h)].data != NULL;
-    unlock(s);
+    dtb_blockcache_unlock_(s);
     return found;
 }
 
@@ -424,15 +340,15 @@ static bool grow_slots(shard *s)
 void dtb_blockcache_put(dtb_blockcache *c, uint64_t key, uint8_t *data, size_t size)
 {
     const uint64_t h = hash_key(key);
-    shard *s = shard_of(c, h);
+    shard *s = dtb_blockcache_shard_of_(&c->head, h);
     uint8_t *victims[MAX_VICTIMS];
     size_t victim_size[MAX_VICTIMS];
     int nvictims = 0;
     assert(!(key & USED_BIT) && data);
-    lock(s);
+    dtb_blockcache_lock_(s);
     uint32_t i = find_slot(s, key, h);
     if (s->slots[i].data) { /* another thread was first */
-        unlock(s);
+        dtb_blockcache_unlock_(s);
         dtb_blockcache_release(c, data, size);
         return;
     }
@@ -475,7 +391,7 @@ void dtb_blockcache_put(dtb_blockcache *c, uint64_t key, uint8_t *data, size_t s
         s->slots[i] = (slot){key, data};
         s->bytes += cost;
     }
-    unlock(s);
+    dtb_blockcache_unlock_(s);
     if (!ok)
         dtb_blockcache_release(c, data, size); /* out of memory: the block is simply not kept */
     for (int k = 0; k < nvictims; k++)
@@ -485,13 +401,13 @@ void dtb_blockcache_put(dtb_blockcache *c, uint64_t key, uint8_t *data, size_t s
 void dtb_blockcache_get_stats(dtb_blockcache *c, dtb_blockcache_stats *st)
 {
     *st = (dtb_blockcache_stats){0};
-    for (int i = 0; i < c->nshards; i++) {
-        shard *s = &c->shards[i];
-        lock(s);
+    for (int i = 0; i < c->head.nshards; i++) {
+        shard *s = &c->head.shards[i];
+        dtb_blockcache_lock_(s);
         st->hits += s->hits;
         st->misses += s->misses;
         st->bytes += s->bytes;
         st->blocks += s->n;
-        unlock(s);
+        dtb_blockcache_unlock_(s);
     }
 }

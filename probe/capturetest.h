@@ -128,16 +128,16 @@ static inline __attribute__((always_inline)) uint64_t dtb_capturetest_pad_(const
 /* The body of the test. half > 0: the compiled-in steps of that row length, as constant shifts;
  * half == 0: the shifts read from t. Always inlined into a caller that passes a constant. */
 static inline __attribute__((always_inline)) bool dtb_capturetest_body_(const dtb_capturetest *t,
-                                                                         const dtb_pos *p, int half)
+                                                                         uint64_t men_, uint64_t kings_,
+                                                                         uint64_t opp_, int side, int half)
 {
 /* k steps in direction d */
 #define STEP(x, d, k)                                                                              \
     (half ? DTB_CT_SHIFT_((x), (k) * dtb_capturetest_step_(half, d))                               \
           : (x) << ((k) * t->l[d]) >> ((k) * t->r[d]))
-    const int side = p->side;
-    const uint64_t men = dtb_capturetest_pad_(t, (uint64_t)p->men[side], half);
-    const uint64_t kings = dtb_capturetest_pad_(t, (uint64_t)p->kings[side], half);
-    const uint64_t opp = dtb_capturetest_pad_(t, (uint64_t)(p->men[side ^ 1] | p->kings[side ^ 1]), half);
+    const uint64_t men = dtb_capturetest_pad_(t, men_, half);
+    const uint64_t kings = dtb_capturetest_pad_(t, kings_, half);
+    const uint64_t opp = dtb_capturetest_pad_(t, opp_, half);
     const uint64_t empty = t->pad & ~(men | kings | opp);
     /* Men that may capture in a direction: all of them, or only those moving forward. */
     const uint64_t men_back = t->men_back ? men : 0;
@@ -167,16 +167,16 @@ static inline __attribute__((always_inline)) bool dtb_capturetest_body_(const dt
 #if defined(__AVX2__)
 /* The four directions at once, one per 64-bit lane of a vector: the same sets and steps as
  * dtb_capturetest_body_, with the shift counts of each lane read from t. */
-static inline bool dtb_capturetest_avx2_(const dtb_capturetest *t, const dtb_pos *p)
+static inline bool dtb_capturetest_avx2_(const dtb_capturetest *t, uint64_t men_, uint64_t kings_,
+                                         uint64_t opp_, int side)
 {
 #define LOADV(a) _mm256_loadu_si256((const __m256i *)(const void *)(a))
 /* k = 0, 1, 2: 1, 2, 4 steps forward; fwd = 0: one step back */
 #define FWD(x, k) _mm256_srlv_epi64(_mm256_sllv_epi64((x), lk[k]), rk[k])
 #define BACK(x) _mm256_sllv_epi64(_mm256_srlv_epi64((x), lk[0]), rk[0])
-    const int side = p->side;
-    const uint64_t men = dtb_capturetest_pad_(t, (uint64_t)p->men[side], 0);
-    const uint64_t kings = dtb_capturetest_pad_(t, (uint64_t)p->kings[side], 0);
-    const uint64_t opp = dtb_capturetest_pad_(t, (uint64_t)(p->men[side ^ 1] | p->kings[side ^ 1]), 0);
+    const uint64_t men = dtb_capturetest_pad_(t, men_, 0);
+    const uint64_t kings = dtb_capturetest_pad_(t, kings_, 0);
+    const uint64_t opp = dtb_capturetest_pad_(t, opp_, 0);
     const uint64_t empty = t->pad & ~(men | kings | opp);
     const __m256i lk[3] = {LOADV(t->vshift[0][0]), LOADV(t->vshift[1][0]), LOADV(t->vshift[2][0])};
     const __m256i rk[3] = {LOADV(t->vshift[0][1]), LOADV(t->vshift[1][1]), LOADV(t->vshift[2][1])};
@@ -201,17 +201,28 @@ static inline bool dtb_capturetest_avx2_(const dtb_capturetest *t, const dtb_pos
 }
 #endif
 
+/* Whether side (0 white, 1 black), to move with men and kings against the pieces opp, has a
+ * capture: the sets of a valid position, dense (as dtb_pos's low words); t must be usable. */
+static inline bool dtb_capturetest_has_sets(const dtb_capturetest *t, uint64_t men, uint64_t kings,
+                                            uint64_t opp, int side)
+{
+#if defined(__AVX2__)
+    return dtb_capturetest_avx2_(t, men, kings, opp, side);
+#else
+    switch (t->half) {
+    case 5: return dtb_capturetest_body_(t, men, kings, opp, side, 5);
+    case 4: return dtb_capturetest_body_(t, men, kings, opp, side, 4);
+    default: return dtb_capturetest_body_(t, men, kings, opp, side, 0);
+    }
+#endif
+}
+
 /* Whether the side to move of p (a valid position) has a capture; t must be usable. */
 static inline bool dtb_capturetest_has(const dtb_capturetest *t, const dtb_pos *p)
 {
-#if defined(__AVX2__)
-    return dtb_capturetest_avx2_(t, p);
-#endif
-    switch (t->half) {
-    case 5: return dtb_capturetest_body_(t, p, 5);
-    case 4: return dtb_capturetest_body_(t, p, 4);
-    default: return dtb_capturetest_body_(t, p, 0);
-    }
+    const int side = p->side;
+    return dtb_capturetest_has_sets(t, (uint64_t)p->men[side], (uint64_t)p->kings[side],
+                                    (uint64_t)(p->men[side ^ 1] | p->kings[side ^ 1]), side);
 }
 
 #endif

@@ -288,41 +288,42 @@ dtb_status dtb_position_after(const dtb_db *db, const dtb_position *p, const dtb
 
 /* ---- probes ------------------------------------------------------------------------------- */
 
-/* to_pos for the probes' path: on boards of up to 64 squares, the same checks on single words
- * (a set word above the board fails the check); the full to_pos words the message of a position
- * that fails, and handles larger boards. */
-static inline dtb_status probe_pos(const dtb_db *db, const dtb_position *in, dtb_pos *p,
-                                   dtb_error *e)
+/* The checks of to_pos for the probes' path on boards of up to 64 squares, on single words (a
+ * set word above the board fails the check) and without a branch on the position: true when p
+ * is valid, with its sets in sets (white men, black men, white kings, black kings). The full
+ * to_pos words the message of a position that fails, and handles larger boards. */
+static inline bool probe_sets(const dtb_db *db, const dtb_position *in, uint64_t sets[4])
 {
-    if (!db->narrow)
-        return to_pos(db, in, p, e);
     const uint64_t wm = in->men[0][0], bm = in->men[1][0], wk = in->kings[0][0], bk = in->kings[1][0];
     const uint64_t high = in->men[0][1] | in->men[1][1] | in->kings[0][1] | in->kings[1][1];
     const uint64_t white = wm | wk, black = bm | bk;
-    const bool ok = (in->side == DTB_SIDE_WHITE || in->side == DTB_SIDE_BLACK) &&
+    const unsigned side = (unsigned)in->side; /* DTB_SIDE_WHITE 0, DTB_SIDE_BLACK 1 */
+    /* the side not to move has a piece: white when black is to move, else black */
+    const uint64_t other = side ? white : black;
+    const bool ok = (side <= 1) &
                     !(high | ((white | black) & ~db->all64) | (wm & wk) | (bm & bk) |
-                      (white & black) | (wm & db->promotion64[0]) | (bm & db->promotion64[1])) &&
-                    __builtin_popcountll(white) <= db->limit &&
-                    __builtin_popcountll(black) <= db->limit &&
-                    (in->side == DTB_SIDE_WHITE ? black : white) != 0;
-    if (!ok)
-        return to_pos(db, in, p, e);
-    p->men[DTB_WHITE] = wm;
-    p->men[DTB_BLACK] = bm;
-    p->kings[DTB_WHITE] = wk;
-    p->kings[DTB_BLACK] = bk;
-    p->side = in->side == DTB_SIDE_WHITE ? DTB_WHITE : DTB_BLACK;
-    return DTB_OK;
+                      (white & black) | (wm & db->promotion64[0]) | (bm & db->promotion64[1])) &
+                    (__builtin_popcountll(white) <= db->limit) &
+                    (__builtin_popcountll(black) <= db->limit) & (other != 0);
+    sets[0] = wm, sets[1] = bm, sets[2] = wk, sets[3] = bk;
+    return ok;
 }
 
 dtb_status dtb_probe_wdl(dtb_db *db, const dtb_position *p, unsigned flags, dtb_wdl *wdl)
 {
     dtb_error e;
     e.msg[0] = 0; /* not the whole buffer: this is the hot path */
-    dtb_pos q;
-    dtb_status s = probe_pos(db, p, &q, &e);
-    if (s == DTB_OK)
-        s = dtb_resolve_wdl(db->r, &q, flags, wdl, &e);
+    dtb_status s;
+    uint64_t sets[4];
+    if (db->narrow && probe_sets(db, p, sets)) {
+        s = dtb_resolve_wdl64(db->r, sets, p->side == DTB_SIDE_WHITE ? DTB_WHITE : DTB_BLACK, flags,
+                              wdl, &e);
+    } else {
+        dtb_pos q;
+        s = to_pos(db, p, &q, &e);
+        if (s == DTB_OK)
+            s = dtb_resolve_wdl(db->r, &q, flags, wdl, &e);
+    }
     return s == DTB_OK ? s : record(db, s, &e);
 }
 
@@ -330,11 +331,18 @@ dtb_status dtb_probe_dtw(dtb_db *db, const dtb_position *p, unsigned flags, dtb_
 {
     dtb_error e;
     e.msg[0] = 0;
-    dtb_pos q;
     dtb_value v;
-    dtb_status s = probe_pos(db, p, &q, &e);
-    if (s == DTB_OK)
-        s = dtb_resolve_value(db->r, &q, flags, &v, &e);
+    dtb_status s;
+    uint64_t sets[4];
+    if (db->narrow && probe_sets(db, p, sets)) {
+        s = dtb_resolve_value64(db->r, sets, p->side == DTB_SIDE_WHITE ? DTB_WHITE : DTB_BLACK,
+                                flags, &v, &e);
+    } else {
+        dtb_pos q;
+        s = to_pos(db, p, &q, &e);
+        if (s == DTB_OK)
+            s = dtb_resolve_value(db->r, &q, flags, &v, &e);
+    }
     if (s != DTB_OK)
         return record(db, s, &e);
     *wdl = dtb_value_wdl(v);

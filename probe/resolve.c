@@ -145,7 +145,7 @@ static dtb_status read_block(dtb_resolver *r, const dtb_ptable *t, uint64_t blk,
 }
 
 /* The stored value of w (white to move, no capture) in table t. */
-static inline dtb_status lookup(dtb_resolver *r, const dtb_ptable *t, const dtb_pos *w,
+static inline __attribute__((always_inline)) dtb_status lookup(dtb_resolver *r, const dtb_ptable *t, const dtb_pos *w,
                                 unsigned flags, unsigned *raw, dtb_error *e)
 {
     const uint64_t i = dtb_index_of(t->ix, w);
@@ -165,7 +165,7 @@ static inline dtb_status lookup(dtb_resolver *r, const dtb_ptable *t, const dtb_
 }
 
 /* The table for WDL (dtw false) or DTW probes of material m. */
-static inline dtb_status find_table(dtb_resolver *r, dtb_material m, bool dtw, unsigned flags,
+static inline __attribute__((always_inline)) dtb_status find_table(dtb_resolver *r, dtb_material m, bool dtw, unsigned flags,
                                     const dtb_ptable **t, dtb_error *e)
 {
     const bool fits = m.kings[0] < KINDS && m.kings[1] < KINDS && m.men[0] < KINDS && m.men[1] < KINDS;
@@ -233,6 +233,21 @@ static inline bool must_capture(const dtb_resolver *r, const dtb_pos *p)
     return r->ct.usable ? dtb_capturetest_has(&r->ct, p) : dtb_has_capture(r->board, p);
 }
 
+/* The WDL of stored value raw of table t. */
+static inline dtb_status wdl_of_raw(const dtb_ptable *t, unsigned raw, dtb_wdl *out, dtb_error *e)
+{
+    if (t->metric == DTB_METRIC_DTW) {
+        *out = dtb_value_wdl((dtb_value)raw);
+        return DTB_OK;
+    }
+    /* A table instead of a switch: the three values come in no predictable order. */
+    static const signed char wld[3] = {DTB_DRAW, DTB_WIN, DTB_LOSS};
+    if (raw > 2)
+        return dtb_error_set(e, DTB_E_CORRUPT, "%s: stored value %u is not a WLD value", t->name, raw);
+    *out = (dtb_wdl)wld[raw];
+    return DTB_OK;
+}
+
 static dtb_status quiet_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_wdl *out,
                             dtb_error *e)
 {
@@ -245,16 +260,7 @@ static dtb_status quiet_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, d
     unsigned raw;
     if ((s = lookup(r, t, w, flags, &raw, e)) != DTB_OK)
         return s;
-    if (t->metric == DTB_METRIC_DTW) {
-        *out = dtb_value_wdl((dtb_value)raw);
-        return DTB_OK;
-    }
-    /* A table instead of a switch: the three values come in no predictable order. */
-    static const signed char wld[3] = {DTB_DRAW, DTB_WIN, DTB_LOSS};
-    if (raw > 2)
-        return dtb_error_set(e, DTB_E_CORRUPT, "%s: stored value %u is not a WLD value", t->name, raw);
-    *out = (dtb_wdl)wld[raw];
-    return DTB_OK;
+    return wdl_of_raw(t, raw, out, e);
 }
 
 static dtb_status quiet_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_value *out,
@@ -358,4 +364,117 @@ dtb_status dtb_resolve_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, 
     free(list);
     *out = best;
     return DTB_OK;
+}
+
+/* ---- boards of up to 64 squares: the quiet probe on words ----------------------------------- */
+
+#if defined(__AVX2__)
+/* The four sets (white men, white kings, black men, black kings) of a position on a board of up
+ * to 64 squares, with white to move: the flip of the sets when black is to move (side 1),
+ * chosen without a branch (the side to move of successive probes is not predictable), as in
+ * flip_narrow. */
+static inline __m256i white_sets(int squares, __m256i v, int side)
+{
+    const __m256i bswap = _mm256_set_epi8(8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7,
+                                          8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i rev_hi = _mm256_set_epi8(
+        (char)0xF0, 0x70, (char)0xB0, 0x30, (char)0xD0, 0x50, (char)0x90, 0x10, (char)0xE0, 0x60,
+        (char)0xA0, 0x20, (char)0xC0, 0x40, (char)0x80, 0x00, (char)0xF0, 0x70, (char)0xB0, 0x30,
+        (char)0xD0, 0x50, (char)0x90, 0x10, (char)0xE0, 0x60, (char)0xA0, 0x20, (char)0xC0, 0x40,
+        (char)0x80, 0x00);
+    const __m256i rev_lo = _mm256_set_epi8(15, 7, 11, 3, 13, 5, 9, 1, 14, 6, 10, 2, 12, 4, 8, 0,
+                                           15, 7, 11, 3, 13, 5, 9, 1, 14, 6, 10, 2, 12, 4, 8, 0);
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    __m256i f = _mm256_shuffle_epi8(v, bswap);
+    f = _mm256_or_si256(_mm256_shuffle_epi8(rev_hi, _mm256_and_si256(f, low4)),
+                        _mm256_shuffle_epi8(rev_lo, _mm256_and_si256(_mm256_srli_epi16(f, 4), low4)));
+    f = _mm256_permute4x64_epi64(_mm256_srli_epi64(f, 64 - squares), 0x4E);
+    return _mm256_blendv_epi8(v, f, _mm256_set1_epi64x(-(long long)side));
+}
+#endif
+
+/* A stored value of the position with sets w (white men, white kings, black men, black kings:
+ * white to move, no capture) from its material's table for WDL (dtw false) or DTW probes. */
+static inline dtb_status quiet64(dtb_resolver *r, const uint64_t w[4], bool dtw, unsigned flags,
+                                 const dtb_ptable **t, unsigned *raw, dtb_error *e)
+{
+    const unsigned wm = (unsigned)__builtin_popcountll(w[0]), wk = (unsigned)__builtin_popcountll(w[1]);
+    const unsigned bm = (unsigned)__builtin_popcountll(w[2]), bk = (unsigned)__builtin_popcountll(w[3]);
+    /* find_table's slot, with one test that every count fits (at most 7: a count of 8 takes
+     * find_table's way) */
+    const unsigned slot = ((wk * KINDS + wm) * KINDS + bk) * KINDS + bm;
+    if ((wm | wk | bm | bk) >= 8 ||
+        !(*t = atomic_load_explicit(&r->found[dtw][slot], memory_order_acquire))) {
+        dtb_material m;
+        m.men[DTB_WHITE] = (unsigned char)wm, m.kings[DTB_WHITE] = (unsigned char)wk;
+        m.men[DTB_BLACK] = (unsigned char)bm, m.kings[DTB_BLACK] = (unsigned char)bk;
+        const dtb_status s = find_table(r, m, dtw, flags, t, e);
+        if (s != DTB_OK)
+            return s;
+    }
+    const dtb_pos q = {{w[0], w[2]}, {w[1], w[3]}, DTB_WHITE};
+    return lookup(r, *t, &q, flags, raw, e);
+}
+
+/* The sets of a position on a board of up to 64 squares with white to move in w (white men,
+ * white kings, black men, black kings); whether it is quiet. */
+static inline bool quiet_sets64(const dtb_resolver *r, const uint64_t sets[4], dtb_color side,
+                                uint64_t w[4])
+{
+#if defined(__AVX2__)
+    const __m256i v = _mm256_set_epi64x((long long)sets[3], (long long)sets[1], (long long)sets[2],
+                                        (long long)sets[0]);
+    _mm256_storeu_si256((__m256i *)(void *)w, white_sets(r->board->squares, v, (int)side));
+#else
+    if (side == DTB_WHITE) {
+        w[0] = sets[0], w[1] = sets[2], w[2] = sets[1], w[3] = sets[3];
+    } else {
+        const int down = 64 - r->board->squares;
+        w[0] = dtb_reverse64(sets[1]) >> down, w[1] = dtb_reverse64(sets[3]) >> down;
+        w[2] = dtb_reverse64(sets[0]) >> down, w[3] = dtb_reverse64(sets[2]) >> down;
+    }
+#endif
+    if (r->ct.usable)
+        return !dtb_capturetest_has_sets(&r->ct, w[0], w[1], w[2] | w[3], DTB_WHITE);
+    const dtb_pos q = {{w[0], w[2]}, {w[1], w[3]}, DTB_WHITE};
+    return !dtb_has_capture(r->board, &q);
+}
+
+/* The general path for a position given as words. */
+static inline dtb_pos pos_of_sets(const uint64_t sets[4], dtb_color side)
+{
+    const dtb_pos p = {{sets[0], sets[1]}, {sets[2], sets[3]}, side};
+    return p;
+}
+
+dtb_status dtb_resolve_wdl64(dtb_resolver *r, const uint64_t sets[4], dtb_color side,
+                             unsigned flags, dtb_wdl *out, dtb_error *e)
+{
+    uint64_t w[4];
+    if (!(sets[side] | sets[2 + side]) || !quiet_sets64(r, sets, side, w)) {
+        const dtb_pos p = pos_of_sets(sets, side);
+        return dtb_resolve_wdl(r, &p, flags, out, e);
+    }
+    const dtb_ptable *t;
+    unsigned raw;
+    const dtb_status s = quiet64(r, w, false, flags, &t, &raw, e);
+    if (s != DTB_OK)
+        return s;
+    return wdl_of_raw(t, raw, out, e);
+}
+
+dtb_status dtb_resolve_value64(dtb_resolver *r, const uint64_t sets[4], dtb_color side,
+                               unsigned flags, dtb_value *out, dtb_error *e)
+{
+    uint64_t w[4];
+    if (!(sets[side] | sets[2 + side]) || !quiet_sets64(r, sets, side, w)) {
+        const dtb_pos p = pos_of_sets(sets, side);
+        return dtb_resolve_value(r, &p, flags, out, e);
+    }
+    const dtb_ptable *t;
+    unsigned raw;
+    const dtb_status s = quiet64(r, w, true, flags, &t, &raw, e);
+    if (s == DTB_OK)
+        *out = (dtb_value)raw;
+    return s;
 }

@@ -38,6 +38,14 @@ dtb_status dtb_resolve_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, dt
 dtb_status dtb_resolve_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_value *out,
                              dtb_error *e);
 
+/* dtb_resolve_wdl and dtb_resolve_value for a board of up to 64 squares (the probes' fast path),
+ * the position given as words: sets = white men, black men, white kings, black kings (the low
+ * words of dtb_pos's sets; the high words are empty). Same contracts, same thread safety. */
+dtb_status dtb_resolve_wdl64(dtb_resolver *r, const uint64_t sets[4], dtb_color side,
+                             unsigned flags, dtb_wdl *out, dtb_error *e);
+dtb_status dtb_resolve_value64(dtb_resolver *r, const uint64_t sets[4], dtb_color side,
+                               unsigned flags, dtb_value *out, dtb_error *e);
+
 /* Orders values for the side to move: a higher rank is better (wins by shorter DTW, then draws,
  * then losses by longer DTW). */
 static inline int dtb_value_rank(dtb_value v)
