@@ -183,7 +183,7 @@ ALWAYS_INLINE int below_t(dtb_bb x, int sq, const bool wide)
  * C(n, k) = C(n, k - 1) (n - k + 1) / k is exact; below k a zero stays zero), for ranking on
  * boards of up to 64 squares. One table for every index rather than a row of each index's own
  * table: a probe ranks sets of many materials, and their tables' rows took many cache lines. */
-#define NARROW_KMAX 20 /* most pieces of a kind on a board of up to 64 squares (10x10: 20 men) */
+#define NARROW_KMAX DTB_INDEX_KMAX64
 #define NB0(n) (0u * (n) + 1ull)
 #define NB1(n) ((uint64_t)(n))
 #define NB2(n) (NB1(n) * ((n) - 1u) / 2u)
@@ -209,7 +209,7 @@ ALWAYS_INLINE int below_t(dtb_bb x, int sq, const bool wide)
 #define NB_ROW(f)                                                                              \
     {NB_ROW8(f, 0u), NB_ROW8(f, 8u), NB_ROW8(f, 16u), NB_ROW8(f, 24u), NB_ROW8(f, 32u),         \
      NB_ROW8(f, 40u), NB_ROW8(f, 48u), NB_ROW8(f, 56u)}
-static const uint64_t narrow_binom[NARROW_KMAX + 1][64] = {
+const uint64_t dtb_index_binom64[NARROW_KMAX + 1][64] = {
     NB_ROW(NB0), NB_ROW(NB1), NB_ROW(NB2), NB_ROW(NB3), NB_ROW(NB4), NB_ROW(NB5),
     NB_ROW(NB6), NB_ROW(NB7), NB_ROW(NB8), NB_ROW(NB9), NB_ROW(NB10), NB_ROW(NB11),
     NB_ROW(NB12), NB_ROW(NB13), NB_ROW(NB14), NB_ROW(NB15), NB_ROW(NB16), NB_ROW(NB17),
@@ -222,7 +222,7 @@ ALWAYS_INLINE uint64_t rank_set(const dtb_index *ix, dtb_bb s, int k, dtb_bb emp
     uint64_t r = 0;
     if (!wide) { /* counts below a square of at most 64 */
         assert(k <= NARROW_KMAX);
-        const uint64_t *row = narrow_binom[1];
+        const uint64_t *row = dtb_index_binom64[1];
         for (int i = 0; i < k; i++, row += 64)
             r += row[below_t(empty, pop_t(&s, wide), wide)];
         return r;
@@ -493,7 +493,7 @@ dtb_status dtb_index_create(const dtb_board *b, dtb_material m, dtb_index **out)
     if (wm > KMAX || bm > KMAX || wk > KMAX || bk > KMAX || wm + wk > limit || bm + bk > limit ||
         wm > S - H || bm > S - H || wm + bm + wk + bk > S)
         return DTB_E_RANGE;
-    /* Boards of up to 64 squares rank with narrow_binom (no variant starts with more men). */
+    /* Boards of up to 64 squares rank with dtb_index_binom64 (no variant starts with more men). */
     if (S <= 64 && (wm > NARROW_KMAX || bm > NARROW_KMAX || wk > NARROW_KMAX || bk > NARROW_KMAX))
         return DTB_E_RANGE;
 
@@ -524,7 +524,7 @@ dtb_status dtb_index_create(const dtb_board *b, dtb_material m, dtb_index **out)
 #ifndef NDEBUG
     for (int k = 0; k <= NARROW_KMAX; k++)
         for (int n = 0; n < 64; n++)
-            assert(narrow_binom[k][n] == ix->binom[k][n]);
+            assert(dtb_index_binom64[k][n] == ix->binom[k][n]);
 #endif
     int kinds_max = wm > bm ? wm : bm;
     kinds_max = wk > kinds_max ? wk : kinds_max;
@@ -653,5 +653,22 @@ void dtb_index_kings_at(const dtb_index *ix, dtb_bb men, uint64_t kings_rank, dt
 }
 
 uint64_t dtb_index_of(const dtb_index *ix, const dtb_pos *p) { return ix->impl->index_of(ix, p); }
+
+bool dtb_index_fast_get(const dtb_index *ix, dtb_index_fast *out)
+{
+    memset(out, 0, sizeof *out);
+    if (ix->b->squares > 64 || ix->jhi + 1 >= DTB_INDEX_FAST_GROUPS)
+        return false;
+    out->wm = ix->wm, out->bm = ix->bm, out->wk = ix->wk, out->bk = ix->bk;
+    out->bottom_first = ix->bottom_first;
+    out->wtab = ix->wtab;
+    out->block_positions = ix->block_positions;
+    out->nbk_count = ix->nbk_count;
+    out->all = (uint64_t)ix->all;
+    out->black_men_sq = (uint64_t)ix->black_men_sq;
+    for (int j = 0; j <= ix->jhi + 1; j++)
+        out->goff[j] = ix->goff[j];
+    return true;
+}
 
 void dtb_index_pos(const dtb_index *ix, uint64_t i, dtb_pos *p) { ix->impl->index_pos(ix, i, p); }

@@ -7,6 +7,7 @@
 #ifndef DTB_INDEX_H
 #define DTB_INDEX_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "material.h"
@@ -51,5 +52,63 @@ void dtb_index_kings_of_many(const dtb_index *ix, dtb_bb men, int n, const dtb_b
  * position. */
 void dtb_index_kings_at(const dtb_index *ix, dtb_bb men, uint64_t kings_rank, dtb_bb *white_kings,
                         dtb_bb *black_kings);
+
+/* ---- An inline dtb_index_of for boards of up to 64 squares (a probe's hot path) ----------- */
+
+#define DTB_INDEX_KMAX64 20      /* most pieces of a kind on such a board (10x10: 20 men) */
+#define DTB_INDEX_FAST_GROUPS 8  /* room for goff[0 .. white men on the bottom row + 1] */
+
+/* C(n, k) as dtb_index_binom64[k][n], n < 64 (read-only, computed by the compiler). */
+extern const uint64_t dtb_index_binom64[DTB_INDEX_KMAX64 + 1][64];
+
+/* What dtb_index_fast_of needs of an index: a copy, so that a caller can keep it next to its
+ * own data (it points into the index for wtab: valid while the index lives). */
+typedef struct dtb_index_fast {
+    int wm, bm, wk, bk;
+    int bottom_first;
+    const uint64_t *wtab;
+    uint64_t block_positions, nbk_count;
+    uint64_t all, black_men_sq;
+    uint64_t goff[DTB_INDEX_FAST_GROUPS];
+} dtb_index_fast;
+
+/* Fills *out for ix and returns true when ix is on a board of up to 64 squares (else false: use
+ * dtb_index_of). Thread-safe (reads ix). */
+bool dtb_index_fast_get(const dtb_index *ix, dtb_index_fast *out);
+
+/* Rank of s (k squares of empty) among the k-subsets of empty, as index.c's rank_set. */
+static inline uint64_t dtb_index_rank64_(uint64_t s, int k, uint64_t empty)
+{
+    uint64_t r = 0;
+    const uint64_t *row = dtb_index_binom64[1];
+    for (int i = 0; i < k; i++, row += 64) {
+        const int sq = __builtin_ctzll(s);
+        s &= s - 1;
+        r += row[__builtin_popcountll(empty & ((1ull << sq) - 1))];
+    }
+    return r;
+}
+
+/* dtb_index_of(ix, p) for f = dtb_index_fast_get(ix) and p's sets as words (white to move).
+ * Same value; inline, for code compiled with a popcount instruction. */
+static inline uint64_t dtb_index_fast_of(const dtb_index_fast *f, uint64_t white_men,
+                                         uint64_t black_men, uint64_t white_kings,
+                                         uint64_t black_kings)
+{
+    /* white men: their group j (men on the bottom row) and one table term per man */
+    const int j = __builtin_popcountll(white_men >> f->bottom_first);
+    uint64_t white = 0;
+    if (f->wm > 0) {
+        const uint64_t *t = f->wtab + (size_t)(f->wm - j) * (size_t)f->wm * DTB_MAX_SQUARES;
+        for (uint64_t w = white_men; w; w &= w - 1, t += DTB_MAX_SQUARES)
+            white += t[__builtin_ctzll(w)];
+    }
+    const uint64_t block = f->goff[j] + white +
+                           dtb_index_rank64_(black_men, f->bm, f->black_men_sq & ~white_men);
+    const uint64_t empty = f->all & ~(white_men | black_men);
+    return block * f->block_positions +
+           dtb_index_rank64_(white_kings, f->wk, empty) * f->nbk_count +
+           dtb_index_rank64_(black_kings, f->bk, empty & ~white_kings);
+}
 
 #endif

@@ -144,11 +144,12 @@ static dtb_status read_block(dtb_resolver *r, const dtb_ptable *t, uint64_t blk,
     return DTB_OK;
 }
 
-/* The stored value of w (white to move, no capture) in table t. */
-static inline __attribute__((always_inline)) dtb_status lookup(dtb_resolver *r, const dtb_ptable *t, const dtb_pos *w,
-                                unsigned flags, unsigned *raw, dtb_error *e)
+/* The stored value of index i of table t. */
+static inline __attribute__((always_inline)) dtb_status lookup_index(dtb_resolver *r,
+                                                                    const dtb_ptable *t, uint64_t i,
+                                                                    unsigned flags, unsigned *raw,
+                                                                    dtb_error *e)
 {
-    const uint64_t i = dtb_index_of(t->ix, w);
     uint64_t blk, off;
     if (t->block_shift >= 0) {
         blk = i >> t->block_shift;
@@ -162,6 +163,14 @@ static inline __attribute__((always_inline)) dtb_status lookup(dtb_resolver *r, 
     if (flags & DTB_RESOLVE_CACHE_ONLY)
         return DTB_E_NOTCACHED;
     return read_block(r, t, blk, off, raw, e);
+}
+
+/* The stored value of w (white to move, no capture) in table t. */
+static inline __attribute__((always_inline)) dtb_status lookup(dtb_resolver *r, const dtb_ptable *t,
+                                                              const dtb_pos *w, unsigned flags,
+                                                              unsigned *raw, dtb_error *e)
+{
+    return lookup_index(r, t, dtb_index_of(t->ix, w), flags, raw, e);
 }
 
 /* The table for WDL (dtw false) or DTW probes of material m. */
@@ -395,7 +404,7 @@ static inline __m256i white_sets(int squares, __m256i v, int side)
 
 /* A stored value of the position with sets w (white men, white kings, black men, black kings:
  * white to move, no capture) from its material's table for WDL (dtw false) or DTW probes. */
-static inline dtb_status quiet64(dtb_resolver *r, const uint64_t w[4], bool dtw, unsigned flags,
+static inline __attribute__((always_inline)) dtb_status quiet64(dtb_resolver *r, const uint64_t w[4], bool dtw, unsigned flags,
                                  const dtb_ptable **t, unsigned *raw, dtb_error *e)
 {
     const unsigned wm = (unsigned)__builtin_popcountll(w[0]), wk = (unsigned)__builtin_popcountll(w[1]);
@@ -412,13 +421,18 @@ static inline dtb_status quiet64(dtb_resolver *r, const uint64_t w[4], bool dtw,
         if (s != DTB_OK)
             return s;
     }
+#if defined(__POPCNT__)
+    if ((*t)->fast) /* inline, with this file's popcount instruction */
+        return lookup_index(r, *t, dtb_index_fast_of(&(*t)->ixf, w[0], w[2], w[1], w[3]), flags,
+                            raw, e);
+#endif
     const dtb_pos q = {{w[0], w[2]}, {w[1], w[3]}, DTB_WHITE};
     return lookup(r, *t, &q, flags, raw, e);
 }
 
 /* The sets of a position on a board of up to 64 squares with white to move in w (white men,
  * white kings, black men, black kings); whether it is quiet. */
-static inline bool quiet_sets64(const dtb_resolver *r, const uint64_t sets[4], dtb_color side,
+static inline __attribute__((always_inline)) bool quiet_sets64(const dtb_resolver *r, const uint64_t sets[4], dtb_color side,
                                 uint64_t w[4])
 {
 #if defined(__AVX2__)

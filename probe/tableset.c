@@ -449,6 +449,7 @@ static tslot *make_slot(dtb_tableset *ts, dtb_material m, dtb_metric metric)
                          ? __builtin_ctz(info->block_positions)
                          : -1;
     t->bits = info->value_bits;
+    t->fast = dtb_index_fast_get(t->ix, &t->ixf);
     t->metric = metric;
     t->material = m;
     snprintf(t->name, sizeof t->name, "%s", file);

@@ -34,6 +34,8 @@ typedef struct dtb_ptable {
     uint32_t block_positions;
     int block_shift;          /* log2(block_positions) when a power of two, else -1 */
     unsigned bits;            /* bits per stored value */
+    bool fast;                /* ixf holds ix's inline form (boards of up to 64 squares) */
+    dtb_index_fast ixf;
     dtb_metric metric;
     dtb_material material;
     char name[80];            /* "KKvK.wld", for messages */

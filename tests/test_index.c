@@ -546,6 +546,47 @@ static void test_portable_code(void **state)
     }
 }
 
+/* The inline index of boards of up to 64 squares (dtb_index_fast_of, the probe's): for random
+ * numbers i, the position dtb_index_pos gives for i has number i; for random positions, the same
+ * number as dtb_index_of. Boards of more squares have no inline form. */
+static void test_fast_of(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"KvK", "MvM", "KMvK", "MMvK", "KMMvKM", "MMMvMM",
+                                         "KKKvKK", "KKMvKMM", "MMMMvMMM", "MMMMMvK", "KKKKvM"};
+    for (int v = 0; v < dtb_variant_count(); v++) {
+        dtb_board b;
+        dtb_board_init(&b, dtb_variant_at(v));
+        for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+            dtb_material m;
+            assert_int_equal(dtb_material_parse(names[k], &m, NULL), DTB_OK);
+            dtb_index *ix = make(&b, m);
+            dtb_index_fast f;
+            const bool fast = dtb_index_fast_get(ix, &f);
+            assert_int_equal(fast, b.squares <= 64);
+            if (!fast) {
+                dtb_index_free(ix);
+                continue;
+            }
+            const uint64_t size = dtb_index_size(ix);
+            for (int t = 0; t < 20000; t++) {
+                const uint64_t i = t < 100 ? (uint64_t)t % size : t < 200 ? size - 1 - (uint64_t)(t - 100) % size
+                                                                           : rng_below(size);
+                dtb_pos p;
+                dtb_index_pos(ix, i, &p);
+                assert_int_equal(dtb_index_fast_of(&f, (uint64_t)p.men[DTB_WHITE], (uint64_t)p.men[DTB_BLACK],
+                                                   (uint64_t)p.kings[DTB_WHITE], (uint64_t)p.kings[DTB_BLACK]),
+                                 i);
+                random_position(&b, m, &p);
+                assert_int_equal(dtb_index_fast_of(&f, (uint64_t)p.men[DTB_WHITE], (uint64_t)p.men[DTB_BLACK],
+                                                   (uint64_t)p.kings[DTB_WHITE], (uint64_t)p.kings[DTB_BLACK]),
+                                 dtb_index_of(ix, &p));
+            }
+            dtb_index_free(ix);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -562,6 +603,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_block_men),
         cmocka_unit_test(test_block_moves),
         cmocka_unit_test(test_portable_code),
+        cmocka_unit_test(test_fast_of),
         cmocka_unit_test(test_random_5),
         cmocka_unit_test(test_random_6),
         cmocka_unit_test(test_random_7),
