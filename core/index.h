@@ -79,13 +79,10 @@ bool dtb_index_fast_get(const dtb_index *ix, dtb_index_fast *out);
 /* Rank of s (k squares of empty) among the k-subsets of empty, as index.c's rank_set. */
 static inline uint64_t dtb_index_rank64_(uint64_t s, int k, uint64_t empty)
 {
+    (void)k; /* s holds k squares: the loop runs on s, one test per turn */
     uint64_t r = 0;
-    const uint64_t *row = dtb_index_binom64[1];
-    for (int i = 0; i < k; i++, row += 64) {
-        const int sq = __builtin_ctzll(s);
-        s &= s - 1;
-        r += row[__builtin_popcountll(empty & ((1ull << sq) - 1))];
-    }
+    for (const uint64_t *row = dtb_index_binom64[1]; s; s &= s - 1, row += 64)
+        r += row[__builtin_popcountll(empty & ((1ull << __builtin_ctzll(s)) - 1))];
     return r;
 }
 

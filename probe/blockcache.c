@@ -43,6 +43,7 @@
 /* Smallest share of the budget per shard, and the most shards. */
 #define MIN_SHARD_BUDGET (512u << 10)
 #define MAX_SHARDS 64
+_Static_assert(MAX_SHARDS <= 64, "the shard is picked from the hash's top six bits");
 /* Evicted buffers freed after unlocking, per put; more wait for the next round. */
 #define MAX_VICTIMS 16
 
@@ -229,7 +230,7 @@ dtb_blockcache *dtb_blockcache_create(uint64_t budget)
     while (n < MAX_SHARDS && budget / (uint64_t)(2 * n) >= MIN_SHARD_BUDGET)
         n *= 2;
     c->head.nshards = n;
-    c->head.shard_shift = 64 - __builtin_ctz((unsigned)n);
+    c->head.shard_mask = (uint64_t)n - 1;
     c->head.shards = aligned_alloc(64, sizeof(shard) * (size_t)n);
     if (!c->head.shards) {
         pthread_mutex_destroy(&c->mem.lock);

@@ -79,8 +79,8 @@ typedef struct dtb_blockcache_shard_ {
 /* The first member of struct dtb_blockcache. */
 typedef struct dtb_blockcache_head_ {
     dtb_blockcache_shard_ *shards;
-    int nshards;
-    int shard_shift; /* 64 - log2(nshards); shard = hash >> shard_shift (0 shards bits: 64) */
+    int nshards;     /* a power of two, at most 64 */
+    uint64_t shard_mask; /* nshards - 1: shard = (hash >> 58) & shard_mask (the hash's top bits) */
 } dtb_blockcache_head_;
 
 /* One multiply and one xor-shift. Keys hold the table number from bit 40 and the block number
@@ -119,7 +119,7 @@ static inline void dtb_blockcache_unlock_(dtb_blockcache_shard_ *s)
 static inline dtb_blockcache_shard_ *dtb_blockcache_shard_of_(const dtb_blockcache_head_ *c,
                                                               uint64_t h)
 {
-    return &c->shards[c->nshards == 1 ? 0 : h >> c->shard_shift];
+    return &c->shards[(h >> 58) & c->shard_mask];
 }
 
 /* Slot index where key lives, or the empty slot where it would go. */

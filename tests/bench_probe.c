@@ -63,8 +63,8 @@ static void *run_job(void *arg)
     const double c0 = thread_cpu();
     uint64_t sum = 0;
     for (int r = 0; r < j->rounds; r++)
-        for (int k = 0; k < j->n; k++) {
-            const dtb_position *p = &j->pos[(j->start + k) % j->n];
+        for (int k = 0, at = j->start; k < j->n; k++, at = at + 1 == j->n ? 0 : at + 1) {
+            const dtb_position *p = &j->pos[at]; /* no division per probe: it is not the probe's */
             dtb_wdl w;
             int d = 0;
             const dtb_status s = j->dtw ? dtb_probe_dtw(j->db, p, 0, &w, &d) : dtb_probe_wdl(j->db, p, 0, &w);
