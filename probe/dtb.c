@@ -288,66 +288,44 @@ dtb_status dtb_position_after(const dtb_db *db, const dtb_position *p, const dtb
 
 /* ---- probes ------------------------------------------------------------------------------- */
 
-/* The checks of to_pos for the probes' path on boards of up to 64 squares, on single words (a
- * set word above the board fails the check) and without a branch on the position: true when p
- * is valid, with its sets in sets (white men, black men, white kings, black kings). The full
- * to_pos words the message of a position that fails, and handles larger boards. */
-static inline bool probe_sets(const dtb_db *db, const dtb_position *in, uint64_t sets[4])
+/* The general path of a probe (the fast one in resolve.c said DTB_RESOLVE_SLOW, or a board of
+ * more than 64 squares); not inline, so that its message buffer stays off the fast path. */
+static __attribute__((noinline)) dtb_status probe_general(dtb_db *db, const dtb_position *p,
+                                                         unsigned flags, bool dtw, dtb_wdl *wdl,
+                                                         int *dtw_out)
 {
-    const uint64_t wm = in->men[0][0], bm = in->men[1][0], wk = in->kings[0][0], bk = in->kings[1][0];
-    const uint64_t high = in->men[0][1] | in->men[1][1] | in->kings[0][1] | in->kings[1][1];
-    const uint64_t white = wm | wk, black = bm | bk;
-    const unsigned side = (unsigned)in->side; /* DTB_SIDE_WHITE 0, DTB_SIDE_BLACK 1 */
-    /* the side not to move has a piece: white when black is to move, else black */
-    const uint64_t other = side ? white : black;
-    const bool ok = (side <= 1) &
-                    !(high | ((white | black) & ~db->all64) | (wm & wk) | (bm & bk) |
-                      (white & black) | (wm & db->promotion64[0]) | (bm & db->promotion64[1])) &
-                    (__builtin_popcountll(white) <= db->limit) &
-                    (__builtin_popcountll(black) <= db->limit) & (other != 0);
-    sets[0] = wm, sets[1] = bm, sets[2] = wk, sets[3] = bk;
-    return ok;
-}
-
-dtb_status dtb_probe_wdl(dtb_db *db, const dtb_position *p, unsigned flags, dtb_wdl *wdl)
-{
-    dtb_error e;
-    e.msg[0] = 0; /* not the whole buffer: this is the hot path */
-    dtb_status s;
-    uint64_t sets[4];
-    if (db->narrow && probe_sets(db, p, sets)) {
-        s = dtb_resolve_wdl64(db->r, sets, p->side == DTB_SIDE_WHITE ? DTB_WHITE : DTB_BLACK, flags,
-                              wdl, &e);
-    } else {
-        dtb_pos q;
-        s = to_pos(db, p, &q, &e);
-        if (s == DTB_OK)
-            s = dtb_resolve_wdl(db->r, &q, flags, wdl, &e);
+    dtb_error e = {{0}};
+    dtb_pos q;
+    dtb_status s = to_pos(db, p, &q, &e);
+    if (s == DTB_OK && !dtw)
+        s = dtb_resolve_wdl(db->r, &q, flags, wdl, &e);
+    if (s == DTB_OK && dtw) {
+        dtb_value v;
+        if ((s = dtb_resolve_value(db->r, &q, flags, &v, &e)) == DTB_OK) {
+            *wdl = dtb_value_wdl(v);
+            *dtw_out = dtb_value_dtw(v);
+        }
     }
     return s == DTB_OK ? s : record(db, s, &e);
 }
 
+dtb_status dtb_probe_wdl(dtb_db *db, const dtb_position *p, unsigned flags, dtb_wdl *wdl)
+{
+    const int s = dtb_resolve_wdl_fast(db->r, p->men, p->kings, p->side, flags, wdl);
+    return s != DTB_RESOLVE_SLOW ? (dtb_status)s : probe_general(db, p, flags, false, wdl, NULL);
+}
+
 dtb_status dtb_probe_dtw(dtb_db *db, const dtb_position *p, unsigned flags, dtb_wdl *wdl, int *dtw)
 {
-    dtb_error e;
-    e.msg[0] = 0;
     dtb_value v;
-    dtb_status s;
-    uint64_t sets[4];
-    if (db->narrow && probe_sets(db, p, sets)) {
-        s = dtb_resolve_value64(db->r, sets, p->side == DTB_SIDE_WHITE ? DTB_WHITE : DTB_BLACK,
-                                flags, &v, &e);
-    } else {
-        dtb_pos q;
-        s = to_pos(db, p, &q, &e);
-        if (s == DTB_OK)
-            s = dtb_resolve_value(db->r, &q, flags, &v, &e);
+    const int s = dtb_resolve_value_fast(db->r, p->men, p->kings, p->side, flags, &v);
+    if (s == DTB_RESOLVE_SLOW)
+        return probe_general(db, p, flags, true, wdl, dtw);
+    if (s == DTB_OK) {
+        *wdl = dtb_value_wdl(v);
+        *dtw = dtb_value_dtw(v);
     }
-    if (s != DTB_OK)
-        return record(db, s, &e);
-    *wdl = dtb_value_wdl(v);
-    *dtw = dtb_value_dtw(v);
-    return DTB_OK;
+    return (dtb_status)s;
 }
 
 typedef struct ranked {

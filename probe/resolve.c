@@ -36,6 +36,10 @@ struct dtb_resolver {
     dtb_tableset *ts;
     const dtb_board *board;
     bool narrow; /* at most 64 squares: every set in its low word */
+    /* The fast path's check of a position (narrow boards): the board and promotion rows as
+     * words, and the most pieces a side may have. */
+    uint64_t all64, promotion64[2];
+    int limit;
     dtb_capturetest ct; /* the capture test of the hot path, when usable for this board */
     dtb_blockcache *cache;
     dtb_tableset_log log;
@@ -57,6 +61,10 @@ dtb_resolver *dtb_resolver_create(dtb_tableset *ts, uint64_t cache_bytes, dtb_ta
     r->ts = ts;
     r->board = dtb_tableset_board(ts);
     r->narrow = r->board->squares <= 64;
+    r->all64 = (uint64_t)r->board->all;
+    r->promotion64[0] = (uint64_t)r->board->promotion[0];
+    r->promotion64[1] = (uint64_t)r->board->promotion[1];
+    r->limit = r->board->variant->start_rows * r->board->half;
     dtb_capturetest_init(&r->ct, r->board);
     r->log = log;
     r->user = user;
@@ -402,34 +410,6 @@ static inline __m256i white_sets(int squares, __m256i v, int side)
 }
 #endif
 
-/* A stored value of the position with sets w (white men, white kings, black men, black kings:
- * white to move, no capture) from its material's table for WDL (dtw false) or DTW probes. */
-static inline __attribute__((always_inline)) dtb_status quiet64(dtb_resolver *r, const uint64_t w[4], bool dtw, unsigned flags,
-                                 const dtb_ptable **t, unsigned *raw, dtb_error *e)
-{
-    const unsigned wm = (unsigned)__builtin_popcountll(w[0]), wk = (unsigned)__builtin_popcountll(w[1]);
-    const unsigned bm = (unsigned)__builtin_popcountll(w[2]), bk = (unsigned)__builtin_popcountll(w[3]);
-    /* find_table's slot, with one test that every count fits (at most 7: a count of 8 takes
-     * find_table's way) */
-    const unsigned slot = ((wk * KINDS + wm) * KINDS + bk) * KINDS + bm;
-    if ((wm | wk | bm | bk) >= 8 ||
-        !(*t = atomic_load_explicit(&r->found[dtw][slot], memory_order_acquire))) {
-        dtb_material m;
-        m.men[DTB_WHITE] = (unsigned char)wm, m.kings[DTB_WHITE] = (unsigned char)wk;
-        m.men[DTB_BLACK] = (unsigned char)bm, m.kings[DTB_BLACK] = (unsigned char)bk;
-        const dtb_status s = find_table(r, m, dtw, flags, t, e);
-        if (s != DTB_OK)
-            return s;
-    }
-#if defined(__POPCNT__)
-    if ((*t)->fast) /* inline, with this file's popcount instruction */
-        return lookup_index(r, *t, dtb_index_fast_of(&(*t)->ixf, w[0], w[2], w[1], w[3]), flags,
-                            raw, e);
-#endif
-    const dtb_pos q = {{w[0], w[2]}, {w[1], w[3]}, DTB_WHITE};
-    return lookup(r, *t, &q, flags, raw, e);
-}
-
 /* The sets of a position on a board of up to 64 squares with white to move in w (white men,
  * white kings, black men, black kings); whether it is quiet. */
 static inline __attribute__((always_inline)) bool quiet_sets64(const dtb_resolver *r, const uint64_t sets[4], dtb_color side,
@@ -454,40 +434,107 @@ static inline __attribute__((always_inline)) bool quiet_sets64(const dtb_resolve
     return !dtb_has_capture(r->board, &q);
 }
 
-/* The general path for a position given as words. */
-static inline dtb_pos pos_of_sets(const uint64_t sets[4], dtb_color side)
+/* A block read on a miss of the fast path: the value, or a status (the general path, taken after
+ * a failure, words the message). Not inline: the message buffer stays off the hot path. */
+static __attribute__((noinline)) dtb_status read_block_fast(dtb_resolver *r, const dtb_ptable *t,
+                                                           uint64_t blk, uint64_t off,
+                                                           unsigned *raw)
 {
-    const dtb_pos p = {{sets[0], sets[1]}, {sets[2], sets[3]}, side};
-    return p;
+    dtb_error e;
+    return read_block(r, t, blk, off, raw, &e);
 }
 
-dtb_status dtb_resolve_wdl64(dtb_resolver *r, const uint64_t sets[4], dtb_color side,
-                             unsigned flags, dtb_wdl *out, dtb_error *e)
+/* The public position's words checked as to_pos (dtb.c) checks them, on single words and without
+ * a branch on the position: true when valid, with its sets in sets (white men, black men, white
+ * kings, black kings). */
+static inline __attribute__((always_inline)) bool sets_of_words(const dtb_resolver *r,
+                                                               const uint64_t men[2][2],
+                                                               const uint64_t kings[2][2],
+                                                               int side, uint64_t sets[4])
 {
-    uint64_t w[4];
-    if (!(sets[side] | sets[2 + side]) || !quiet_sets64(r, sets, side, w)) {
-        const dtb_pos p = pos_of_sets(sets, side);
-        return dtb_resolve_wdl(r, &p, flags, out, e);
+    const uint64_t wm = men[0][0], bm = men[1][0], wk = kings[0][0], bk = kings[1][0];
+    const uint64_t high = men[0][1] | men[1][1] | kings[0][1] | kings[1][1];
+    const uint64_t white = wm | wk, black = bm | bk;
+    const uint64_t other = side ? white : black; /* the side not to move has a piece */
+    const bool ok = ((unsigned)side <= 1) &
+                    !(high | ((white | black) & ~r->all64) | (wm & wk) | (bm & bk) |
+                      (white & black) | (wm & r->promotion64[0]) | (bm & r->promotion64[1])) &
+                    (__builtin_popcountll(white) <= r->limit) &
+                    (__builtin_popcountll(black) <= r->limit) & (other != 0);
+    sets[0] = wm, sets[1] = bm, sets[2] = wk, sets[3] = bk;
+    return ok;
+}
+
+/* The stored value of a quiet position found without a table to open, an error or a capture; or
+ * DTB_RESOLVE_SLOW. */
+static inline __attribute__((always_inline)) int fast_raw(dtb_resolver *r, const uint64_t men[2][2],
+                                                         const uint64_t kings[2][2], int side,
+                                                         bool dtw, unsigned flags,
+                                                         const dtb_ptable **tp, unsigned *raw)
+{
+    uint64_t sets[4], w[4];
+    if (!r->narrow || !sets_of_words(r, men, kings, side, sets) || !(sets[side] | sets[2 + side]) ||
+        !quiet_sets64(r, sets, (dtb_color)side, w))
+        return DTB_RESOLVE_SLOW;
+    const unsigned wm = (unsigned)__builtin_popcountll(w[0]), wk = (unsigned)__builtin_popcountll(w[1]);
+    const unsigned bm = (unsigned)__builtin_popcountll(w[2]), bk = (unsigned)__builtin_popcountll(w[3]);
+    /* find_table's slot, with one test that every count fits (at most 7; else find_table) */
+    const unsigned slot = ((wk * KINDS + wm) * KINDS + bk) * KINDS + bm;
+    const dtb_ptable *t;
+    if ((wm | wk | bm | bk) >= 8 || !(t = atomic_load_explicit(&r->found[dtw][slot], memory_order_acquire)))
+        return DTB_RESOLVE_SLOW;
+    *tp = t;
+    uint64_t i;
+#if defined(__POPCNT__)
+    if (t->fast) /* inline, with this file's popcount instruction */
+        i = dtb_index_fast_of(&t->ixf, w[0], w[2], w[1], w[3]);
+    else
+#endif
+    {
+        const dtb_pos q = {{w[0], w[2]}, {w[1], w[3]}, DTB_WHITE};
+        i = dtb_index_of(t->ix, &q);
     }
+    uint64_t blk, off;
+    if (t->block_shift >= 0) {
+        blk = i >> t->block_shift;
+        off = i & (t->block_positions - 1);
+    } else {
+        blk = i / t->block_positions;
+        off = i % t->block_positions;
+    }
+    if (dtb_blockcache_get(r->cache, t->key_base | blk, off, t->bits, raw))
+        return DTB_OK;
+    if (flags & DTB_RESOLVE_CACHE_ONLY)
+        return DTB_E_NOTCACHED;
+    return read_block_fast(r, t, blk, off, raw) == DTB_OK ? DTB_OK : DTB_RESOLVE_SLOW;
+}
+
+int dtb_resolve_wdl_fast(dtb_resolver *r, const uint64_t men[2][2], const uint64_t kings[2][2],
+                         int side, unsigned flags, dtb_wdl *out)
+{
     const dtb_ptable *t;
     unsigned raw;
-    const dtb_status s = quiet64(r, w, false, flags, &t, &raw, e);
+    const int s = fast_raw(r, men, kings, side, false, flags, &t, &raw);
     if (s != DTB_OK)
         return s;
-    return wdl_of_raw(t, raw, out, e);
+    if (t->metric == DTB_METRIC_DTW) {
+        *out = dtb_value_wdl((dtb_value)raw);
+        return DTB_OK;
+    }
+    /* A table instead of a switch: the three values come in no predictable order. */
+    static const signed char wld[3] = {DTB_DRAW, DTB_WIN, DTB_LOSS};
+    if (raw > 2)
+        return DTB_RESOLVE_SLOW; /* the general path reports it */
+    *out = (dtb_wdl)wld[raw];
+    return DTB_OK;
 }
 
-dtb_status dtb_resolve_value64(dtb_resolver *r, const uint64_t sets[4], dtb_color side,
-                               unsigned flags, dtb_value *out, dtb_error *e)
+int dtb_resolve_value_fast(dtb_resolver *r, const uint64_t men[2][2], const uint64_t kings[2][2],
+                           int side, unsigned flags, dtb_value *out)
 {
-    uint64_t w[4];
-    if (!(sets[side] | sets[2 + side]) || !quiet_sets64(r, sets, side, w)) {
-        const dtb_pos p = pos_of_sets(sets, side);
-        return dtb_resolve_value(r, &p, flags, out, e);
-    }
     const dtb_ptable *t;
     unsigned raw;
-    const dtb_status s = quiet64(r, w, true, flags, &t, &raw, e);
+    const int s = fast_raw(r, men, kings, side, true, flags, &t, &raw);
     if (s == DTB_OK)
         *out = (dtb_value)raw;
     return s;

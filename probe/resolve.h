@@ -38,13 +38,17 @@ dtb_status dtb_resolve_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, dt
 dtb_status dtb_resolve_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_value *out,
                              dtb_error *e);
 
-/* dtb_resolve_wdl and dtb_resolve_value for a board of up to 64 squares (the probes' fast path),
- * the position given as words: sets = white men, black men, white kings, black kings (the low
- * words of dtb_pos's sets; the high words are empty). Same contracts, same thread safety. */
-dtb_status dtb_resolve_wdl64(dtb_resolver *r, const uint64_t sets[4], dtb_color side,
-                             unsigned flags, dtb_wdl *out, dtb_error *e);
-dtb_status dtb_resolve_value64(dtb_resolver *r, const uint64_t sets[4], dtb_color side,
-                               unsigned flags, dtb_value *out, dtb_error *e);
+/* The probes' fast path: dtb_resolve_wdl and dtb_resolve_value of a position given as the
+ * public position's words (men[color][word], kings[color][word], side 0 white, 1 black), on
+ * boards of up to 64 squares. Returns DTB_OK or DTB_E_NOTCACHED (DTB_RESOLVE_CACHE_ONLY) with the
+ * same answer as the general functions, or DTB_RESOLVE_SLOW: take the general path (the position
+ * fails a check, has a capture or no pieces to move, its table has not been found yet, a read
+ * failed: the general path words any message). Same thread safety. */
+#define DTB_RESOLVE_SLOW (-1)
+int dtb_resolve_wdl_fast(dtb_resolver *r, const uint64_t men[2][2], const uint64_t kings[2][2],
+                         int side, unsigned flags, dtb_wdl *out);
+int dtb_resolve_value_fast(dtb_resolver *r, const uint64_t men[2][2], const uint64_t kings[2][2],
+                           int side, unsigned flags, dtb_value *out);
 
 /* Orders values for the side to move: a higher rank is better (wins by shorter DTW, then draws,
  * then losses by longer DTW). */
