@@ -30,11 +30,6 @@ struct dtb_db {
     dtb_tableset *ts;
     dtb_resolver *r;
     const dtb_board *board;
-    /* The probes' fast check (boards of up to 64 squares): the board and promotion rows as
-     * words, and the most pieces a side may have. */
-    bool narrow;
-    uint64_t all64, promotion64[2];
-    int limit;
     dtb_log_fn log;
     void *log_user;
     pthread_mutex_t err_lock;
@@ -105,11 +100,6 @@ dtb_status dtb_open(const dtb_options *o, dtb_db **out)
     dtb_status s = dtb_tableset_open(o->paths, o->npaths, o->variant, o->log, o->log_user, &db->ts, &e);
     if (s == DTB_OK) {
         db->board = dtb_tableset_board(db->ts);
-        db->narrow = db->board->squares <= 64;
-        db->all64 = (uint64_t)db->board->all;
-        db->promotion64[0] = (uint64_t)db->board->promotion[0];
-        db->promotion64[1] = (uint64_t)db->board->promotion[1];
-        db->limit = db->board->variant->start_rows * db->board->half;
         db->r = dtb_resolver_create(db->ts, o->cache_bytes ? o->cache_bytes : DEFAULT_CACHE_BYTES,
                                     o->log, o->log_user);
         if (!db->r)
