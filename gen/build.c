@@ -430,15 +430,16 @@ static uint64_t resident_bytes(const plan_pair *p)
 }
 
 /* Working memory of dtb_solve_pair (gen/solve.c), estimated from what it allocates: its list of
- * units (24 bytes a block, and as much again for qsort's merge buffer), and for each thread that
+ * units (24 bytes a block, and as much again for qsort's merge buffer), for each thread that
  * gets a unit, 4 bytes of state per position of a unit (two blocks) and the level queues (4 bytes
  * per queued position: under one byte per position of the unit measured on king-only pairs, 2
- * allowed) with their first 1024 entries per level. */
+ * allowed) with their first 1024 entries per level, and the fact buffers of shared units. */
 static uint64_t solver_bytes(const plan_pair *p, int threads)
 {
     const uint64_t units = p->self ? (p->blocks + 1) / 2 : p->blocks;
     const uint64_t busy = units < (uint64_t)threads ? units : (uint64_t)threads;
-    return 48 * p->blocks + busy * (2 * p->block_size * (4 + 2) + (DTB_DTW_MAX + 2) * 4096ull);
+    return 48 * p->blocks + busy * (2 * p->block_size * (4 + 2) + (DTB_DTW_MAX + 2) * 4096ull) +
+           (uint64_t)threads * dtb_solve_shared_bytes(p->block_size, threads);
 }
 
 /* Working memory of writing a pair's tables (gen/tablewrite.c): the WLD copy of a member, up to

@@ -84,6 +84,16 @@ typedef struct batch {
     const dtb_value *exit[EXITS_CAP];
 } batch;
 
+/* Facts for predecessors in a shared unit, gathered before any is applied (see
+ * solve_unit_shared): fact = local id << 9 | level << 1 | win. sorted holds them by bucket
+ * (bucket = local id >> BUCKET_SHIFT), begin[b] where bucket b starts. */
+typedef struct factbuf {
+    uint64_t *v, *sorted;
+    size_t n, cap, sorted_cap;
+    size_t *begin; /* nbuckets + 1 entries */
+    size_t nbegin;
+} factbuf;
+
 /* One thread's share of the work: its level queues, flags and statistics. Queues are never
  * shared for writing, so pushing needs no lock; a level is read by all threads only after
  * every thread has stopped pushing to it (pushes always go to later levels). */
@@ -93,7 +103,8 @@ typedef struct lane {
     bool overflow; /* a DTW beyond DTB_DTW_MAX */
     bool nomem;
     dtb_solve_stats st[2];
-    batch bt; /* positions being initialised */
+    batch bt;     /* positions being initialised */
+    factbuf fx;   /* what this lane's resolved positions tell predecessors (shared units) */
 } lane;
 
 typedef struct unit {
@@ -297,26 +308,10 @@ static bool node_learn(node *nd, int d, bool is_win, int *level)
     return true;
 }
 
-/* node_learn on a node other threads may update at the same time. */
-static int node_learn_atomic(node *nd, int d, bool is_win)
-{
-    node old, nw;
-    int level;
-    __atomic_load(nd, &old, __ATOMIC_RELAXED);
-    do {
-        nw = old;
-        if (!node_learn(&nw, d, is_win, &level))
-            return -1;
-    } while (!__atomic_compare_exchange(nd, &old, &nw, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-    return level;
-}
-
-/* Tells every in-unit predecessor of id (resolved at level d, win or loss) about it. A
- * predecessor un-moves one white king of the flipped position along an empty ray; it counts
- * only when it has no capture (else the king move was not legal there). The result does not
- * depend on the order in which resolved positions are propagated: a node's fate depends only
- * on the set of facts it learns, and every fact of level d is learnt before level d+1 starts. */
-static void propagate(const unit *u, lane *ln, uint32_t id, int d, bool is_win)
+/* The in-unit predecessors of id into pids: a predecessor un-moves one white king of the
+ * flipped position along an empty ray; it counts only when it has no capture (node_learn skips
+ * capture positions: there the king move was not legal). Returns how many. */
+static int predecessors(const unit *u, uint32_t id, uint32_t pids[DTB_MAX_MOVES])
 {
     const int h = (int)(id / u->K), ph = other(u, h);
     const dtb_board *b = u->b;
@@ -325,10 +320,7 @@ static void propagate(const unit *u, lane *ln, uint32_t id, int d, bool is_win)
     dtb_pos_flip(b, &q, &qb); /* black to move, in the predecessor's orientation */
     const dtb_bb occ = dtb_pos_occupied(&qb);
     const bool fly = b->variant->kings_fly;
-    /* Every predecessor's kings first (each white king steps back along each empty ray), then
-     * all their ranks in one call, then every node prefetched: in a
-     * large unit the nodes lie far apart, and fetching them together instead of one after
-     * another hides most of the memory latency. */
+    /* Every predecessor's kings first, then all their ranks in one call. */
     dtb_bb wk[DTB_MAX_MOVES], bk[DTB_MAX_MOVES];
     int np = 0;
     dtb_bb kings = qb.kings[DTB_WHITE];
@@ -343,18 +335,27 @@ static void propagate(const unit *u, lane *ln, uint32_t id, int d, bool is_win)
             }
     }
     uint64_t rank[DTB_MAX_MOVES];
-    uint32_t pids[DTB_MAX_MOVES];
     dtb_index_kings_of_many(u->h[ph].t->index, u->h[ph].men, np, wk, bk, rank);
-    for (int i = 0; i < np; i++) {
+    for (int i = 0; i < np; i++)
         pids[i] = (uint32_t)((uint64_t)ph * u->K + rank[i]);
+    return np;
+}
+
+/* Tells every in-unit predecessor of id (resolved at level d, win or loss) about it, at once.
+ * The result does not depend on the order in which resolved positions are propagated: a node's
+ * fate depends only on the set of facts it learns, and every fact of level d is learnt before
+ * level d+1 starts. */
+static void propagate(const unit *u, lane *ln, uint32_t id, int d, bool is_win)
+{
+    uint32_t pids[DTB_MAX_MOVES];
+    const int np = predecessors(u, id, pids);
+    /* Every node prefetched first: in a large unit they lie far apart, and fetching them
+     * together instead of one after another hides most of the memory latency. */
+    for (int i = 0; i < np; i++)
         __builtin_prefetch(&u->n[pids[i]], 1);
-    }
     for (int i = 0; i < np; i++) {
         int level;
-        if (u->shared)
-            level = node_learn_atomic(&u->n[pids[i]], d, is_win);
-        else
-            node_learn(&u->n[pids[i]], d, is_win, &level);
+        node_learn(&u->n[pids[i]], d, is_win, &level);
         if (level >= 0)
             push(ln, level, pids[i]);
     }
@@ -377,32 +378,33 @@ static void note_result(const unit *u, lane *ln, uint32_t id, dtb_value v)
     }
 }
 
-/* Marks a queued id resolved at level d and tells its predecessors. A node can be queued twice
- * (as a loss, then as an earlier win); only the first visit counts. */
-static void resolve(const unit *u, lane *ln, uint32_t id, int d)
+/* Marks a queued id resolved at level d and sets its value; *win tells how. A node can be
+ * queued twice (as a loss, then as an earlier win); only the first visit counts: false on the
+ * second. */
+static bool mark_resolved(const unit *u, lane *ln, uint32_t id, int d, bool *win)
 {
     node *nd = &u->n[id], old;
-    if (u->shared) {
+    if (u->shared) { /* other threads may take the same id from their queue */
         node nw;
         __atomic_load(nd, &old, __ATOMIC_RELAXED);
         do {
             if (old.flags & F_RESOLVED)
-                return;
+                return false;
             nw = old;
             nw.flags |= F_RESOLVED;
         } while (!__atomic_compare_exchange(nd, &old, &nw, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
     } else {
         old = *nd;
         if (old.flags & F_RESOLVED)
-            return;
+            return false;
         nd->flags |= F_RESOLVED;
     }
-    const bool win = old.wincand == d;
-    assert(win || old.cnt == 0 || (old.flags & F_CAPTURE));
-    const dtb_value v = win ? dtb_value_win(d) : dtb_value_loss(d);
+    *win = old.wincand == d;
+    assert(*win || old.cnt == 0 || (old.flags & F_CAPTURE));
+    const dtb_value v = *win ? dtb_value_win(d) : dtb_value_loss(d);
     set_value(u, id, v);
     note_result(u, ln, id, v);
-    propagate(u, ln, id, d, win);
+    return true;
 }
 
 static void resolve_bucket(const unit *u, lane *ln, const bucket *q, size_t from, size_t to, int d)
@@ -410,7 +412,9 @@ static void resolve_bucket(const unit *u, lane *ln, const bucket *q, size_t from
     for (size_t i = from; i < to; i++) {
         if (i + 16 < to) /* the queue is in no useful order: fetch ahead */
             __builtin_prefetch(&u->n[q->ids[i + 16]], 1);
-        resolve(u, ln, q->ids[i], d);
+        bool win;
+        if (mark_resolved(u, ln, q->ids[i], d, &win))
+            propagate(u, ln, q->ids[i], d, win);
     }
 }
 
@@ -463,10 +467,115 @@ enum { CHUNK = 4096 }; /* positions or queue entries a thread takes at a time in
 static size_t chunks(size_t n) { return (n + CHUNK - 1) / CHUNK; }
 static size_t chunk_end(size_t c, size_t n) { return n < (c + 1) * CHUNK ? n : (c + 1) * CHUNK; }
 
-/* All threads solve one (large) unit together, each through its own lane. */
+/* Predecessor facts of a shared unit are applied bucket by bucket: 2^16 nodes (256 KB, an L2's
+ * worth) per bucket. Resolved positions per round, over all threads: bounds the fact buffers
+ * (a resolved position has at most a few dozen predecessors). */
+enum { BUCKET_SHIFT = 16, ROUND = 1 << 17 };
+
+static uint64_t fact(uint32_t pid, int d, bool win) { return (uint64_t)pid << 9 | (uint64_t)d << 1 | win; }
+
+/* resolve_bucket for a shared unit: resolved positions' predecessor facts go to the lane's fact
+ * buffer instead of the nodes. */
+static void gather_bucket(const unit *u, lane *ln, const bucket *q, size_t from, size_t to, int d)
+{
+    factbuf *fx = &ln->fx;
+    for (size_t i = from; i < to && !ln->nomem; i++) {
+        if (i + 16 < to)
+            __builtin_prefetch(&u->n[q->ids[i + 16]], 1);
+        bool win;
+        if (!mark_resolved(u, ln, q->ids[i], d, &win))
+            continue;
+        if (fx->cap - fx->n < DTB_MAX_MOVES) {
+            const size_t cap = fx->cap ? 2 * fx->cap : 1 << 16;
+            uint64_t *v = realloc(fx->v, cap * sizeof *v);
+            if (!v) {
+                ln->nomem = true;
+                return;
+            }
+            fx->v = v;
+            fx->cap = cap;
+        }
+        uint32_t pids[DTB_MAX_MOVES];
+        const int np = predecessors(u, q->ids[i], pids);
+        for (int k = 0; k < np; k++)
+            fx->v[fx->n++] = fact(pids[k], d, win);
+    }
+}
+
+/* Sorts the lane's facts by bucket (a counting sort: two sequential passes). */
+static void sort_facts(lane *ln, size_t nbuckets)
+{
+    factbuf *fx = &ln->fx;
+    if (fx->nbegin < nbuckets + 1) {
+        size_t *begin = realloc(fx->begin, (nbuckets + 1) * sizeof *begin);
+        if (!begin) { /* no facts from this lane then (apply_bucket skips it); the solve fails */
+            free(fx->begin);
+            fx->begin = NULL;
+            fx->nbegin = 0;
+            ln->nomem = true;
+            fx->n = 0;
+            return;
+        }
+        fx->begin = begin;
+        fx->nbegin = nbuckets + 1;
+    }
+    if (fx->sorted_cap < fx->cap) {
+        uint64_t *sorted = realloc(fx->sorted, fx->cap * sizeof *sorted);
+        if (!sorted) {
+            ln->nomem = true;
+            fx->n = 0;
+        } else {
+            fx->sorted = sorted;
+            fx->sorted_cap = fx->cap;
+        }
+    }
+    size_t *begin = fx->begin;
+    memset(begin, 0, (nbuckets + 1) * sizeof *begin);
+    for (size_t i = 0; i < fx->n; i++)
+        begin[(fx->v[i] >> 9 >> BUCKET_SHIFT) + 1]++;
+    for (size_t b = 1; b <= nbuckets; b++)
+        begin[b] += begin[b - 1];
+    for (size_t i = 0; i < fx->n; i++) /* begin[b] moves to the end of bucket b */
+        fx->sorted[begin[fx->v[i] >> 9 >> BUCKET_SHIFT]++] = fx->v[i];
+    for (size_t b = nbuckets; b > 0; b--) /* and back to its start */
+        begin[b] = begin[b - 1];
+    begin[0] = 0;
+}
+
+/* Applies every lane's facts for bucket b. Only this thread touches the bucket's nodes now. */
+static void apply_bucket(const unit *u, lane *me, const lane *lanes, int nlanes, size_t b)
+{
+    for (int l = 0; l < nlanes; l++) {
+        const factbuf *fx = &lanes[l].fx;
+        if (!fx->begin)
+            continue;
+        const size_t end = fx->begin[b + 1];
+        for (size_t i = fx->begin[b]; i < end; i++) {
+            if (i + 32 < end) /* a bucket's facts come in no order: fetch ahead */
+                __builtin_prefetch(&u->n[fx->sorted[i + 32] >> 9], 1);
+            const uint64_t f = fx->sorted[i];
+            const uint32_t pid = (uint32_t)(f >> 9);
+            int level;
+            node_learn(&u->n[pid], (int)(f >> 1 & 255), f & 1, &level);
+            if (level >= 0)
+                push(me, level, pid);
+        }
+    }
+}
+
+/* All threads solve one (large) unit together, each through its own lane.
+ *
+ * Such a unit's nodes lie far beyond the CPU caches, and a resolved position's predecessors are
+ * spread all over them: updating them at once waited on memory for most of the time. So each
+ * level goes in rounds: the threads resolve up to ROUND queued positions and write their
+ * predecessors' facts to their own buffers, sort those by bucket (a range of nodes that fits an
+ * L2 cache), then apply them bucket by bucket, each bucket by one thread from every buffer: no
+ * atomic update, and each bucket's nodes stay in cache while its facts are applied. A level's
+ * facts are all applied before the next level starts, which is all the result depends on. */
 static void solve_unit_shared(const unit *u, lane *lanes, int nlanes)
 {
     const uint32_t n = (uint32_t)(u->nhalves * u->K);
+    const size_t nbuckets = ((size_t)n >> BUCKET_SHIFT) + 1;
     int top = -1;
     bool nomem = false;
     clear_values(u);
@@ -480,12 +589,21 @@ static void solve_unit_shared(const unit *u, lane *lanes, int nlanes)
 #pragma omp single
         survey(lanes, nlanes, &top, &nomem);
         for (int d = 0; d <= top && !nomem; d++) {
-            /* Every lane's level-d queue, cut in chunks; pushes meanwhile go to later levels. */
+            /* Every lane's level-d queue in rounds; pushes meanwhile go to later levels. */
             for (int l = 0; l < nlanes; l++) {
                 const bucket *q = &lanes[l].q[d];
-#pragma omp for schedule(dynamic, 1) nowait
-                for (size_t c = 0; c < chunks(q->n); c++)
-                    resolve_bucket(u, me, q, c * CHUNK, chunk_end(c, q->n), d);
+                for (size_t from = 0; from < q->n; from += ROUND) {
+                    const size_t len = q->n - from < ROUND ? q->n - from : ROUND;
+#pragma omp for schedule(dynamic, 1)
+                    for (size_t c = 0; c < chunks(len); c++)
+                        gather_bucket(u, me, q, from + c * CHUNK, from + chunk_end(c, len), d);
+                    sort_facts(me, nbuckets);
+#pragma omp barrier
+#pragma omp for schedule(dynamic, 1)
+                    for (size_t b = 0; b < nbuckets; b++)
+                        apply_bucket(u, me, lanes, nlanes, b);
+                    me->fx.n = 0; /* after the loop's barrier: nobody reads it any more */
+                }
             }
 #pragma omp barrier
 #pragma omp single
@@ -631,6 +749,16 @@ static bool lanes_failed(const lane *lanes, int n)
  * thread busy: kings-only materials are a single unit. Smaller ones cost more in barriers. */
 enum { SHARED_UNIT_MIN = 1 << 15 };
 
+/* A lane's two fact arrays (gathered and sorted, 8 bytes a fact) grow to hold the facts of the
+ * positions it resolves in one round: 32 a position allowed (about 20 measured on king-only
+ * units, and doubling growth), ROUND positions at worst. */
+uint64_t dtb_solve_shared_bytes(uint64_t block_size, int threads)
+{
+    if (threads < 2 || block_size < SHARED_UNIT_MIN)
+        return 0;
+    return 2 * sizeof(uint64_t) * 32 * (uint64_t)ROUND;
+}
+
 dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2],
                           dtb_solve_progress progress, void *user, dtb_error *e)
 {
@@ -740,6 +868,9 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2
         merge_stats(&stats[1], &lanes[l].st[1]);
         for (int d = 0; d < DTB_DTW_MAX + 2; d++)
             free(lanes[l].q[d].ids);
+        free(lanes[l].fx.v);
+        free(lanes[l].fx.sorted);
+        free(lanes[l].fx.begin);
     }
     free(lanes);
     free(shared_nodes);

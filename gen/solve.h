@@ -23,4 +23,9 @@ typedef void (*dtb_solve_progress)(void *user, uint64_t done, uint64_t total);
 dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2],
                           dtb_solve_progress progress, void *user, dtb_error *e);
 
+/* Bytes dtb_solve_pair may allocate per thread, beyond the units' state and level queues, when
+ * its threads share units of block_size positions: the buffers of facts gathered for
+ * predecessors (see solve_unit_shared). 0 when such units are never shared. For memory plans. */
+uint64_t dtb_solve_shared_bytes(uint64_t block_size, int threads);
+
 #endif
