@@ -1,12 +1,19 @@
 /* Lookups and capture search.
  *
- * A quiet position costs: the capture test (probe/capturetest.h, branch-free), the colour flip
- * when black is to move (inline, one word per set), the material, one table slot load, the
- * perfect index, and one cache lookup. Measured on 10x10 (tests/bench_probe.c, a few thousand
- * positions, so the blocks stay in the CPU caches): about 600 instructions per probe, a third of
- * them the capture test; with hundreds of MiB of blocks the probe waits on memory instead. On a miss the block is read and decompressed
- * outside every lock, with a decoding context borrowed from a small pool (contexts are only
- * needed on misses, so the pool's mutex is off the hot path), and then handed to the cache.
+ * A quiet position on a board of up to 64 squares (8x8, 10x10) takes the fast path
+ * (dtb_resolve_wdl_fast): one function from the public position's words to the value, with no
+ * message buffer and no call but the capture test's and index's inlined code: the checks on
+ * words without a branch on the position, the colour flip of all four sets in one AVX2 vector
+ * (chosen by a blend, the side to move being unpredictable), the capture test
+ * (probe/capturetest.h), the table slot from four popcounts, the index inline
+ * (dtb_index_fast_of), and the block cache's inline hit path. Measured on 10x10 with valgrind
+ * (tests/bench_probe.c, 4096 positions): about 410 instructions per probe (745 before this path);
+ * with a working set beyond the L2 cache the probe mostly waits for the value's cache line and
+ * the cache slot's. Anything else (a capture, a position that fails a check, a table not found
+ * yet, a read error) goes the general way below, which words the messages. On a miss the block
+ * is read and decompressed outside every lock, with a decoding context borrowed from a small
+ * pool (contexts are only needed on misses, so the pool's mutex is off the hot path), and then
+ * handed to the cache.
  *
  * A capture position is searched: every capture is made and its result taken from the position
  * after it (itself a capture position or a quiet one; each capture removes a piece, so the
@@ -26,6 +33,7 @@
 #include "capturetest.h"
 #include "movegen.h"
 
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
 #define KINDS (DTB_TABLESET_MAX_KIND + 1)
 #define NMAT (KINDS * KINDS * KINDS * KINDS)
 
@@ -153,10 +161,8 @@ static dtb_status read_block(dtb_resolver *r, const dtb_ptable *t, uint64_t blk,
 }
 
 /* The stored value of index i of table t. */
-static inline __attribute__((always_inline)) dtb_status lookup_index(dtb_resolver *r,
-                                                                    const dtb_ptable *t, uint64_t i,
-                                                                    unsigned flags, unsigned *raw,
-                                                                    dtb_error *e)
+ALWAYS_INLINE dtb_status lookup_index(dtb_resolver *r, const dtb_ptable *t, uint64_t i,
+                                     unsigned flags, unsigned *raw, dtb_error *e)
 {
     uint64_t blk, off;
     if (t->block_shift >= 0) {
@@ -174,15 +180,14 @@ static inline __attribute__((always_inline)) dtb_status lookup_index(dtb_resolve
 }
 
 /* The stored value of w (white to move, no capture) in table t. */
-static inline __attribute__((always_inline)) dtb_status lookup(dtb_resolver *r, const dtb_ptable *t,
-                                                              const dtb_pos *w, unsigned flags,
-                                                              unsigned *raw, dtb_error *e)
+ALWAYS_INLINE dtb_status lookup(dtb_resolver *r, const dtb_ptable *t, const dtb_pos *w,
+                               unsigned flags, unsigned *raw, dtb_error *e)
 {
     return lookup_index(r, t, dtb_index_of(t->ix, w), flags, raw, e);
 }
 
 /* The table for WDL (dtw false) or DTW probes of material m. */
-static inline __attribute__((always_inline)) dtb_status find_table(dtb_resolver *r, dtb_material m, bool dtw, unsigned flags,
+ALWAYS_INLINE dtb_status find_table(dtb_resolver *r, dtb_material m, bool dtw, unsigned flags,
                                     const dtb_ptable **t, dtb_error *e)
 {
     const bool fits = m.kings[0] < KINDS && m.kings[1] < KINDS && m.men[0] < KINDS && m.men[1] < KINDS;
@@ -412,8 +417,8 @@ static inline __m256i white_sets(int squares, __m256i v, int side)
 
 /* The sets of a position on a board of up to 64 squares with white to move in w (white men,
  * white kings, black men, black kings); whether it is quiet. */
-static inline __attribute__((always_inline)) bool quiet_sets64(const dtb_resolver *r, const uint64_t sets[4], dtb_color side,
-                                uint64_t w[4])
+ALWAYS_INLINE bool quiet_sets64(const dtb_resolver *r, const uint64_t sets[4], dtb_color side,
+                               uint64_t w[4])
 {
 #if defined(__AVX2__)
     const __m256i v = _mm256_set_epi64x((long long)sets[3], (long long)sets[1], (long long)sets[2],
@@ -447,10 +452,8 @@ static __attribute__((noinline)) dtb_status read_block_fast(dtb_resolver *r, con
 /* The public position's words checked as to_pos (dtb.c) checks them, on single words and without
  * a branch on the position: true when valid, with its sets in sets (white men, black men, white
  * kings, black kings). */
-static inline __attribute__((always_inline)) bool sets_of_words(const dtb_resolver *r,
-                                                               const uint64_t men[2][2],
-                                                               const uint64_t kings[2][2],
-                                                               int side, uint64_t sets[4])
+ALWAYS_INLINE bool sets_of_words(const dtb_resolver *r, const uint64_t men[2][2],
+                                const uint64_t kings[2][2], int side, uint64_t sets[4])
 {
     const uint64_t wm = men[0][0], bm = men[1][0], wk = kings[0][0], bk = kings[1][0];
     const uint64_t high = men[0][1] | men[1][1] | kings[0][1] | kings[1][1];
@@ -467,21 +470,23 @@ static inline __attribute__((always_inline)) bool sets_of_words(const dtb_resolv
 
 /* The stored value of a quiet position found without a table to open, an error or a capture; or
  * DTB_RESOLVE_SLOW. */
-static inline __attribute__((always_inline)) int fast_raw(dtb_resolver *r, const uint64_t men[2][2],
-                                                         const uint64_t kings[2][2], int side,
-                                                         bool dtw, unsigned flags,
-                                                         const dtb_ptable **tp, unsigned *raw)
+ALWAYS_INLINE int fast_raw(dtb_resolver *r, const uint64_t men[2][2], const uint64_t kings[2][2],
+                          int side, bool dtw, unsigned flags, const dtb_ptable **tp,
+                          unsigned *raw)
 {
     uint64_t sets[4], w[4];
     if (!r->narrow || !sets_of_words(r, men, kings, side, sets) || !(sets[side] | sets[2 + side]) ||
         !quiet_sets64(r, sets, (dtb_color)side, w))
         return DTB_RESOLVE_SLOW;
-    const unsigned wm = (unsigned)__builtin_popcountll(w[0]), wk = (unsigned)__builtin_popcountll(w[1]);
-    const unsigned bm = (unsigned)__builtin_popcountll(w[2]), bk = (unsigned)__builtin_popcountll(w[3]);
+    const unsigned wm = (unsigned)__builtin_popcountll(w[0]);
+    const unsigned wk = (unsigned)__builtin_popcountll(w[1]);
+    const unsigned bm = (unsigned)__builtin_popcountll(w[2]);
+    const unsigned bk = (unsigned)__builtin_popcountll(w[3]);
     /* find_table's slot, with one test that every count fits (at most 7; else find_table) */
     const unsigned slot = ((wk * KINDS + wm) * KINDS + bk) * KINDS + bm;
     const dtb_ptable *t;
-    if ((wm | wk | bm | bk) >= 8 || !(t = atomic_load_explicit(&r->found[dtw][slot], memory_order_acquire)))
+    if ((wm | wk | bm | bk) >= 8 ||
+        !(t = atomic_load_explicit(&r->found[dtw][slot], memory_order_acquire)))
         return DTB_RESOLVE_SLOW;
     *tp = t;
     uint64_t i;
