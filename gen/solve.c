@@ -472,6 +472,27 @@ static size_t chunk_end(size_t c, size_t n) { return n < (c + 1) * CHUNK ? n : (
  * (a resolved position has at most a few dozen predecessors). */
 enum { BUCKET_SHIFT = 16, ROUND = 1 << 17 };
 
+/* Queue entries a thread takes at a time while a shared unit resolves a level: levels can be
+ * small, and a share much larger than this left one thread waiting for the other. */
+enum { GRAIN = 512 };
+
+/* Grain g of the level-d queues of all lanes taken one after the other: *q and its entries
+ * from..to-1. */
+static void level_grain(const lane *lanes, int d, size_t g, const bucket **q, size_t *from,
+                        size_t *to)
+{
+    for (int l = 0;; l++) {
+        const size_t n = lanes[l].q[d].n, ng = (n + GRAIN - 1) / GRAIN;
+        if (g < ng) {
+            *q = &lanes[l].q[d];
+            *from = g * GRAIN;
+            *to = n < *from + GRAIN ? n : *from + GRAIN;
+            return;
+        }
+        g -= ng;
+    }
+}
+
 static uint64_t fact(uint32_t pid, int d, bool win) { return (uint64_t)pid << 9 | (uint64_t)d << 1 | win; }
 
 /* resolve_bucket for a shared unit: resolved positions' predecessor facts go to the lane's fact
@@ -589,14 +610,26 @@ static void solve_unit_shared(const unit *u, lane *lanes, int nlanes)
 #pragma omp single
         survey(lanes, nlanes, &top, &nomem);
         for (int d = 0; d <= top && !nomem; d++) {
-            /* Every lane's level-d queue in rounds; pushes meanwhile go to later levels. */
-            for (int l = 0; l < nlanes; l++) {
-                const bucket *q = &lanes[l].q[d];
-                for (size_t from = 0; from < q->n; from += ROUND) {
-                    const size_t len = q->n - from < ROUND ? q->n - from : ROUND;
+            /* Every lane's level-d queue, as one list of grains, in rounds; pushes meanwhile go
+             * to later levels. A small level is resolved by one thread directly: barriers and
+             * uneven shares would cost more than the work. */
+            size_t grains = 0;
+            for (int l = 0; l < nlanes; l++)
+                grains += (lanes[l].q[d].n + GRAIN - 1) / GRAIN;
+            if (grains <= 2) {
+#pragma omp single nowait
+                for (int l = 0; l < nlanes; l++)
+                    resolve_bucket(u, me, &lanes[l].q[d], 0, lanes[l].q[d].n, d);
+            } else {
+                for (size_t g0 = 0; g0 < grains; g0 += ROUND / GRAIN) {
+                    const size_t g1 = grains - g0 < ROUND / GRAIN ? grains : g0 + ROUND / GRAIN;
 #pragma omp for schedule(dynamic, 1)
-                    for (size_t c = 0; c < chunks(len); c++)
-                        gather_bucket(u, me, q, from + c * CHUNK, from + chunk_end(c, len), d);
+                    for (size_t g = g0; g < g1; g++) {
+                        const bucket *q;
+                        size_t from, to;
+                        level_grain(lanes, d, g, &q, &from, &to);
+                        gather_bucket(u, me, q, from, to, d);
+                    }
                     sort_facts(me, nbuckets);
 #pragma omp barrier
 #pragma omp for schedule(dynamic, 1)
