@@ -480,29 +480,6 @@ int dtb_count_king_steps(const dtb_board *b, dtb_bb kings, dtb_bb empty)
 #undef CALL
 }
 
-void dtb_make_move(const dtb_pos *p, const dtb_move *m, dtb_pos *out)
-{
-    /* Everything is read before anything is written: out may alias p. */
-    const dtb_color side = p->side, opp = (dtb_color)(side ^ 1);
-    const dtb_bb from = dtb_bb_bit(m->from), to = dtb_bb_bit(m->to);
-    dtb_bb men = p->men[side], kings = p->kings[side];
-    const dtb_bb opp_men = p->men[opp] & ~m->captured, opp_kings = p->kings[opp] & ~m->captured;
-    if (kings & from) {
-        kings = (kings & ~from) | to; /* from == to after a round trip */
-    } else {
-        men &= ~from;
-        if (m->promotes)
-            kings |= to;
-        else
-            men |= to;
-    }
-    out->men[side] = men;
-    out->kings[side] = kings;
-    out->men[opp] = opp_men;
-    out->kings[opp] = opp_kings;
-    out->side = opp;
-}
-
 /* Re-runs the capture search of the piece on m->from, jumping only pieces of m->captured, until
  * a complete sequence ends like m. Returns the number of landings (which may exceed cap: only the
  * first cap are written, as with snprintf), or -1 for a quiet move or a move no route realises. */

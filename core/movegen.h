@@ -48,8 +48,30 @@ bool dtb_has_capture(const dtb_board *b, const dtb_pos *p);
  * moves of capture positions only. Returns as dtb_generate. */
 dtb_status dtb_generate_captures(const dtb_board *b, const dtb_pos *p, dtb_movelist *out);
 
-/* The position after move m (a legal move of p). out may alias p. */
-void dtb_make_move(const dtb_pos *p, const dtb_move *m, dtb_pos *out);
+/* The position after move m (a legal move of p). out may alias p. Inline: the solver makes every
+ * capture of every capture position. */
+static inline void dtb_make_move(const dtb_pos *p, const dtb_move *m, dtb_pos *out)
+{
+    /* Everything is read before anything is written: out may alias p. */
+    const dtb_color side = p->side, opp = (dtb_color)(side ^ 1);
+    const dtb_bb from = dtb_bb_bit(m->from), to = dtb_bb_bit(m->to);
+    dtb_bb men = p->men[side], kings = p->kings[side];
+    const dtb_bb opp_men = p->men[opp] & ~m->captured, opp_kings = p->kings[opp] & ~m->captured;
+    if (kings & from) {
+        kings = (kings & ~from) | to; /* from == to after a round trip */
+    } else {
+        men &= ~from;
+        if (m->promotes)
+            kings |= to;
+        else
+            men |= to;
+    }
+    out->men[side] = men;
+    out->kings[side] = kings;
+    out->men[opp] = opp_men;
+    out->kings[opp] = opp_kings;
+    out->side = opp;
+}
 
 /* The landing squares of one capture route of m (from excluded, to included) into path[], up to
  * cap entries; returns the number of landings, or -1 if no route of p realises m. Used to write
