@@ -109,19 +109,23 @@ static inline int king_meets(const capture_search *cs, int sq, int d)
     return dtb_board_nearest(b->ray[sq][d] & ~cs->empty, d);
 }
 
+/* Whether a king at sq can jump a piece of prey in direction d. */
+static inline bool king_jumps_dir(const capture_search *cs, int sq, dtb_bb prey, int d)
+{
+    const int over = king_meets(cs, sq, d);
+    if (over < 0 || !dtb_bb_has(prey, over))
+        return false;
+    const int land = cs->b->next[over][d];
+    return land >= 0 && dtb_bb_has(cs->empty, land);
+}
+
 /* Whether a king at sq, having taken `captured`, can jump once more. */
 static bool king_can_jump(const capture_search *cs, int sq, dtb_bb captured)
 {
-    const dtb_board *b = cs->b;
     const dtb_bb prey = cs->prey & ~captured;
-    for (int d = 0; d < DTB_DIRS; d++) {
-        const int over = king_meets(cs, sq, d);
-        if (over < 0 || !dtb_bb_has(prey, over))
-            continue;
-        const int land = b->next[over][d];
-        if (land >= 0 && dtb_bb_has(cs->empty, land))
+    for (int d = 0; d < DTB_DIRS; d++)
+        if (king_jumps_dir(cs, sq, prey, d))
             return true;
-    }
     return false;
 }
 
@@ -154,12 +158,29 @@ static void king_jumps(capture_search *cs, int sq, dtb_bb captured, int n, bool 
         }
         int lands[DTB_MAX_SQUARES / 4 + 2], nl = 0, ngo = 0;
         bool go[DTB_MAX_SQUARES / 4 + 2];
-        while (run) {
-            const int l = dtb_board_nearest(run, d);
-            run &= ~dtb_bb_bit(l);
-            go[nl] = king_can_jump(cs, l, c2);
-            ngo += go[nl];
-            lands[nl++] = l;
+        if (cs->fly) {
+            /* On every landing square of the run the piece just taken blocks the way back, and
+             * the way on meets the same piece (the run's end): only the two other directions
+             * differ from square to square. */
+            const dtb_bb prey2 = prey & ~dtb_bb_bit(over);
+            const int dl = (int)dtb_board_nearest(run, d ^ 3); /* the run's far end */
+            const bool on = king_jumps_dir(cs, dl, prey2, d);
+            while (run) {
+                const int l = dtb_board_nearest(run, d);
+                run &= ~dtb_bb_bit(l);
+                go[nl] = on || king_jumps_dir(cs, l, prey2, d ^ 1) ||
+                         king_jumps_dir(cs, l, prey2, d ^ 2);
+                ngo += go[nl];
+                lands[nl++] = l;
+            }
+        } else {
+            while (run) {
+                const int l = dtb_board_nearest(run, d);
+                run &= ~dtb_bb_bit(l);
+                go[nl] = king_can_jump(cs, l, c2);
+                ngo += go[nl];
+                lands[nl++] = l;
+            }
         }
         for (int i = 0; i < nl && !cs->found; i++) {
             if (ngo > 0 && !go[i])
@@ -175,18 +196,25 @@ static void king_jumps(capture_search *cs, int sq, dtb_bb captured, int n, bool 
         add_capture(cs, sq, captured, n, promoted);
 }
 
+/* Field by field: path[] needs no clearing (the generator never reads it). */
 static void search_init(capture_search *cs, const dtb_board *b, const dtb_pos *p)
 {
     const dtb_variant *v = b->variant;
     const dtb_color side = p->side;
-    *cs = (capture_search){.b = b,
-                           .prey = dtb_pos_pieces(p, (dtb_color)(side ^ 1)),
-                           .allowed = ~(dtb_bb)0,
-                           .far_row = b->promotion[side],
-                           .fly = v->kings_fly,
-                           .majority = v->majority_capture,
-                           .passing = v->promote_in_passing,
-                           .status = DTB_OK};
+    cs->b = b;
+    cs->out = NULL;
+    cs->empty = 0;
+    cs->prey = dtb_pos_pieces(p, (dtb_color)(side ^ 1));
+    cs->allowed = ~(dtb_bb)0;
+    cs->far_row = b->promotion[side];
+    cs->from = cs->first = cs->best = 0;
+    cs->fly = v->kings_fly;
+    cs->majority = v->majority_capture;
+    cs->passing = v->promote_in_passing;
+    cs->nman_dirs = 0;
+    cs->status = DTB_OK;
+    cs->target = NULL;
+    cs->found = false;
     for (int d = 0; d < DTB_DIRS; d++)
         if (v->men_capture_backward || is_forward(side, d))
             cs->man_dirs[cs->nman_dirs++] = d;
@@ -211,27 +239,30 @@ ALWAYS_INLINE dtb_bb step(const dtb_board *b, dtb_bb s, int d, int half)
     return dtb_bb_shift(s & b->step_from[d][0], s0) | dtb_bb_shift(s & b->step_from[d][1], s1);
 }
 
-/* Squares from which a piece can jump an opponent piece in direction d (short jump). */
-ALWAYS_INLINE dtb_bb jump_starts(const dtb_board *b, dtb_bb opp, dtb_bb empty, int d, int half)
+/* Whether one of the flying kings can take a piece of opp. jumpable[d]: the pieces of opp with
+ * an empty square behind them in direction d. Along a ray the first piece met must be one of
+ * those; the nearest piece of a ray's set m is its highest square for NW and NE (then it is in a
+ * subset J exactly when m & J > m & ~J as numbers) and its lowest for SW and SE. */
+ALWAYS_INLINE bool flying_king_can_capture(const dtb_board *b, dtb_bb kings, dtb_bb occ,
+                                           const dtb_bb jumpable[DTB_DIRS], int half)
 {
-    const int back = d ^ 3;
-    return step(b, step(b, empty, back, half) & opp, back, half);
-}
-
-/* Whether one of the flying kings can take a piece of opp: along each ray the first piece met
- * must be an opponent's with an empty square behind it. */
-ALWAYS_INLINE bool flying_king_can_capture(const dtb_board *b, dtb_bb kings, dtb_bb opp, dtb_bb empty)
-{
-    const dtb_bb occ = b->all & ~empty;
     while (kings) {
         const int k = dtb_bb_pop(&kings);
-        for (int d = 0; d < DTB_DIRS; d++) {
-            const int over = dtb_board_nearest(b->ray[k][d] & occ, d);
-            if (over < 0 || !dtb_bb_has(opp, over))
-                continue;
-            const int land = b->next[over][d];
-            if (land >= 0 && dtb_bb_has(empty, land))
+        if (half <= 5) { /* at most 50 squares: words */
+            const uint64_t o = (uint64_t)occ;
+            const uint64_t m0 = (uint64_t)b->ray[k][DTB_NW] & o, m1 = (uint64_t)b->ray[k][DTB_NE] & o;
+            const uint64_t m2 = (uint64_t)b->ray[k][DTB_SW] & o, m3 = (uint64_t)b->ray[k][DTB_SE] & o;
+            const uint64_t j0 = (uint64_t)jumpable[DTB_NW], j1 = (uint64_t)jumpable[DTB_NE];
+            const uint64_t j2 = (uint64_t)jumpable[DTB_SW], j3 = (uint64_t)jumpable[DTB_SE];
+            if (((m0 & j0) > (m0 & ~j0)) | ((m1 & j1) > (m1 & ~j1)) | ((m2 & -m2 & j2) != 0) |
+                ((m3 & -m3 & j3) != 0))
                 return true;
+        } else {
+            for (int d = 0; d < DTB_DIRS; d++) {
+                const dtb_bb m = b->ray[k][d] & occ, j = jumpable[d];
+                if (d < DTB_SW ? (m & j) > (m & ~j) : (m & -m & j) != 0)
+                    return true;
+            }
         }
     }
     return false;
@@ -245,18 +276,19 @@ ALWAYS_INLINE dtb_bb capturing_men(const dtb_board *b, const dtb_pos *p, dtb_bb 
     const dtb_color side = p->side;
     const dtb_bb opp = dtb_pos_pieces(p, (dtb_color)(side ^ 1));
     const dtb_bb men = p->men[side], kings = p->kings[side];
-    dtb_bb men_out = 0;
+    dtb_bb men_out = 0, jumpable[DTB_DIRS];
     bool kc = false;
 #pragma GCC unroll 4
     for (int d = 0; d < DTB_DIRS; d++) {
-        const dtb_bb starts = jump_starts(b, opp, empty, d, half);
+        jumpable[d] = step(b, empty, d ^ 3, half) & opp;
+        const dtb_bb starts = step(b, jumpable[d], d ^ 3, half);
         if (v->men_capture_backward || is_forward(side, d))
             men_out |= men & starts;
         if (!v->kings_fly)
             kc |= (kings & starts) != 0;
     }
     if (v->kings_fly)
-        kc = flying_king_can_capture(b, kings, opp, empty);
+        kc = flying_king_can_capture(b, kings, b->all & ~empty, jumpable, half);
     *king_can = kc;
     return men_out;
 }
