@@ -26,6 +26,7 @@ typedef struct capture_search {
     int first;        /* first list entry of the current mover: duplicates can only be there */
     int best;         /* most pieces taken by a listed move (majority rule) */
     bool fly, majority, passing;
+    bool narrow;      /* at most 64 squares: flying kings search in words (king_jumps64) */
     int man_dirs[DTB_DIRS];
     int nman_dirs;
     dtb_status status;
@@ -70,6 +71,16 @@ static void add_capture(capture_search *cs, int to, dtb_bb captured, int n, bool
 }
 
 static void king_jumps(capture_search *cs, int sq, dtb_bb captured, int n, bool promoted);
+static void king_jumps64(capture_search *cs, int sq, uint64_t captured, int n, bool promoted);
+
+/* The search of a king at sq: king_jumps, or its word version where it applies. */
+static inline void king_search(capture_search *cs, int sq, dtb_bb captured, int n, bool promoted)
+{
+    if (cs->narrow)
+        king_jumps64(cs, sq, (uint64_t)captured, n, promoted);
+    else
+        king_jumps(cs, sq, captured, n, promoted);
+}
 
 /* A man at sq that has taken `captured` (n pieces) so far. */
 static void man_jumps(capture_search *cs, int sq, dtb_bb captured, int n)
@@ -91,7 +102,7 @@ static void man_jumps(capture_search *cs, int sq, dtb_bb captured, int n)
         cs->path[n] = (uint8_t)land;
         const dtb_bb c2 = captured | dtb_bb_bit(over);
         if (cs->passing && dtb_bb_has(cs->far_row, land))
-            king_jumps(cs, land, c2, n + 1, true);
+            king_search(cs, land, c2, n + 1, true);
         else
             man_jumps(cs, land, c2, n + 1);
     }
@@ -196,8 +207,80 @@ static void king_jumps(capture_search *cs, int sq, dtb_bb captured, int n, bool 
         add_capture(cs, sq, captured, n, promoted);
 }
 
+/* The square of s nearest to the start of a ray of direction d, -1 when s is empty (words). */
+static inline int nearest64(uint64_t s, int d)
+{
+    if (!s)
+        return -1;
+    return d < DTB_SW ? 63 - __builtin_clzll(s) : __builtin_ctzll(s);
+}
+
+/* Whether a flying king at sq can jump a piece of prey in direction d (words). */
+static inline bool jump64(const dtb_board *b, int sq, uint64_t prey, uint64_t empty, int d)
+{
+    const int over = nearest64((uint64_t)b->ray[sq][d] & ~empty, d);
+    if (over < 0 || !((prey >> over) & 1))
+        return false;
+    const int land = b->next[over][d];
+    return land >= 0 && ((empty >> land) & 1);
+}
+
+/* king_jumps for flying kings on boards of at most 64 squares, in words: the same moves in the
+ * same order. */
+static void king_jumps64(capture_search *cs, int sq, uint64_t captured, int n, bool promoted)
+{
+    const dtb_board *b = cs->b;
+    const uint64_t empty = (uint64_t)cs->empty, allowed = (uint64_t)cs->allowed;
+    const uint64_t prey = (uint64_t)cs->prey & ~captured;
+    bool more = false;
+    for (int d = 0; d < DTB_DIRS && !cs->found; d++) {
+        const int over = nearest64((uint64_t)b->ray[sq][d] & ~empty, d);
+        if (over < 0 || !((prey >> over) & 1))
+            continue;
+        const int land0 = b->next[over][d];
+        if (land0 < 0 || !((empty >> land0) & 1))
+            continue;
+        more = true;
+        if (!((allowed >> over) & 1))
+            continue;
+        const uint64_t c2 = captured | 1ull << over, prey2 = prey & ~(1ull << over);
+        /* Landing squares: the empty run behind the piece up to the next piece (stop). On each
+         * of them the piece just taken blocks the way back and the way on meets stop: only the
+         * two crossing directions differ from square to square. */
+        const uint64_t ray = (uint64_t)b->ray[over][d];
+        const int stop = nearest64(ray & ~empty, d);
+        uint64_t run = ray;
+        bool on = false;
+        if (stop >= 0) {
+            run &= ~((uint64_t)b->ray[stop][d] | 1ull << stop);
+            const int land = b->next[stop][d];
+            on = ((prey2 >> stop) & 1) && land >= 0 && ((empty >> land) & 1);
+        }
+        int lands[DTB_MAX_SQUARES / 4 + 2], nl = 0, ngo = 0;
+        bool go[DTB_MAX_SQUARES / 4 + 2];
+        while (run) {
+            const int l = nearest64(run, d);
+            run &= ~(1ull << l);
+            go[nl] = on || jump64(b, l, prey2, empty, d ^ 1) || jump64(b, l, prey2, empty, d ^ 2);
+            ngo += go[nl];
+            lands[nl++] = l;
+        }
+        for (int i = 0; i < nl && !cs->found; i++) {
+            if (ngo > 0 && !go[i])
+                continue;
+            cs->path[n] = (uint8_t)lands[i];
+            if (ngo > 0)
+                king_jumps64(cs, lands[i], c2, n + 1, promoted);
+            else
+                add_capture(cs, lands[i], (dtb_bb)c2, n + 1, promoted);
+        }
+    }
+    if (!more && n > 0)
+        add_capture(cs, sq, (dtb_bb)captured, n, promoted);
+}
+
 /* Field by field: path[] needs no clearing (the generator never reads it). */
-static void search_init(capture_search *cs, const dtb_board *b, const dtb_pos *p)
+static inline void search_init(capture_search *cs, const dtb_board *b, const dtb_pos *p)
 {
     const dtb_variant *v = b->variant;
     const dtb_color side = p->side;
@@ -211,6 +294,7 @@ static void search_init(capture_search *cs, const dtb_board *b, const dtb_pos *p
     cs->fly = v->kings_fly;
     cs->majority = v->majority_capture;
     cs->passing = v->promote_in_passing;
+    cs->narrow = v->kings_fly && b->squares <= 64;
     cs->nman_dirs = 0;
     cs->status = DTB_OK;
     cs->target = NULL;
@@ -237,6 +321,51 @@ ALWAYS_INLINE dtb_bb step(const dtb_board *b, dtb_bb s, int d, int half)
                         (s1 >= 0 ? (x & m1) << s1 : (x & m1) >> -s1));
     }
     return dtb_bb_shift(s & b->step_from[d][0], s0) | dtb_bb_shift(s & b->step_from[d][1], s1);
+}
+
+/* step for boards of at most 64 squares (half <= 5), in words. */
+ALWAYS_INLINE uint64_t step64(const dtb_board *b, uint64_t s, int d, int half)
+{
+    return (uint64_t)step(b, s, d, half);
+}
+
+/* capturing_men for boards of at most 64 squares (half <= 5), in words throughout: the capture
+ * test of every position the solver meets, most of which have no capture. */
+ALWAYS_INLINE uint64_t capturing_men64_t(const dtb_board *b, const dtb_pos *p, bool *king_can,
+                                         int half, bool backward, bool fly)
+{
+    const dtb_color side = p->side;
+    const uint64_t opp = (uint64_t)p->men[side ^ 1] | (uint64_t)p->kings[side ^ 1];
+    const uint64_t men = (uint64_t)p->men[side];
+    uint64_t kings = (uint64_t)p->kings[side];
+    const uint64_t occ = opp | men | kings;
+    const uint64_t empty = (uint64_t)b->all & ~occ;
+    uint64_t men_out = 0, jumpable[DTB_DIRS];
+    bool kc = false;
+#pragma GCC unroll 4
+    for (int d = 0; d < DTB_DIRS; d++) {
+        jumpable[d] = step64(b, empty, d ^ 3, half) & opp;
+        const uint64_t starts = step64(b, jumpable[d], d ^ 3, half);
+        if (backward || is_forward(side, d))
+            men_out |= men & starts;
+        if (!fly)
+            kc |= (kings & starts) != 0;
+    }
+    if (fly) {
+        /* As flying_king_can_capture. */
+        while (kings && !kc) {
+            const int k = __builtin_ctzll(kings);
+            kings &= kings - 1;
+            const uint64_t m0 = (uint64_t)b->ray[k][DTB_NW] & occ, m1 = (uint64_t)b->ray[k][DTB_NE] & occ;
+            const uint64_t m2 = (uint64_t)b->ray[k][DTB_SW] & occ, m3 = (uint64_t)b->ray[k][DTB_SE] & occ;
+            const uint64_t j0 = jumpable[DTB_NW], j1 = jumpable[DTB_NE];
+            const uint64_t j2 = jumpable[DTB_SW], j3 = jumpable[DTB_SE];
+            kc = ((m0 & j0) > (m0 & ~j0)) | ((m1 & j1) > (m1 & ~j1)) | ((m2 & -m2 & j2) != 0) |
+                 ((m3 & -m3 & j3) != 0);
+        }
+    }
+    *king_can = kc;
+    return men_out;
 }
 
 /* Whether one of the flying kings can take a piece of opp. jumpable[d]: the pieces of opp with
@@ -291,6 +420,17 @@ ALWAYS_INLINE dtb_bb capturing_men(const dtb_board *b, const dtb_pos *p, dtb_bb 
         kc = flying_king_can_capture(b, kings, b->all & ~empty, jumpable, half);
     *king_can = kc;
     return men_out;
+}
+
+/* capturing_men64 with the rules of international, brazilian and russian draughts (men capture
+ * backwards, kings fly) compiled in, the others read at run time. */
+ALWAYS_INLINE uint64_t capturing_men64(const dtb_board *b, const dtb_pos *p, bool *king_can,
+                                       int half)
+{
+    const dtb_variant *v = b->variant;
+    if (v->men_capture_backward && v->kings_fly)
+        return capturing_men64_t(b, p, king_can, half, true, true);
+    return capturing_men64_t(b, p, king_can, half, v->men_capture_backward, v->kings_fly);
 }
 
 static dtb_status add_quiet(dtb_movelist *out, int from, int to, bool promotes)
@@ -355,7 +495,7 @@ static __attribute__((noinline)) dtb_status generate_captures(const dtb_board *b
         cs.from = from;
         cs.first = out->count;
         cs.empty = empty | dtb_bb_bit(from);
-        king_jumps(&cs, from, 0, 0, false);
+        king_search(&cs, from, 0, 0, false);
     }
     return cs.status;
 }
@@ -364,9 +504,9 @@ static __attribute__((noinline)) dtb_status generate_captures(const dtb_board *b
 ALWAYS_INLINE dtb_status captures_only(const dtb_board *b, const dtb_pos *p, dtb_movelist *out,
                                        int half)
 {
-    const dtb_bb empty = b->all & ~dtb_pos_occupied(p);
     bool king_can;
-    const dtb_bb men = capturing_men(b, p, empty, &king_can, half);
+    const dtb_bb men = half <= 5 ? capturing_men64(b, p, &king_can, half)
+                                 : capturing_men(b, p, b->all & ~dtb_pos_occupied(p), &king_can, half);
     if (men || king_can)
         return generate_captures(b, p, men, king_can, out);
     out->count = 0;
@@ -449,8 +589,10 @@ ALWAYS_INLINE int count_moves(const dtb_board *b, const dtb_pos *p, int half)
 
 ALWAYS_INLINE bool has_capture(const dtb_board *b, const dtb_pos *p, int half)
 {
-    const dtb_bb empty = b->all & ~dtb_pos_occupied(p);
     bool king_can;
+    if (half <= 5)
+        return capturing_men64(b, p, &king_can, half) != 0 || king_can;
+    const dtb_bb empty = b->all & ~dtb_pos_occupied(p);
     return capturing_men(b, p, empty, &king_can, half) != 0 || king_can;
 }
 
@@ -491,11 +633,28 @@ int dtb_count_moves(const dtb_board *b, const dtb_pos *p)
 #undef CALL
 }
 
+/* One out-of-line instance per board size, so that each loads only what it uses (inlined into
+ * one switch, the loads of all cases were hoisted in front of it). */
+#define CAPTURES_ONLY(NAME, H)                                                                  \
+    static __attribute__((noinline)) dtb_status NAME(const dtb_board *b, const dtb_pos *p,     \
+                                                     dtb_movelist *out)                        \
+    {                                                                                          \
+        return captures_only(b, p, out, H);                                                    \
+    }
+CAPTURES_ONLY(captures_only4, 4)
+CAPTURES_ONLY(captures_only5, 5)
+CAPTURES_ONLY(captures_only6, 6)
+CAPTURES_ONLY(captures_only_any, b->half)
+#undef CAPTURES_ONLY
+
 dtb_status dtb_generate_captures(const dtb_board *b, const dtb_pos *p, dtb_movelist *out)
 {
-#define CALL(h) captures_only(b, p, out, h)
-    DISPATCH(CALL)
-#undef CALL
+    switch (b->half) {
+    case 4: return captures_only4(b, p, out);
+    case 5: return captures_only5(b, p, out);
+    case 6: return captures_only6(b, p, out);
+    default: return captures_only_any(b, p, out);
+    }
 }
 
 bool dtb_has_capture(const dtb_board *b, const dtb_pos *p)
@@ -528,7 +687,7 @@ int dtb_capture_route(const dtb_board *b, const dtb_pos *p, const dtb_move *m, u
     cs.from = m->from;
     cs.empty = (b->all & ~dtb_pos_occupied(p)) | dtb_bb_bit(m->from);
     if (dtb_bb_has(p->kings[side], m->from))
-        king_jumps(&cs, m->from, 0, 0, false);
+        king_search(&cs, m->from, 0, 0, false);
     else
         man_jumps(&cs, m->from, 0, 0);
     if (!cs.found)
