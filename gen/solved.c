@@ -109,34 +109,60 @@ void dtb_solved_drop(dtb_solved *s, dtb_material m)
 
 static const dtb_value lost = 128; /* dtb_value_loss(0) */
 
-/* The narrow path: the four sets as words, flipped word-wise when black is to move, the slot
- * from four popcounts and the index inline (dtb_index_fast_of) when the table has it. */
+#if defined(__AVX2__)
+/* Each 64-bit lane of v mirrored (bit i -> squares-1-i): bytes reversed by a shuffle, the bits
+ * of each byte by two nibble lookups (as probe/resolve.c's flip_narrow), instead of a byte swap
+ * and three mask-and-shift rounds per word. */
+static inline __m256i mirror4(__m256i v, int squares)
+{
+    const __m256i bswap = _mm256_set_epi8(8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7,
+                                          8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i rev_hi = _mm256_set_epi8(
+        (char)0xF0, 0x70, (char)0xB0, 0x30, (char)0xD0, 0x50, (char)0x90, 0x10, (char)0xE0, 0x60,
+        (char)0xA0, 0x20, (char)0xC0, 0x40, (char)0x80, 0x00, (char)0xF0, 0x70, (char)0xB0, 0x30,
+        (char)0xD0, 0x50, (char)0x90, 0x10, (char)0xE0, 0x60, (char)0xA0, 0x20, (char)0xC0, 0x40,
+        (char)0x80, 0x00);
+    const __m256i rev_lo = _mm256_set_epi8(15, 7, 11, 3, 13, 5, 9, 1, 14, 6, 10, 2, 12, 4, 8, 0,
+                                           15, 7, 11, 3, 13, 5, 9, 1, 14, 6, 10, 2, 12, 4, 8, 0);
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    v = _mm256_shuffle_epi8(v, bswap);
+    v = _mm256_or_si256(_mm256_shuffle_epi8(rev_hi, _mm256_and_si256(v, low4)),
+                        _mm256_shuffle_epi8(rev_lo, _mm256_and_si256(_mm256_srli_epi16(v, 4), low4)));
+    return _mm256_srl_epi64(v, _mm_cvtsi32_si128(64 - squares));
+}
+#endif
+
+/* The value slot of the white-to-move position with these sets (words, boards of up to 64
+ * squares): the slot from four popcounts, the index inline (dtb_index_fast_of) when the table
+ * has it. */
+static inline const dtb_value *lookup_narrow(const dtb_solved *s, uint64_t wm, uint64_t bm,
+                                             uint64_t wk, uint64_t bk)
+{
+    if (!(wm | wk))
+        return &lost;
+    const int cwk = __builtin_popcountll(wk), cwm = __builtin_popcountll(wm);
+    const int cbk = __builtin_popcountll(bk), cbm = __builtin_popcountll(bm);
+    const entry *en = cwk <= DTB_SOLVED_MAX_COUNT && cwm <= DTB_SOLVED_MAX_COUNT &&
+                              cbk <= DTB_SOLVED_MAX_COUNT && cbm <= DTB_SOLVED_MAX_COUNT
+                          ? s->slot[((cwk * SLOTS + cwm) * SLOTS + cbk) * SLOTS + cbm]
+                          : NULL;
+    assert(en && "exit into a material that is not solved");
+    if (en->narrow)
+        return &en->t.values[dtb_index_fast_of(&en->fast, wm, bm, wk, bk)];
+    const dtb_pos w = {.men = {wm, bm}, .kings = {wk, bk}, .side = DTB_WHITE};
+    return &en->t.values[dtb_index_of(en->t.index, &w)];
+}
+
+/* The narrow path: the four sets as words, flipped when black is to move. */
 static const dtb_value *value_at_narrow(const dtb_solved *s, const dtb_pos *p)
 {
     uint64_t wm = (uint64_t)p->men[DTB_WHITE], bm = (uint64_t)p->men[DTB_BLACK];
     uint64_t wk = (uint64_t)p->kings[DTB_WHITE], bk = (uint64_t)p->kings[DTB_BLACK];
     if (p->side != DTB_WHITE) {
 #if defined(__AVX2__)
-        /* The four sets in one vector: bytes reversed by a shuffle, the bits of each byte by two
-         * nibble lookups (as probe/resolve.c's flip_narrow), instead of four word reversals. */
         const __m256i men = _mm256_loadu_si256((const __m256i *)(const void *)p->men);
         const __m256i kings = _mm256_loadu_si256((const __m256i *)(const void *)p->kings);
-        __m256i v = _mm256_unpacklo_epi64(men, kings); /* wm, wk, bm, bk */
-        const __m256i bswap = _mm256_set_epi8(8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7,
-                                              8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
-        const __m256i rev_hi = _mm256_set_epi8(
-            (char)0xF0, 0x70, (char)0xB0, 0x30, (char)0xD0, 0x50, (char)0x90, 0x10, (char)0xE0,
-            0x60, (char)0xA0, 0x20, (char)0xC0, 0x40, (char)0x80, 0x00, (char)0xF0, 0x70,
-            (char)0xB0, 0x30, (char)0xD0, 0x50, (char)0x90, 0x10, (char)0xE0, 0x60, (char)0xA0,
-            0x20, (char)0xC0, 0x40, (char)0x80, 0x00);
-        const __m256i rev_lo = _mm256_set_epi8(15, 7, 11, 3, 13, 5, 9, 1, 14, 6, 10, 2, 12, 4, 8,
-                                               0, 15, 7, 11, 3, 13, 5, 9, 1, 14, 6, 10, 2, 12, 4,
-                                               8, 0);
-        const __m256i low4 = _mm256_set1_epi8(0x0F);
-        v = _mm256_shuffle_epi8(v, bswap);
-        v = _mm256_or_si256(_mm256_shuffle_epi8(rev_hi, _mm256_and_si256(v, low4)),
-                            _mm256_shuffle_epi8(rev_lo, _mm256_and_si256(_mm256_srli_epi16(v, 4), low4)));
-        v = _mm256_srl_epi64(v, _mm_cvtsi32_si128(64 - s->board->squares));
+        const __m256i v = mirror4(_mm256_unpacklo_epi64(men, kings), s->board->squares);
         const __m128i w = _mm256_castsi256_si128(v), bl = _mm256_extracti128_si256(v, 1);
         wm = (uint64_t)_mm_cvtsi128_si64(bl); /* colours swapped */
         wk = (uint64_t)_mm_extract_epi64(bl, 1);
@@ -151,19 +177,53 @@ static const dtb_value *value_at_narrow(const dtb_solved *s, const dtb_pos *p)
         bk = dtb_reverse64(t_k) >> sh;
 #endif
     }
-    if (!(wm | wk))
-        return &lost;
-    const int cwk = __builtin_popcountll(wk), cwm = __builtin_popcountll(wm);
-    const int cbk = __builtin_popcountll(bk), cbm = __builtin_popcountll(bm);
-    const entry *en = cwk <= DTB_SOLVED_MAX_COUNT && cwm <= DTB_SOLVED_MAX_COUNT &&
-                              cbk <= DTB_SOLVED_MAX_COUNT && cbm <= DTB_SOLVED_MAX_COUNT
-                          ? s->slot[((cwk * SLOTS + cwm) * SLOTS + cbk) * SLOTS + cbm]
-                          : NULL;
-    assert(en && "exit into a material that is not solved");
-    if (en->narrow)
-        return &en->t.values[dtb_index_fast_of(&en->fast, wm, bm, wk, bk)];
-    const dtb_pos w = {.men = {wm, bm}, .kings = {wk, bk}, .side = DTB_WHITE};
-    return &en->t.values[dtb_index_of(en->t.index, &w)];
+    return lookup_narrow(s, wm, bm, wk, bk);
+}
+
+/* dtb_make_move in words, then the lookup. After the move the opponent of p's side is to move:
+ * its sets are the white ones of the stored position, mirrored when it is black. */
+static const dtb_value *value_after_narrow(const dtb_solved *s, const dtb_pos *p, const dtb_move *m)
+{
+    const dtb_color side = p->side, opp = (dtb_color)(side ^ 1);
+    const uint64_t from = 1ull << m->from, to = 1ull << m->to, cap = (uint64_t)m->captured;
+    uint64_t own_m = (uint64_t)p->men[side], own_k = (uint64_t)p->kings[side];
+    uint64_t opp_m = (uint64_t)p->men[opp] & ~cap, opp_k = (uint64_t)p->kings[opp] & ~cap;
+    if (own_k & from) {
+        own_k ^= from ^ to; /* from == to after a round trip: no change */
+    } else if (m->promotes) {
+        own_m ^= from;
+        own_k |= to;
+    } else {
+        own_m ^= from ^ to;
+    }
+    if (side == DTB_WHITE) { /* black to move: mirrored */
+#if defined(__AVX2__)
+        const __m256i v = mirror4(_mm256_set_epi64x((long long)own_k, (long long)own_m,
+                                                     (long long)opp_k, (long long)opp_m),
+                                  s->board->squares);
+        const __m128i lo = _mm256_castsi256_si128(v), hi = _mm256_extracti128_si256(v, 1);
+        opp_m = (uint64_t)_mm_cvtsi128_si64(lo);
+        opp_k = (uint64_t)_mm_extract_epi64(lo, 1);
+        own_m = (uint64_t)_mm_cvtsi128_si64(hi);
+        own_k = (uint64_t)_mm_extract_epi64(hi, 1);
+#else
+        const int sh = 64 - s->board->squares;
+        opp_m = dtb_reverse64(opp_m) >> sh;
+        opp_k = dtb_reverse64(opp_k) >> sh;
+        own_m = dtb_reverse64(own_m) >> sh;
+        own_k = dtb_reverse64(own_k) >> sh;
+#endif
+    }
+    return lookup_narrow(s, opp_m, own_m, opp_k, own_k);
+}
+
+const dtb_value *dtb_solved_value_after(const dtb_solved *s, const dtb_pos *p, const dtb_move *m)
+{
+    if (s->narrow)
+        return value_after_narrow(s, p, m);
+    dtb_pos q;
+    dtb_make_move(p, m, &q);
+    return dtb_solved_value_at(s, &q);
 }
 
 const dtb_value *dtb_solved_value_at(const dtb_solved *s, const dtb_pos *p)

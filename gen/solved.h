@@ -5,6 +5,7 @@
 #define DTB_SOLVED_H
 
 #include "index.h"
+#include "movegen.h"
 #include "value.h"
 
 /* Largest piece count per kind a registry can address. */
@@ -42,6 +43,10 @@ dtb_value dtb_solved_value(const dtb_solved *s, const dtb_pos *p);
 /* Where that value is stored, so that a caller can prefetch it before it reads it (a lost
  * position without pieces points to a constant). */
 const dtb_value *dtb_solved_value_at(const dtb_solved *s, const dtb_pos *p);
+
+/* dtb_solved_value_at of the position after move m of p (a legal move, either side to move),
+ * without building that position: the solver looks up every capture of every capture position. */
+const dtb_value *dtb_solved_value_after(const dtb_solved *s, const dtb_pos *p, const dtb_move *m);
 
 const dtb_board *dtb_solved_board(const dtb_solved *s);
 
