@@ -37,7 +37,7 @@ typedef struct capture_search {
 
 /* Lists a finished capture, applying the majority rule and merging duplicates. A capture of
  * one piece has one route only, so only longer ones need the duplicate scan. */
-static void add_capture(capture_search *cs, int to, dtb_bb captured, int n, bool promotes)
+static inline __attribute__((always_inline)) void add_capture(capture_search *cs, int to, dtb_bb captured, int n, bool promotes)
 {
     if (cs->target) {
         const dtb_move *t = cs->target;
