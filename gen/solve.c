@@ -219,11 +219,8 @@ static void init_position(const unit *u, lane *ln, batch *bt, uint32_t id)
         if (bt->nexit + ml.count > EXITS_CAP)
             flush_batch(u, ln, bt);
         first = bt->nexit;
-        for (int i = 0; i < ml.count; i++) {
-            dtb_pos q;
-            dtb_make_move(&p, &ml.moves[i], &q);
-            add_exit(bt, dtb_solved_value_at(u->s, &q));
-        }
+        for (int i = 0; i < ml.count; i++)
+            add_exit(bt, dtb_solved_value_after(u->s, &p, &ml.moves[i]));
     } else {
         if (bt->nexit + QUIET_EXITS_MAX > EXITS_CAP)
             flush_batch(u, ln, bt);
