@@ -217,19 +217,27 @@ static const dtb_value *value_after_narrow(const dtb_solved *s, const dtb_pos *p
     return lookup_narrow(s, opp_m, own_m, opp_k, own_k);
 }
 
-const dtb_value *dtb_solved_value_after(const dtb_solved *s, const dtb_pos *p, const dtb_move *m)
+/* Out of line: inlined, its loads of the full sets were hoisted in front of the narrow path. */
+static __attribute__((noinline)) const dtb_value *value_after_wide(const dtb_solved *s,
+                                                                  const dtb_pos *p,
+                                                                  const dtb_move *m)
 {
-    if (s->narrow)
-        return value_after_narrow(s, p, m);
     dtb_pos q;
     dtb_make_move(p, m, &q);
     return dtb_solved_value_at(s, &q);
 }
 
-const dtb_value *dtb_solved_value_at(const dtb_solved *s, const dtb_pos *p)
+const dtb_value *dtb_solved_value_after(const dtb_solved *s, const dtb_pos *p, const dtb_move *m)
 {
     if (s->narrow)
-        return value_at_narrow(s, p);
+        return value_after_narrow(s, p, m);
+    return value_after_wide(s, p, m);
+}
+
+/* Out of line, as value_after_wide. */
+static __attribute__((noinline)) const dtb_value *value_at_wide(const dtb_solved *s,
+                                                               const dtb_pos *p)
+{
     dtb_pos w = *p;
     if (w.side != DTB_WHITE)
         dtb_pos_flip(s->board, p, &w);
@@ -238,6 +246,13 @@ const dtb_value *dtb_solved_value_at(const dtb_solved *s, const dtb_pos *p)
     const dtb_solved_table *t = dtb_solved_find(s, dtb_material_of(&w));
     assert(t && "exit into a material that is not solved");
     return &t->values[dtb_index_of(t->index, &w)];
+}
+
+const dtb_value *dtb_solved_value_at(const dtb_solved *s, const dtb_pos *p)
+{
+    if (s->narrow)
+        return value_at_narrow(s, p);
+    return value_at_wide(s, p);
 }
 
 dtb_value dtb_solved_value(const dtb_solved *s, const dtb_pos *p) { return *dtb_solved_value_at(s, p); }
