@@ -477,11 +477,32 @@ static __attribute__((noinline)) dtb_status generate_captures(const dtb_board *b
                                                               dtb_bb men, bool king_can,
                                                               dtb_movelist *out)
 {
-    const dtb_bb empty = b->all & ~dtb_pos_occupied(p);
     out->count = 0;
     capture_search cs;
     search_init(&cs, b, p);
     cs.out = out;
+    if (b->squares <= 64) { /* the same loops on words */
+        const uint64_t empty = (uint64_t)b->all & ~(uint64_t)dtb_pos_occupied(p);
+        uint64_t m = (uint64_t)men, k = king_can ? (uint64_t)p->kings[p->side] : 0;
+        while (m && cs.status == DTB_OK) {
+            const int from = __builtin_ctzll(m);
+            m &= m - 1;
+            cs.from = from;
+            cs.first = out->count;
+            cs.empty = empty | 1ull << from;
+            man_jumps(&cs, from, 0, 0);
+        }
+        while (k && cs.status == DTB_OK) {
+            const int from = __builtin_ctzll(k);
+            k &= k - 1;
+            cs.from = from;
+            cs.first = out->count;
+            cs.empty = empty | 1ull << from;
+            king_search(&cs, from, 0, 0, false);
+        }
+        return cs.status;
+    }
+    const dtb_bb empty = b->all & ~dtb_pos_occupied(p);
     while (men && cs.status == DTB_OK) {
         const int from = dtb_bb_pop(&men);
         cs.from = from;
