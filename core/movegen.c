@@ -6,6 +6,9 @@
  * until the move ends (they block and cannot be jumped again) and the mover's start square counts
  * as empty. Moves found by different routes with the same (from, to, captured set, promotion)
  * are merged; where the majority rule applies only the sequences taking the most pieces survive.
+ * On boards of up to 64 squares (8x8, 10x10) the solver's hot paths run on uint64_t words instead
+ * of dtb_bb: the capture test (capturing_men64), the loops over the capturing pieces and the
+ * flying king's search (king_jumps64), listing the same moves in the same order.
  */
 #include "movegen.h"
 
