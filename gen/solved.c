@@ -4,9 +4,6 @@
 
 #include <assert.h>
 #include <stdlib.h>
-#if defined(__AVX2__)
-#include <immintrin.h>
-#endif
 
 #define SLOTS (DTB_SOLVED_MAX_COUNT + 1)
 
@@ -109,28 +106,6 @@ void dtb_solved_drop(dtb_solved *s, dtb_material m)
 
 static const dtb_value lost = 128; /* dtb_value_loss(0) */
 
-#if defined(__AVX2__)
-/* Each 64-bit lane of v mirrored (bit i -> squares-1-i): bytes reversed by a shuffle, the bits
- * of each byte by two nibble lookups (as probe/resolve.c's flip_narrow), instead of a byte swap
- * and three mask-and-shift rounds per word. */
-static inline __m256i mirror4(__m256i v, int squares)
-{
-    const __m256i bswap = _mm256_set_epi8(8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7,
-                                          8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
-    const __m256i rev_hi = _mm256_set_epi8(
-        (char)0xF0, 0x70, (char)0xB0, 0x30, (char)0xD0, 0x50, (char)0x90, 0x10, (char)0xE0, 0x60,
-        (char)0xA0, 0x20, (char)0xC0, 0x40, (char)0x80, 0x00, (char)0xF0, 0x70, (char)0xB0, 0x30,
-        (char)0xD0, 0x50, (char)0x90, 0x10, (char)0xE0, 0x60, (char)0xA0, 0x20, (char)0xC0, 0x40,
-        (char)0x80, 0x00);
-    const __m256i rev_lo = _mm256_set_epi8(15, 7, 11, 3, 13, 5, 9, 1, 14, 6, 10, 2, 12, 4, 8, 0,
-                                           15, 7, 11, 3, 13, 5, 9, 1, 14, 6, 10, 2, 12, 4, 8, 0);
-    const __m256i low4 = _mm256_set1_epi8(0x0F);
-    v = _mm256_shuffle_epi8(v, bswap);
-    v = _mm256_or_si256(_mm256_shuffle_epi8(rev_hi, _mm256_and_si256(v, low4)),
-                        _mm256_shuffle_epi8(rev_lo, _mm256_and_si256(_mm256_srli_epi16(v, 4), low4)));
-    return _mm256_srl_epi64(v, _mm_cvtsi32_si128(64 - squares));
-}
-#endif
 
 /* The value slot of the white-to-move position with these sets (words, boards of up to 64
  * squares): the slot from four popcounts, the index inline (dtb_index_fast_of) when the table
@@ -162,7 +137,7 @@ static const dtb_value *value_at_narrow(const dtb_solved *s, const dtb_pos *p)
 #if defined(__AVX2__)
         const __m256i men = _mm256_loadu_si256((const __m256i *)(const void *)p->men);
         const __m256i kings = _mm256_loadu_si256((const __m256i *)(const void *)p->kings);
-        const __m256i v = mirror4(_mm256_unpacklo_epi64(men, kings), s->board->squares);
+        const __m256i v = dtb_mirror4(_mm256_unpacklo_epi64(men, kings), s->board->squares);
         const __m128i w = _mm256_castsi256_si128(v), bl = _mm256_extracti128_si256(v, 1);
         wm = (uint64_t)_mm_cvtsi128_si64(bl); /* colours swapped */
         wk = (uint64_t)_mm_extract_epi64(bl, 1);
@@ -198,7 +173,7 @@ static const dtb_value *value_after_narrow(const dtb_solved *s, const dtb_pos *p
     }
     if (side == DTB_WHITE) { /* black to move: mirrored */
 #if defined(__AVX2__)
-        const __m256i v = mirror4(_mm256_set_epi64x((long long)own_k, (long long)own_m,
+        const __m256i v = dtb_mirror4(_mm256_set_epi64x((long long)own_k, (long long)own_m,
                                                      (long long)opp_k, (long long)opp_m),
                                   s->board->squares);
         const __m128i lo = _mm256_castsi256_si128(v), hi = _mm256_extracti128_si256(v, 1);

@@ -24,9 +24,6 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
-#if defined(__AVX2__)
-#include <immintrin.h>
-#endif
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -217,22 +214,8 @@ static inline void flip_narrow(int squares, const dtb_pos *p, dtb_pos *out)
 {
     const __m256i men = _mm256_loadu_si256((const __m256i *)(const void *)p->men);
     const __m256i kings = _mm256_loadu_si256((const __m256i *)(const void *)p->kings);
-    __m256i v = _mm256_unpacklo_epi64(men, kings); /* white men, white kings, black men, black kings */
-    const __m256i bswap = _mm256_set_epi8(8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7,
-                                          8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
-    /* a nibble's bits reversed, in the high nibble (rev_hi) or the low one (rev_lo) */
-    const __m256i rev_hi = _mm256_set_epi8(
-        (char)0xF0, 0x70, (char)0xB0, 0x30, (char)0xD0, 0x50, (char)0x90, 0x10, (char)0xE0, 0x60,
-        (char)0xA0, 0x20, (char)0xC0, 0x40, (char)0x80, 0x00, (char)0xF0, 0x70, (char)0xB0, 0x30,
-        (char)0xD0, 0x50, (char)0x90, 0x10, (char)0xE0, 0x60, (char)0xA0, 0x20, (char)0xC0, 0x40,
-        (char)0x80, 0x00);
-    const __m256i rev_lo = _mm256_set_epi8(15, 7, 11, 3, 13, 5, 9, 1, 14, 6, 10, 2, 12, 4, 8, 0,
-                                           15, 7, 11, 3, 13, 5, 9, 1, 14, 6, 10, 2, 12, 4, 8, 0);
-    const __m256i low4 = _mm256_set1_epi8(0x0F);
-    v = _mm256_shuffle_epi8(v, bswap);
-    v = _mm256_or_si256(_mm256_shuffle_epi8(rev_hi, _mm256_and_si256(v, low4)),
-                        _mm256_shuffle_epi8(rev_lo, _mm256_and_si256(_mm256_srli_epi16(v, 4), low4)));
-    v = _mm256_srli_epi64(v, 64 - squares);
+    /* white men, white kings, black men, black kings */
+    __m256i v = dtb_mirror4(_mm256_unpacklo_epi64(men, kings), squares);
     v = _mm256_permute4x64_epi64(v, 0x4E); /* colours swapped: black's sets become white's */
     const __m256i zero = _mm256_setzero_si256();
     _mm256_storeu_si256((__m256i *)(void *)out->men, _mm256_unpacklo_epi64(v, zero));
@@ -404,20 +387,7 @@ dtb_status dtb_resolve_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, 
  * flip_narrow. */
 static inline __m256i white_sets(int squares, __m256i v, int side)
 {
-    const __m256i bswap = _mm256_set_epi8(8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7,
-                                          8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
-    const __m256i rev_hi = _mm256_set_epi8(
-        (char)0xF0, 0x70, (char)0xB0, 0x30, (char)0xD0, 0x50, (char)0x90, 0x10, (char)0xE0, 0x60,
-        (char)0xA0, 0x20, (char)0xC0, 0x40, (char)0x80, 0x00, (char)0xF0, 0x70, (char)0xB0, 0x30,
-        (char)0xD0, 0x50, (char)0x90, 0x10, (char)0xE0, 0x60, (char)0xA0, 0x20, (char)0xC0, 0x40,
-        (char)0x80, 0x00);
-    const __m256i rev_lo = _mm256_set_epi8(15, 7, 11, 3, 13, 5, 9, 1, 14, 6, 10, 2, 12, 4, 8, 0,
-                                           15, 7, 11, 3, 13, 5, 9, 1, 14, 6, 10, 2, 12, 4, 8, 0);
-    const __m256i low4 = _mm256_set1_epi8(0x0F);
-    __m256i f = _mm256_shuffle_epi8(v, bswap);
-    f = _mm256_or_si256(_mm256_shuffle_epi8(rev_hi, _mm256_and_si256(f, low4)),
-                        _mm256_shuffle_epi8(rev_lo, _mm256_and_si256(_mm256_srli_epi16(f, 4), low4)));
-    f = _mm256_permute4x64_epi64(_mm256_srli_epi64(f, 64 - squares), 0x4E);
+    const __m256i f = _mm256_permute4x64_epi64(dtb_mirror4(v, squares), 0x4E);
     return _mm256_blendv_epi8(v, f, _mm256_set1_epi64x(-(long long)side));
 }
 #endif
