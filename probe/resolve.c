@@ -260,35 +260,35 @@ static inline dtb_status wdl_of_raw(const dtb_ptable *t, unsigned raw, dtb_wdl *
     return DTB_OK;
 }
 
-static dtb_status quiet_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_wdl *out,
-                            dtb_error *e)
+/* The stored value of quiet position p (either side to move) in the table for WDL (dtw false)
+ * or DTW probes of its material, and that table. */
+static dtb_status quiet_raw(dtb_resolver *r, const dtb_pos *p, bool dtw, unsigned flags,
+                            const dtb_ptable **t, unsigned *raw, dtb_error *e)
 {
     dtb_pos buf;
     const dtb_pos *w = white_to_move(r, p, &buf);
+    const dtb_status s = find_table(r, dtb_material_of(w), dtw, flags, t, e);
+    return s == DTB_OK ? lookup(r, *t, w, flags, raw, e) : s;
+}
+
+static dtb_status quiet_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_wdl *out,
+                            dtb_error *e)
+{
     const dtb_ptable *t;
-    dtb_status s = find_table(r, dtb_material_of(w), false, flags, &t, e);
-    if (s != DTB_OK)
-        return s;
     unsigned raw;
-    if ((s = lookup(r, t, w, flags, &raw, e)) != DTB_OK)
-        return s;
-    return wdl_of_raw(t, raw, out, e);
+    const dtb_status s = quiet_raw(r, p, false, flags, &t, &raw, e);
+    return s == DTB_OK ? wdl_of_raw(t, raw, out, e) : s;
 }
 
 static dtb_status quiet_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_value *out,
                               dtb_error *e)
 {
-    dtb_pos buf;
-    const dtb_pos *w = white_to_move(r, p, &buf);
     const dtb_ptable *t;
-    dtb_status s = find_table(r, dtb_material_of(w), true, flags, &t, e);
-    if (s != DTB_OK)
-        return s;
     unsigned raw;
-    if ((s = lookup(r, t, w, flags, &raw, e)) != DTB_OK)
-        return s;
-    *out = (dtb_value)raw;
-    return DTB_OK;
+    const dtb_status s = quiet_raw(r, p, true, flags, &t, &raw, e);
+    if (s == DTB_OK)
+        *out = (dtb_value)raw;
+    return s;
 }
 
 /* The moves of capture position p in a fresh list (NULL after setting *s). */
