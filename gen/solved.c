@@ -128,31 +128,29 @@ static inline const dtb_value *lookup_narrow(const dtb_solved *s, uint64_t wm, u
     return &en->t.values[dtb_index_of(en->t.index, &w)];
 }
 
-/* The narrow path: the four sets as words, flipped when black is to move. */
+/* Four sets in words mirrored in place (dtb_reverse64(x) >> (64 - squares) each): one vector
+ * where there is AVX2. */
+static inline void mirror_words(int squares, uint64_t x[4])
+{
+#if defined(__AVX2__)
+    _mm256_storeu_si256((__m256i *)(void *)x,
+                        dtb_mirror4(_mm256_loadu_si256((const __m256i *)(const void *)x), squares));
+#else
+    for (int i = 0; i < 4; i++)
+        x[i] = dtb_reverse64(x[i]) >> (64 - squares);
+#endif
+}
+
+/* The narrow path: the four sets as words (white men, black men, white kings, black kings of the
+ * stored position), the colours swapped and mirrored when black is to move. */
 static const dtb_value *value_at_narrow(const dtb_solved *s, const dtb_pos *p)
 {
-    uint64_t wm = (uint64_t)p->men[DTB_WHITE], bm = (uint64_t)p->men[DTB_BLACK];
-    uint64_t wk = (uint64_t)p->kings[DTB_WHITE], bk = (uint64_t)p->kings[DTB_BLACK];
-    if (p->side != DTB_WHITE) {
-#if defined(__AVX2__)
-        const __m256i men = _mm256_loadu_si256((const __m256i *)(const void *)p->men);
-        const __m256i kings = _mm256_loadu_si256((const __m256i *)(const void *)p->kings);
-        const __m256i v = dtb_mirror4(_mm256_unpacklo_epi64(men, kings), s->board->squares);
-        const __m128i w = _mm256_castsi256_si128(v), bl = _mm256_extracti128_si256(v, 1);
-        wm = (uint64_t)_mm_cvtsi128_si64(bl); /* colours swapped */
-        wk = (uint64_t)_mm_extract_epi64(bl, 1);
-        bm = (uint64_t)_mm_cvtsi128_si64(w);
-        bk = (uint64_t)_mm_extract_epi64(w, 1);
-#else
-        const int sh = 64 - s->board->squares;
-        const uint64_t t_m = wm, t_k = wk;
-        wm = dtb_reverse64(bm) >> sh;
-        bm = dtb_reverse64(t_m) >> sh;
-        wk = dtb_reverse64(bk) >> sh;
-        bk = dtb_reverse64(t_k) >> sh;
-#endif
-    }
-    return lookup_narrow(s, wm, bm, wk, bk);
+    const int own = p->side, opp = own ^ 1;
+    uint64_t x[4] = {(uint64_t)p->men[own], (uint64_t)p->men[opp], (uint64_t)p->kings[own],
+                     (uint64_t)p->kings[opp]};
+    if (own != DTB_WHITE)
+        mirror_words(s->board->squares, x);
+    return lookup_narrow(s, x[0], x[1], x[2], x[3]);
 }
 
 /* dtb_make_move in words, then the lookup. After the move the opponent of p's side is to move:
@@ -162,7 +160,7 @@ static const dtb_value *value_after_narrow(const dtb_solved *s, const dtb_pos *p
     const dtb_color side = p->side, opp = (dtb_color)(side ^ 1);
     const uint64_t from = 1ull << m->from, to = 1ull << m->to, cap = (uint64_t)m->captured;
     uint64_t own_m = (uint64_t)p->men[side], own_k = (uint64_t)p->kings[side];
-    uint64_t opp_m = (uint64_t)p->men[opp] & ~cap, opp_k = (uint64_t)p->kings[opp] & ~cap;
+    const uint64_t opp_m = (uint64_t)p->men[opp] & ~cap, opp_k = (uint64_t)p->kings[opp] & ~cap;
     if (own_k & from) {
         own_k ^= from ^ to; /* from == to after a round trip: no change */
     } else if (m->promotes) {
@@ -171,25 +169,10 @@ static const dtb_value *value_after_narrow(const dtb_solved *s, const dtb_pos *p
     } else {
         own_m ^= from ^ to;
     }
-    if (side == DTB_WHITE) { /* black to move: mirrored */
-#if defined(__AVX2__)
-        const __m256i v = dtb_mirror4(_mm256_set_epi64x((long long)own_k, (long long)own_m,
-                                                     (long long)opp_k, (long long)opp_m),
-                                  s->board->squares);
-        const __m128i lo = _mm256_castsi256_si128(v), hi = _mm256_extracti128_si256(v, 1);
-        opp_m = (uint64_t)_mm_cvtsi128_si64(lo);
-        opp_k = (uint64_t)_mm_extract_epi64(lo, 1);
-        own_m = (uint64_t)_mm_cvtsi128_si64(hi);
-        own_k = (uint64_t)_mm_extract_epi64(hi, 1);
-#else
-        const int sh = 64 - s->board->squares;
-        opp_m = dtb_reverse64(opp_m) >> sh;
-        opp_k = dtb_reverse64(opp_k) >> sh;
-        own_m = dtb_reverse64(own_m) >> sh;
-        own_k = dtb_reverse64(own_k) >> sh;
-#endif
-    }
-    return lookup_narrow(s, opp_m, own_m, opp_k, own_k);
+    uint64_t x[4] = {opp_m, own_m, opp_k, own_k};
+    if (side == DTB_WHITE) /* black to move */
+        mirror_words(s->board->squares, x);
+    return lookup_narrow(s, x[0], x[1], x[2], x[3]);
 }
 
 /* Out of line: inlined, its loads of the full sets were hoisted in front of the narrow path. */
