@@ -143,6 +143,27 @@ static bool king_can_jump(const capture_search *cs, int sq, dtb_bb captured)
     return false;
 }
 
+/* The king has taken the pieces c2 (its n + 1th jump) and may land on lands[0..nl): where some
+ * landing square allows a further jump (go[], ngo of them) the sequence goes on from those only,
+ * else it ends on any of them. `narrow` continues with king_jumps64 (words), else king_jumps. */
+static inline __attribute__((always_inline)) void land_king(capture_search *cs, const int *lands,
+                                                            const bool *go, int nl, int ngo,
+                                                            dtb_bb c2, int n, bool promoted,
+                                                            bool narrow)
+{
+    for (int i = 0; i < nl && !cs->found; i++) {
+        if (ngo > 0 && !go[i])
+            continue;
+        cs->path[n] = (uint8_t)lands[i];
+        if (ngo == 0)
+            add_capture(cs, lands[i], c2, n + 1, promoted);
+        else if (narrow)
+            king_jumps64(cs, lands[i], (uint64_t)c2, n + 1, promoted);
+        else
+            king_jumps(cs, lands[i], c2, n + 1, promoted);
+    }
+}
+
 /* A king at sq (a man crowned in passing when `promoted`) that has taken `captured` so far.
  * The direction it came from needs no special case: the piece it just took blocks it.
  * A flying king that jumps a piece must land where it can go on capturing when such a landing
@@ -196,15 +217,7 @@ static void king_jumps(capture_search *cs, int sq, dtb_bb captured, int n, bool 
                 lands[nl++] = l;
             }
         }
-        for (int i = 0; i < nl && !cs->found; i++) {
-            if (ngo > 0 && !go[i])
-                continue;
-            cs->path[n] = (uint8_t)lands[i];
-            if (ngo > 0)
-                king_jumps(cs, lands[i], c2, n + 1, promoted);
-            else
-                add_capture(cs, lands[i], c2, n + 1, promoted);
-        }
+        land_king(cs, lands, go, nl, ngo, c2, n, promoted, false);
     }
     if (!more && n > 0)
         add_capture(cs, sq, captured, n, promoted);
@@ -268,15 +281,7 @@ static void king_jumps64(capture_search *cs, int sq, uint64_t captured, int n, b
             ngo += go[nl];
             lands[nl++] = l;
         }
-        for (int i = 0; i < nl && !cs->found; i++) {
-            if (ngo > 0 && !go[i])
-                continue;
-            cs->path[n] = (uint8_t)lands[i];
-            if (ngo > 0)
-                king_jumps64(cs, lands[i], c2, n + 1, promoted);
-            else
-                add_capture(cs, lands[i], (dtb_bb)c2, n + 1, promoted);
-        }
+        land_king(cs, lands, go, nl, ngo, (dtb_bb)c2, n, promoted, true);
     }
     if (!more && n > 0)
         add_capture(cs, sq, (dtb_bb)captured, n, promoted);
