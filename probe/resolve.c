@@ -157,9 +157,11 @@ static dtb_status read_block(dtb_resolver *r, const dtb_ptable *t, uint64_t blk,
     return DTB_OK;
 }
 
-/* The block of index i of table t and i's offset in it: a shift and a mask when blocks hold a
- * power of two positions (the default), else a division. */
-ALWAYS_INLINE void split_index(const dtb_ptable *t, uint64_t i, uint64_t *blk, uint64_t *off)
+/* Whether the block of index i of table t is cached; if so *raw is i's stored value. Sets the
+ * block and i's offset in it for a read on a miss: a shift and a mask when blocks hold a power of
+ * two positions (the default), else a division. */
+ALWAYS_INLINE bool cached_value(dtb_resolver *r, const dtb_ptable *t, uint64_t i, unsigned *raw,
+                                uint64_t *blk, uint64_t *off)
 {
     if (t->block_shift >= 0) {
         *blk = i >> t->block_shift;
@@ -168,6 +170,7 @@ ALWAYS_INLINE void split_index(const dtb_ptable *t, uint64_t i, uint64_t *blk, u
         *blk = i / t->block_positions;
         *off = i % t->block_positions;
     }
+    return dtb_blockcache_get(r->cache, t->key_base | *blk, *off, t->bits, raw);
 }
 
 /* The stored value of index i of table t. */
@@ -175,8 +178,7 @@ ALWAYS_INLINE dtb_status lookup_index(dtb_resolver *r, const dtb_ptable *t, uint
                                      unsigned flags, unsigned *raw, dtb_error *e)
 {
     uint64_t blk, off;
-    split_index(t, i, &blk, &off);
-    if (dtb_blockcache_get(r->cache, t->key_base | blk, off, t->bits, raw))
+    if (cached_value(r, t, i, raw, &blk, &off))
         return DTB_OK;
     if (flags & DTB_RESOLVE_CACHE_ONLY)
         return DTB_E_NOTCACHED;
@@ -477,8 +479,7 @@ ALWAYS_INLINE int fast_raw(dtb_resolver *r, const uint64_t men[2][2], const uint
         i = dtb_index_of(t->ix, &q);
     }
     uint64_t blk, off;
-    split_index(t, i, &blk, &off);
-    if (dtb_blockcache_get(r->cache, t->key_base | blk, off, t->bits, raw))
+    if (cached_value(r, t, i, raw, &blk, &off))
         return DTB_OK;
     if (flags & DTB_RESOLVE_CACHE_ONLY)
         return DTB_E_NOTCACHED;
