@@ -83,6 +83,20 @@ static dtb_status check_options(const char *path, const dtb_table_write_options 
         o->value_bits != 8)
         return dtb_tf_file_error(e, DTB_E_INVALID, path, "value width %u is not 1, 2, 4 or 8 bits",
                                  o->value_bits);
+    if (o->flags & ~(uint32_t)DTB_TF_KNOWN_FLAGS || o->dontcare_kind & ~(uint32_t)DTB_TF_KNOWN_DONTCARE ||
+        ((o->flags & DTB_TABLE_KEEP_PROMOTIONS) && !(o->flags & DTB_TABLE_DERIVED)) ||
+        ((o->dontcare_kind & DTB_DONTCARE_DERIVED) && !(o->flags & DTB_TABLE_DERIVED)))
+        return dtb_tf_file_error(e, DTB_E_INVALID, path, "flags 0x%x with don't-care kind 0x%x",
+                                 o->flags, o->dontcare_kind);
+    if (o->flags & DTB_TABLE_DERIVED) {
+        dtb_material m;
+        if (dtb_material_parse(o->material, &m, NULL) != DTB_OK) /* checked above: cannot fail */
+            return dtb_tf_file_error(e, DTB_E_INVALID, path, "bad material name '%s'", o->material);
+        const dtb_material f = dtb_material_flip(m);
+        if (dtb_material_equal(&m, &f))
+            return dtb_tf_file_error(e, DTB_E_INVALID, path, "%s is its own colour flip: it cannot be derived",
+                                     o->material);
+    }
     if ((unsigned)o->fill > DTB_FILL_GAP)
         return dtb_tf_file_error(e, DTB_E_INVALID, path, "unknown fill policy %d", (int)o->fill);
     return DTB_OK;
@@ -417,6 +431,7 @@ static void build_meta(unsigned char *m, const dtb_table_write_options *o, uint6
     dtb_tf_put32(m + DTB_TF_OFF_ZSTD_LEVEL, (uint32_t)o->zstd_level);
     dtb_tf_put64(m + DTB_TF_OFF_BLOCKS, blocks);
     dtb_tf_put32(m + DTB_TF_OFF_DONTCARE_KIND, dontcare ? o->dontcare_kind : 0);
+    dtb_tf_put32(m + DTB_TF_OFF_FLAGS, o->flags);
     dtb_tf_put64(m + DTB_TF_OFF_DONTCARE_COUNT, dontcare);
     dtb_tf_put64(m + DTB_TF_OFF_TABLE_OFFSET, DTB_TF_HEADER_SIZE);
     dtb_tf_put64(m + DTB_TF_OFF_DICT_OFFSET, dict_offset);

@@ -52,6 +52,7 @@ typedef struct dtb_table_write_options {
     uint32_t index_version;  /* version of the index scheme that ordered the values */
     uint32_t value_encoding; /* identifier of the byte encoding (core/value.h's is 1) */
     uint32_t dontcare_kind;  /* DTB_DONTCARE_* bits saying which positions are don't-care */
+    uint32_t flags;          /* DTB_TABLE_* header flags; 0 (the default) for a full set's tables */
     /* How to compress. */
     uint32_t block_positions; /* positions per block, 1 .. 2^24 */
     int zstd_level;           /* 1 .. ZSTD_maxCLevel() */

@@ -141,6 +141,13 @@ static bool text_field(const unsigned char *p, size_t len, char *out)
     return true;
 }
 
+/* Whether material name m ("KKvKK") names the same pieces on both sides (its own colour flip). */
+static bool is_own_flip(const char *m)
+{
+    const char *v = strchr(m, 'v');
+    return v && strlen(v + 1) == (size_t)(v - m) && strncmp(m, v + 1, (size_t)(v - m)) == 0;
+}
+
 void dtb_tablefile_close(dtb_tablefile *tf)
 {
     if (!tf)
@@ -209,9 +216,21 @@ static dtb_status parse_header(dtb_tablefile *tf, const unsigned char *h, uint64
     const uint64_t dict_offset = dtb_tf_get64(h + DTB_TF_OFF_DICT_OFFSET);
     tf->data_offset = dtb_tf_get64(h + DTB_TF_OFF_DATA_OFFSET);
 
-    if (dtb_tf_get32(h + DTB_TF_OFF_FLAGS) != 0)
-        return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "unknown flags 0x%x",
-                          dtb_tf_get32(h + DTB_TF_OFF_FLAGS));
+    in->flags = dtb_tf_get32(h + DTB_TF_OFF_FLAGS);
+    if (in->flags & ~(uint32_t)DTB_TF_KNOWN_FLAGS)
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "unknown flags 0x%x", in->flags);
+    if (in->dontcare_kind & ~(uint32_t)DTB_TF_KNOWN_DONTCARE)
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "unknown don't-care kind 0x%x",
+                                 in->dontcare_kind);
+    /* A derived table is answered from its partner: never one that is its own partner, and its
+     * derived positions exist only in a derived table. */
+    if ((in->flags & DTB_TABLE_KEEP_PROMOTIONS) && !(in->flags & DTB_TABLE_DERIVED))
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "promotion flag on a table that is not derived");
+    if ((in->dontcare_kind & DTB_DONTCARE_DERIVED) && !(in->flags & DTB_TABLE_DERIVED))
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "derived positions in a table that is not derived");
+    if ((in->flags & DTB_TABLE_DERIVED) && is_own_flip(in->material))
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "%s is its own colour flip: it cannot be derived",
+                                 in->material);
     for (int i = 0; i < DTB_TF_RESERVED_LEN; i++)
         if (h[DTB_TF_OFF_RESERVED + i])
             return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "reserved header byte %d is not zero",

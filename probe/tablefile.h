@@ -35,6 +35,16 @@ typedef enum dtb_metric {
 /* Which positions of a file hold arbitrary (don't-care) values: a bit set. */
 enum {
     DTB_DONTCARE_CAPTURES = 1u, /* positions where the side to move must capture */
+    DTB_DONTCARE_DERIVED = 2u,  /* quiet positions of a derived table (probe/pairsplit.h) */
+};
+
+/* Header flags (tables/FORMAT.md): what a reader must know to answer from the file. Readers
+ * from before compact sets refuse any flag, so none of them can read a derived table as full. */
+enum {
+    DTB_TABLE_DERIVED = 1u,         /* the derived member of a pair of a compact set: the quiet
+                                       positions probe/pairsplit.h names hold no value */
+    DTB_TABLE_KEEP_PROMOTIONS = 2u, /* (with DERIVED) the promotion target is derived too: quiet
+                                       positions with a promoting move keep their values */
 };
 
 /* What a file says about itself. Strings are NUL-terminated. */
@@ -53,6 +63,7 @@ typedef struct dtb_tablefile_info {
     uint64_t blocks;          /* number of blocks */
     int zstd_level;           /* compression level the writer used (informational) */
     uint32_t dontcare_kind;   /* DTB_DONTCARE_* bits: which positions hold arbitrary values */
+    uint32_t flags;           /* DTB_TABLE_* bits; 0 for the tables of a full set */
     uint64_t dontcare_count;  /* how many positions hold arbitrary values */
     uint64_t dict_size;       /* bytes of the zstd dictionary stored in the file; 0 = none */
     uint64_t data_size;       /* bytes of compressed frames */

@@ -33,7 +33,7 @@ enum {
     DTB_TF_OFF_ZSTD_LEVEL = 132,    /* i32, informational */
     DTB_TF_OFF_BLOCKS = 136,        /* u64 */
     DTB_TF_OFF_DONTCARE_KIND = 144, /* u32 */
-    DTB_TF_OFF_FLAGS = 148,         /* u32, 0 in versions 1 and 2 */
+    DTB_TF_OFF_FLAGS = 148,         /* u32: DTB_TABLE_* bits (tablefile.h), 0 in a full set */
     DTB_TF_OFF_DONTCARE_COUNT = 152,/* u64 */
     DTB_TF_OFF_TABLE_OFFSET = 160,  /* u64 */
     DTB_TF_OFF_DICT_OFFSET = 168,   /* u64 */
@@ -45,6 +45,9 @@ enum {
     DTB_TF_OFF_RESERVED = 208,      /* 40 zero bytes */
     DTB_TF_OFF_META_HASH = 248,     /* u64 */
 };
+/* The header flags and don't-care kinds this reader knows (tablefile.h): any other bit is refused. */
+#define DTB_TF_KNOWN_FLAGS 3u    /* DTB_TABLE_DERIVED | DTB_TABLE_KEEP_PROMOTIONS */
+#define DTB_TF_KNOWN_DONTCARE 3u /* DTB_DONTCARE_CAPTURES | DTB_DONTCARE_DERIVED */
 #define DTB_TF_VARIANT_LEN 24
 #define DTB_TF_MATERIAL_LEN 64
 #define DTB_TF_RESERVED_LEN 40
