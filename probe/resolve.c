@@ -19,7 +19,14 @@
  * after it (itself a capture position or a quiet one; each capture removes a piece, so the
  * search is at most as deep as the piece count). WDL needs only one winning capture; the exact
  * value takes the best over all captures. The move list is allocated per searched node (it is
- * large, and engines may probe from threads with small stacks). */
+ * large, and engines may probe from threads with small stacks).
+ *
+ * A compact set's derived tables (probe/pairsplit.h) leave most quiet positions unstored; such a
+ * position is searched the same way over its quiet moves, one ply: each lands in the stored
+ * partner table (one lookup, or a capture search when the opponent must capture) or, promoting,
+ * in a material with a man fewer. A derived table is never in the fast path's table array, so
+ * only its positions pay for the test; every other probe takes the same instructions as in a
+ * full set. Cost measured in tables/FORMAT.md ("Compact sets"). */
 #include "resolve.h"
 
 #include <pthread.h>
@@ -29,6 +36,7 @@
 
 #include "capturetest.h"
 #include "movegen.h"
+#include "pairsplit.h"
 
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
 #define KINDS (DTB_TABLESET_MAX_KIND + 1)
@@ -185,10 +193,20 @@ ALWAYS_INLINE dtb_status lookup_index(dtb_resolver *r, const dtb_ptable *t, uint
     return read_block(r, t, blk, off, raw, e);
 }
 
-/* The stored value of w (white to move, no capture) in table t. */
+/* The stored value of w (white to move, no capture) in table t: the index inline on boards of up
+ * to 64 squares (derived positions make a dozen of these lookups each). */
 ALWAYS_INLINE dtb_status lookup(dtb_resolver *r, const dtb_ptable *t, const dtb_pos *w,
                                unsigned flags, unsigned *raw, dtb_error *e)
 {
+#if defined(__POPCNT__)
+    if (t->fast)
+        return lookup_index(r, t,
+                            dtb_index_fast_of(&t->ixf, (uint64_t)w->men[DTB_WHITE],
+                                              (uint64_t)w->men[DTB_BLACK],
+                                              (uint64_t)w->kings[DTB_WHITE],
+                                              (uint64_t)w->kings[DTB_BLACK]),
+                            flags, raw, e);
+#endif
     return lookup_index(r, t, dtb_index_of(t->ix, w), flags, raw, e);
 }
 
@@ -203,7 +221,10 @@ ALWAYS_INLINE dtb_status find_table(dtb_resolver *r, dtb_material m, bool dtw, u
     const bool may_open = !(flags & DTB_RESOLVE_CACHE_ONLY);
     const dtb_status s = dtw ? dtb_tableset_get(r->ts, m, DTB_METRIC_DTW, may_open, t, e)
                              : dtb_tableset_get_wdl(r->ts, m, may_open, t, e);
-    if (s == DTB_OK && fits)
+    /* A derived table is never published here: the fast path then finds no table for its
+     * positions and leaves them to this general path, which derives them, while the fast path
+     * of stored tables stays as it was (no test added). */
+    if (s == DTB_OK && fits && !(*t)->derived)
         atomic_store_explicit(&r->found[dtw][slot], *t, memory_order_release);
     return s;
 }
@@ -262,65 +283,30 @@ static inline dtb_status wdl_of_raw(const dtb_ptable *t, unsigned raw, dtb_wdl *
     return DTB_OK;
 }
 
-/* The stored value of quiet position p (either side to move) in the table for WDL (dtw false)
- * or DTW probes of its material, and that table. */
-static dtb_status quiet_raw(dtb_resolver *r, const dtb_pos *p, bool dtw, unsigned flags,
-                            const dtb_ptable **t, unsigned *raw, dtb_error *e)
-{
-    dtb_pos buf;
-    const dtb_pos *w = white_to_move(r, p, &buf);
-    const dtb_status s = find_table(r, dtb_material_of(w), dtw, flags, t, e);
-    return s == DTB_OK ? lookup(r, *t, w, flags, raw, e) : s;
-}
-
-static dtb_status quiet_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_wdl *out,
-                            dtb_error *e)
-{
-    const dtb_ptable *t;
-    unsigned raw;
-    const dtb_status s = quiet_raw(r, p, false, flags, &t, &raw, e);
-    return s == DTB_OK ? wdl_of_raw(t, raw, out, e) : s;
-}
-
-static dtb_status quiet_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_value *out,
-                              dtb_error *e)
-{
-    const dtb_ptable *t;
-    unsigned raw;
-    const dtb_status s = quiet_raw(r, p, true, flags, &t, &raw, e);
-    if (s == DTB_OK)
-        *out = (dtb_value)raw;
-    return s;
-}
-
-/* The moves of capture position p in a fresh list (NULL after setting *s). */
-static dtb_movelist *captures_of(const dtb_resolver *r, const dtb_pos *p, dtb_status *s,
-                                 dtb_error *e)
+/* The moves of p in a fresh list (NULL after setting *s). */
+static dtb_movelist *moves_of(const dtb_resolver *r, const dtb_pos *p, dtb_status *s, dtb_error *e)
 {
     dtb_movelist *list = malloc(sizeof *list);
     if (!list) {
-        *s = dtb_error_set(e, DTB_E_NOMEM, "out of memory for a capture search");
+        *s = dtb_error_set(e, DTB_E_NOMEM, "out of memory for a search");
         return NULL;
     }
     if ((*s = dtb_generate(r->board, p, list)) != DTB_OK) {
         free(list);
-        *s = dtb_error_set(e, *s, "too many captures to list");
+        *s = dtb_error_set(e, *s, "too many moves to list");
         return NULL;
     }
     return list;
 }
 
-dtb_status dtb_resolve_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_wdl *out,
-                           dtb_error *e)
+/* The WDL of p as the best over its legal moves of the negated successor values (a loss when it
+ * has none). For a capture position (its moves are its captures) and a derived one. Decided as
+ * soon as one move wins, even when the tables of other moves fail. */
+static dtb_status search_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_wdl *out,
+                             dtb_error *e)
 {
-    if (!dtb_pos_pieces(p, p->side)) {
-        *out = DTB_LOSS;
-        return DTB_OK;
-    }
-    if (!must_capture(r, p))
-        return quiet_wdl(r, p, flags, out, e);
     dtb_status s;
-    dtb_movelist *list = captures_of(r, p, &s, e);
+    dtb_movelist *list = moves_of(r, p, &s, e);
     if (!list)
         return s;
     dtb_wdl best = DTB_LOSS;
@@ -346,20 +332,16 @@ dtb_status dtb_resolve_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, dt
     return DTB_OK;
 }
 
-dtb_status dtb_resolve_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_value *out,
-                             dtb_error *e)
+/* The exact value of p as the best over its legal moves (the generator's rule: the shortest win,
+ * else a draw, else the longest loss; a loss in 0 when it has no move), as search_wdl. */
+static dtb_status search_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_value *out,
+                               dtb_error *e)
 {
-    if (!dtb_pos_pieces(p, p->side)) {
-        *out = dtb_value_loss(0);
-        return DTB_OK;
-    }
-    if (!must_capture(r, p))
-        return quiet_value(r, p, flags, out, e);
     dtb_status s;
-    dtb_movelist *list = captures_of(r, p, &s, e);
+    dtb_movelist *list = moves_of(r, p, &s, e);
     if (!list)
         return s;
-    dtb_value best = 0;
+    dtb_value best = dtb_value_loss(0);
     int best_rank = -1000;
     for (int i = 0; i < list->count; i++) {
         dtb_pos q;
@@ -378,6 +360,89 @@ dtb_status dtb_resolve_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, 
     free(list);
     *out = best;
     return DTB_OK;
+}
+
+/* Before deriving a position of derived table t: its partner (the colour flip of its material,
+ * where every non-promoting move lands) must be there and stored, else the derivation would go
+ * round between the two. Moves into smaller materials (captures, promotions) always end. */
+static dtb_status check_partner(dtb_resolver *r, const dtb_ptable *t, bool dtw, unsigned flags,
+                                dtb_error *e)
+{
+    const dtb_ptable *pt;
+    dtb_error inner;
+    const dtb_status s = find_table(r, dtb_material_flip(t->material), dtw, flags, &pt, &inner);
+    if (s == DTB_E_NOTCACHED)
+        return s;
+    if (s != DTB_OK)
+        return dtb_error_set(e, s, "%s is derived from its pair: %s", t->name, inner.msg);
+    if (pt->derived)
+        return dtb_error_set(e, DTB_E_CORRUPT,
+                             "%s and %s are both derived (a compact set stores one of each pair)",
+                             t->name, pt->name);
+    return DTB_OK;
+}
+
+/* The value of quiet position p (either side to move) from the table for WDL (dtw false) or DTW
+ * probes of its material: its stored value, or, for a position that a derived table does not
+ * store (probe/pairsplit.h), the best over its moves, every one of which lands in a stored table
+ * or in a capture. */
+static dtb_status quiet_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_wdl *out,
+                            dtb_error *e)
+{
+    dtb_pos buf;
+    const dtb_pos *w = white_to_move(r, p, &buf);
+    const dtb_ptable *t;
+    dtb_status s = find_table(r, dtb_material_of(w), false, flags, &t, e);
+    if (s != DTB_OK)
+        return s;
+    if (t->derived && dtb_pairsplit_dontcare(r->board, t->keep_promotions, w)) {
+        s = check_partner(r, t, false, flags, e);
+        return s == DTB_OK ? search_wdl(r, w, flags, out, e) : s;
+    }
+    unsigned raw;
+    s = lookup(r, t, w, flags, &raw, e);
+    return s == DTB_OK ? wdl_of_raw(t, raw, out, e) : s;
+}
+
+static dtb_status quiet_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_value *out,
+                              dtb_error *e)
+{
+    dtb_pos buf;
+    const dtb_pos *w = white_to_move(r, p, &buf);
+    const dtb_ptable *t;
+    dtb_status s = find_table(r, dtb_material_of(w), true, flags, &t, e);
+    if (s != DTB_OK)
+        return s;
+    if (t->derived && dtb_pairsplit_dontcare(r->board, t->keep_promotions, w)) {
+        s = check_partner(r, t, true, flags, e);
+        return s == DTB_OK ? search_value(r, w, flags, out, e) : s;
+    }
+    unsigned raw;
+    s = lookup(r, t, w, flags, &raw, e);
+    if (s == DTB_OK)
+        *out = (dtb_value)raw;
+    return s;
+}
+
+dtb_status dtb_resolve_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_wdl *out,
+                           dtb_error *e)
+{
+    if (!dtb_pos_pieces(p, p->side)) {
+        *out = DTB_LOSS;
+        return DTB_OK;
+    }
+    return must_capture(r, p) ? search_wdl(r, p, flags, out, e) : quiet_wdl(r, p, flags, out, e);
+}
+
+dtb_status dtb_resolve_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_value *out,
+                             dtb_error *e)
+{
+    if (!dtb_pos_pieces(p, p->side)) {
+        *out = dtb_value_loss(0);
+        return DTB_OK;
+    }
+    return must_capture(r, p) ? search_value(r, p, flags, out, e)
+                              : quiet_value(r, p, flags, out, e);
 }
 
 /* ---- boards of up to 64 squares: the quiet probe on words ----------------------------------- */
