@@ -350,6 +350,48 @@ ALWAYS_INLINE uint64_t kings_of_t(const dtb_index *ix, dtb_bb men, dtb_bb white_
            rank_set(ix, black_kings, ix->bk, empty & ~white_kings, wide);
 }
 
+/* C(c, k) from the table of this board width. */
+ALWAYS_INLINE uint64_t binom_t(const dtb_index *ix, int k, int c, const bool wide)
+{
+    return wide ? ix->binom[k][c] : dtb_index_binom64[k][c];
+}
+
+/* kings_of_t of the placements (rest | square x[i], black_kings) for i < n: white placements
+ * that differ in one king (the kings a retrograde king move leaves). The white rank is the sum,
+ * over the white kings in square order, of C(c, j) (c: the king's number among the free
+ * squares, j: its place in that order, from 1). Moving one king changes its own term and the
+ * places of the kings above it, so the rest's terms are summed once: A[m] over places 1..m as
+ * they are, B[m] over the places above m each moved up by one. Then a white rank is
+ * A[m] + C(c_x, m + 1) + B[m], m the rest's kings below x: two popcounts and three loads
+ * instead of a sum over every white king (the black kings are ranked as usual). */
+ALWAYS_INLINE void kings_of_moved_t(const dtb_index *ix, dtb_bb men, dtb_bb rest,
+                                    dtb_bb black_kings, int n, const int *x, uint64_t *out,
+                                    const bool wide)
+{
+    const dtb_bb empty = ix->all & ~men;
+    const int k = ix->wk - 1; /* kings in rest */
+    assert(k >= 0 && count_t(rest, wide) == k);
+    uint64_t a[KMAX + 1], b[KMAX + 1];
+    int c[KMAX];
+    dtb_bb s = rest;
+    for (int j = 0; j < k; j++)
+        c[j] = below_t(empty, pop_t(&s, wide), wide);
+    a[0] = 0;
+    for (int m = 1; m <= k; m++)
+        a[m] = a[m - 1] + binom_t(ix, m, c[m - 1], wide);
+    b[k] = 0;
+    for (int m = k - 1; m >= 0; m--)
+        b[m] = b[m + 1] + binom_t(ix, m + 2, c[m], wide);
+    for (int i = 0; i < n; i++) {
+        const dtb_bb below = bit_t(x[i], wide) - 1;
+        const int m = count_t(rest & below, wide);
+        const uint64_t rw = a[m] + binom_t(ix, m + 1, count_t(empty & below, wide), wide) + b[m];
+        const uint64_t rb =
+            ix->bk ? rank_set(ix, black_kings, ix->bk, empty & ~(rest | bit_t(x[i], wide)), wide) : 0;
+        out[i] = rw * ix->nbk_count + rb;
+    }
+}
+
 ALWAYS_INLINE uint64_t index_of_t(const dtb_index *ix, const dtb_pos *p, const bool wide)
 {
     const dtb_bb wmen = p->men[DTB_WHITE], bmen = p->men[DTB_BLACK];
@@ -404,7 +446,7 @@ struct index_impl {
     uint64_t (*block_of)(const dtb_index *, dtb_bb, dtb_bb);
     void (*block_men)(const dtb_index *, uint64_t, dtb_bb *, dtb_bb *);
     uint64_t (*kings_of)(const dtb_index *, dtb_bb, dtb_bb, dtb_bb);
-    void (*kings_of_many)(const dtb_index *, dtb_bb, int, const dtb_bb *, const dtb_bb *, uint64_t *);
+    void (*kings_of_moved)(const dtb_index *, dtb_bb, dtb_bb, dtb_bb, int, const int *, uint64_t *);
     void (*kings_at)(const dtb_index *, dtb_bb, uint64_t, dtb_bb *, dtb_bb *);
     uint64_t (*index_of)(const dtb_index *, const dtb_pos *);
     void (*index_pos)(const dtb_index *, uint64_t, dtb_pos *);
@@ -423,11 +465,10 @@ struct index_impl {
     {                                                                                          \
         return kings_of_t(ix, m, wk, bk, WIDE);                                                \
     }                                                                                          \
-    ATTR static void NAME##_kings_of_many(const dtb_index *ix, dtb_bb m, int n, const dtb_bb *wk, \
-                                          const dtb_bb *bk, uint64_t *out)                     \
+    ATTR static void NAME##_kings_of_moved(const dtb_index *ix, dtb_bb m, dtb_bb rest,           \
+                                           dtb_bb bk, int n, const int *x, uint64_t *out)      \
     {                                                                                          \
-        for (int i = 0; i < n; i++)                                                            \
-            out[i] = kings_of_t(ix, m, wk[i], bk[i], WIDE);                                    \
+        kings_of_moved_t(ix, m, rest, bk, n, x, out, WIDE);                                    \
     }                                                                                          \
     ATTR static void NAME##_kings_at(const dtb_index *ix, dtb_bb m, uint64_t r, dtb_bb *wk,     \
                                      dtb_bb *bk)                                               \
@@ -442,8 +483,8 @@ struct index_impl {
     {                                                                                          \
         index_pos_t(ix, i, p, WIDE, FAST);                                                     \
     }                                                                                          \
-    static const index_impl NAME = {NAME##_block_of,      NAME##_block_men, NAME##_kings_of,   \
-                                    NAME##_kings_of_many, NAME##_kings_at,  NAME##_index_of,   \
+    static const index_impl NAME = {NAME##_block_of,       NAME##_block_men, NAME##_kings_of,  \
+                                    NAME##_kings_of_moved, NAME##_kings_at,  NAME##_index_of,  \
                                     NAME##_index_pos};
 
 INDEX_VARIANT(narrow_base, , false, false)
@@ -640,10 +681,10 @@ uint64_t dtb_index_kings_of(const dtb_index *ix, dtb_bb men, dtb_bb white_kings,
     return ix->impl->kings_of(ix, men, white_kings, black_kings);
 }
 
-void dtb_index_kings_of_many(const dtb_index *ix, dtb_bb men, int n, const dtb_bb *white_kings,
-                             const dtb_bb *black_kings, uint64_t *out)
+void dtb_index_kings_of_moved(const dtb_index *ix, dtb_bb men, dtb_bb rest, dtb_bb black_kings,
+                              int n, const int *to, uint64_t *out)
 {
-    ix->impl->kings_of_many(ix, men, n, white_kings, black_kings, out);
+    ix->impl->kings_of_moved(ix, men, rest, black_kings, n, to, out);
 }
 
 void dtb_index_kings_at(const dtb_index *ix, dtb_bb men, uint64_t kings_rank, dtb_bb *white_kings,

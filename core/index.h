@@ -41,11 +41,13 @@ void dtb_index_block_men(const dtb_index *ix, uint64_t blk, dtb_bb *white_men, d
 /* Rank of a king placement within its block, given all the men (both colours). */
 uint64_t dtb_index_kings_of(const dtb_index *ix, dtb_bb men, dtb_bb white_kings, dtb_bb black_kings);
 
-/* dtb_index_kings_of for n placements over the same men: out[i] = rank of (white_kings[i],
- * black_kings[i]). One call for a whole list (the solver ranks every predecessor of a position
- * at once), so the per-call dispatch is paid once. */
-void dtb_index_kings_of_many(const dtb_index *ix, dtb_bb men, int n, const dtb_bb *white_kings,
-                             const dtb_bb *black_kings, uint64_t *out);
+/* dtb_index_kings_of for the n placements whose white kings are rest plus one king on square
+ * to[i] (free of men and of rest) and whose black kings are black_kings: out[i] = rank of
+ * (rest | to[i], black_kings). rest holds one white king fewer than the material. These are the
+ * placements a retrograde move of one white king reaches; the rest's share of the white rank is
+ * computed once for all of them. */
+void dtb_index_kings_of_moved(const dtb_index *ix, dtb_bb men, dtb_bb rest, dtb_bb black_kings,
+                              int n, const int *to, uint64_t *out);
 
 /* Inverse of dtb_index_kings_of: the king placement with rank kings_rank < block size among the
  * squares the men leave free. With dtb_index_block_men, walks a block without a division per

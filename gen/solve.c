@@ -317,24 +317,25 @@ static int predecessors(const unit *u, uint32_t id, uint32_t pids[DTB_MAX_MOVES]
     dtb_pos_flip(b, &q, &qb); /* black to move, in the predecessor's orientation */
     const dtb_bb occ = dtb_pos_occupied(&qb);
     const bool fly = b->variant->kings_fly;
-    /* Every predecessor's kings first, then all their ranks in one call. */
-    dtb_bb wk[DTB_MAX_MOVES], bk[DTB_MAX_MOVES];
+    /* Per white king, every square it can have come from, then all their ranks in one call. */
+    const dtb_index *ix = u->h[ph].t->index;
+    const uint64_t base = (uint64_t)ph * u->K;
     int np = 0;
     dtb_bb kings = qb.kings[DTB_WHITE];
     while (kings) {
         const int y = dtb_bb_pop(&kings);
-        const dtb_bb rest = qb.kings[DTB_WHITE] ^ dtb_bb_bit(y);
+        int to[DTB_MAX_MOVES], nt = 0;
         for (int dir = 0; dir < DTB_DIRS; dir++)
             for (int x = b->next[y][dir]; x >= 0 && !dtb_bb_has(occ, x); x = fly ? b->next[x][dir] : -1) {
-                assert(np < DTB_MAX_MOVES);
-                wk[np] = rest | dtb_bb_bit(x);
-                bk[np++] = qb.kings[DTB_BLACK];
+                assert(np + nt < DTB_MAX_MOVES);
+                to[nt++] = x;
             }
+        uint64_t rank[DTB_MAX_MOVES];
+        dtb_index_kings_of_moved(ix, u->h[ph].men, qb.kings[DTB_WHITE] ^ dtb_bb_bit(y),
+                                 qb.kings[DTB_BLACK], nt, to, rank);
+        for (int i = 0; i < nt; i++)
+            pids[np++] = (uint32_t)(base + rank[i]);
     }
-    uint64_t rank[DTB_MAX_MOVES];
-    dtb_index_kings_of_many(u->h[ph].t->index, u->h[ph].men, np, wk, bk, rank);
-    for (int i = 0; i < np; i++)
-        pids[i] = (uint32_t)((uint64_t)ph * u->K + rank[i]);
     return np;
 }
 

@@ -587,6 +587,51 @@ static void test_fast_of(void **state)
     }
 }
 
+/* dtb_index_kings_of_moved against dtb_index_kings_of: for random positions, every white king
+ * moved to every square free of men and of the other kings (its own included), in the baseline
+ * and the CPU's code, on every board. */
+static void test_kings_of_moved(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"KvK", "KvM", "KKvK", "KMvKM", "KKKvKK", "KKMvKMM",
+                                         "KKKKvM", "KKKKKvK", "KKKvKKK"};
+    for (int v = 0; v < dtb_variant_count(); v++) {
+        dtb_board b;
+        dtb_board_init(&b, dtb_variant_at(v));
+        for (int portable = 0; portable < 2; portable++)
+            for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+                dtb_material m;
+                assert_int_equal(dtb_material_parse(names[k], &m, NULL), DTB_OK);
+                if (portable)
+                    assert_int_equal(setenv("DTB_INDEX_PORTABLE", "1", 1), 0);
+                dtb_index *ix = make(&b, m);
+                assert_int_equal(unsetenv("DTB_INDEX_PORTABLE"), 0);
+                for (int t = 0; t < 300; t++) {
+                    dtb_pos p;
+                    random_position(&b, m, &p);
+                    const dtb_bb men = p.men[DTB_WHITE] | p.men[DTB_BLACK];
+                    for (int y = 0; y < b.squares; y++) {
+                        if (!dtb_bb_has(p.kings[DTB_WHITE], y))
+                            continue;
+                        const dtb_bb rest = p.kings[DTB_WHITE] & ~dtb_bb_bit(y);
+                        int to[DTB_MAX_SQUARES], n = 0;
+                        for (int x = 0; x < b.squares; x++)
+                            if (!dtb_bb_has(men | rest | p.kings[DTB_BLACK], x))
+                                to[n++] = x;
+                        uint64_t rank[DTB_MAX_SQUARES];
+                        dtb_index_kings_of_moved(ix, men, rest, p.kings[DTB_BLACK], n, to, rank);
+                        for (int i = 0; i < n; i++)
+                            if (rank[i] != dtb_index_kings_of(ix, men, rest | dtb_bb_bit(to[i]),
+                                                              p.kings[DTB_BLACK]))
+                                fail_msg("%s %s: king %d moved to %d ranks %llu", b.variant->name,
+                                         names[k], y, to[i], (unsigned long long)rank[i]);
+                    }
+                }
+                dtb_index_free(ix);
+            }
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -604,6 +649,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_block_moves),
         cmocka_unit_test(test_portable_code),
         cmocka_unit_test(test_fast_of),
+        cmocka_unit_test(test_kings_of_moved),
         cmocka_unit_test(test_random_5),
         cmocka_unit_test(test_random_6),
         cmocka_unit_test(test_random_7),
