@@ -15,10 +15,12 @@
 
 #include <omp.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "build.h"
 #include "check.h"
+#include "compact.h"
 #include "fen.h"
 #include "index.h"
 #include "material.h"
@@ -30,7 +32,7 @@
 
 enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
 
-typedef enum { CMD_NONE = 0, CMD_LIST, CMD_BUILD, CMD_CHECK } dtbgen_command;
+typedef enum { CMD_NONE = 0, CMD_LIST, CMD_BUILD, CMD_CHECK, CMD_COMPACT } dtbgen_command;
 
 #define MAX_ONLY 64
 
@@ -41,6 +43,7 @@ typedef struct dtbgen_options {
     bool json;
     bool quiet;
     const char *dir;                /* --out or --check */
+    const char *full_dir;           /* --compact */
     const char *only[MAX_ONLY];     /* --material, repeatable */
     int nonly;
     int threads;
@@ -61,6 +64,7 @@ static const option_spec options[] = {
     {"--list", ARG_NONE, NULL, "list the materials of 2..N pieces, and the memory a build needs"},
     {"--out", ARG_STRING, "DIR", "solve materials of 2..N pieces into DIR/<variant>/ (resumes)"},
     {"--check", ARG_STRING, "DIR", "re-derive every stored value in DIR from its successors"},
+    {"--compact", ARG_STRING, "FULL", "a compact set of the full set in FULL, into --out DIR"},
     {"--material", ARG_STRING, "NAME", "only this material and what it needs (repeatable)"},
     {"--threads", ARG_INT, "T", "worker threads (default: all cores)"},
     {"--memory", ARG_STRING, "GIB", "refuse to start a build needing more memory than this"},
@@ -79,6 +83,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: dtbgen --variant V --pieces N --out DIR [--material NAME ...] [--threads T]\n"
                "              [--memory GIB] [--quiet]\n"
                "       dtbgen --check DIR --variant V [--pieces N] [--threads T]\n"
+               "       dtbgen --compact FULL --out DIR [--variant V] [--pieces N] [--threads T]\n"
                "       dtbgen --list --variant V --pieces N [--json]\n"
                "       dtbgen --help | --version\n\noptions:\n");
     for (int i = 0; i < NOPTIONS; i++) {
@@ -87,6 +92,11 @@ static void usage(FILE *f)
                  options[i].metavar ? options[i].metavar : "");
         fprintf(f, "  %-16s %s\n", left, options[i].help);
     }
+    fprintf(f, "\ncompact sets: of every material and its colour flip (per metric) the smaller file is\n"
+               "copied and the other is derived: its quiet positions whose moves all land in stored\n"
+               "tables hold no value, and libdtb answers them by a one-ply search (the same values,\n"
+               "probes of those positions make about a dozen lookups instead of one).\n"
+               "tables/FORMAT.md, \"Compact sets\", has the rule and the sizes.\n");
     fprintf(f, "\nexit status: 0 done, 1 bad input or data, 2 usage error\n");
 }
 
@@ -153,6 +163,15 @@ static int parse_args(int argc, char **argv, dtbgen_options *o)
             const int r = set_command(o, CMD_LIST, spec->name);
             if (r)
                 return r;
+        } else if (strcmp(spec->name, "--out") == 0 && o->command == CMD_COMPACT) {
+            o->dir = value; /* where --compact writes */
+        } else if (strcmp(spec->name, "--compact") == 0) {
+            if (o->command == CMD_BUILD && o->full_dir == NULL) /* --out came first */
+                o->command = CMD_NONE;
+            const int r = set_command(o, CMD_COMPACT, spec->name);
+            if (r)
+                return r;
+            o->full_dir = value;
         } else if (strcmp(spec->name, "--out") == 0 || strcmp(spec->name, "--check") == 0) {
             const bool check = spec->name[2] == 'c';
             const int r = set_command(o, check ? CMD_CHECK : CMD_BUILD, spec->name);
@@ -187,8 +206,10 @@ static int parse_args(int argc, char **argv, dtbgen_options *o)
         }
     }
     if (o->command == CMD_NONE)
-        return usage_error("%s", "no command given (--out DIR, --check DIR or --list)");
-    if (o->command != CMD_CHECK && !o->variant)
+        return usage_error("%s", "no command given (--out DIR, --check DIR, --compact DIR or --list)");
+    if (o->command == CMD_COMPACT && !o->dir)
+        return usage_error("%s", "--compact needs --out DIR (where the compact set goes)");
+    if (o->command != CMD_CHECK && o->command != CMD_COMPACT && !o->variant)
         return usage_error("%s", "--variant is needed");
     if (o->command == CMD_BUILD && !have_pieces && o->nonly == 0)
         return usage_error("%s", "--out needs --pieces or --material");
@@ -530,6 +551,83 @@ static int run_check(const dtbgen_options *o)
     return cs.bad ? EXIT_INPUT : 0;
 }
 
+/* ---- compact sets ------------------------------------------------------------------------ */
+
+static void on_compact(void *user, const char *path, dtb_compact_action action, uint64_t bytes_in,
+                       uint64_t bytes_out)
+{
+    const dtbgen_options *o = user;
+    if (o->quiet)
+        return;
+    static const char *const what[] = {"derived", "copied", "already there"};
+    fprintf(stderr, "dtbgen: %s %s (%llu -> %llu bytes)\n", what[action], path,
+            (unsigned long long)bytes_in, (unsigned long long)bytes_out);
+}
+
+/* The variant of the full set: --variant, or the one variant directory in it. */
+static const dtb_variant *compact_variant(const dtbgen_options *o)
+{
+    if (o->variant)
+        return find_variant(o);
+    const dtb_variant *found = NULL;
+    int n = 0;
+    for (int i = 0; i < dtb_variant_count(); i++) {
+        char path[4200];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", o->full_dir, dtb_variant_at(i)->name);
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+            found = dtb_variant_at(i), n++;
+    }
+    if (n != 1)
+        fprintf(stderr, "dtbgen: %s holds %s variant directory: choose one with --variant\n",
+                o->full_dir, n ? "more than one" : "no");
+    return n == 1 ? found : NULL;
+}
+
+static int run_compact(const dtbgen_options *o)
+{
+    const dtb_variant *v = compact_variant(o);
+    if (!v)
+        return EXIT_INPUT;
+    const dtb_compact_options co = {
+        .from_dir = o->full_dir,
+        .out_dir = o->dir,
+        .variant = v,
+        .pieces = o->pieces,
+        .threads = o->threads,
+        .log = on_compact,
+        .user = (void *)o,
+    };
+    const double t0 = omp_get_wtime();
+    dtb_compact_stats st;
+    dtb_error e;
+    if (dtb_compact(&co, &st, &e) != DTB_OK) {
+        fprintf(stderr, "dtbgen: %s\n", e.msg);
+        return EXIT_INPUT;
+    }
+    const double secs = omp_get_wtime() - t0;
+    if (o->json) {
+        printf("{\"variant\":\"%s\",\"dir\":\"%s\",\"files\":%d,\"derived\":%d,", v->name,
+               o->dir, st.files, st.derived);
+        for (int k = 0; k < 2; k++)
+            printf("\"%s\":{\"positions\":%llu,\"bytes_full\":%llu,\"bytes\":%llu},",
+                   k ? "dtw" : "wld", (unsigned long long)st.positions[k],
+                   (unsigned long long)st.bytes_in[k], (unsigned long long)st.bytes_out[k]);
+        printf("\"derived_positions\":%llu,\"kept_positions\":%llu,\"seconds\":%.1f}\n",
+               (unsigned long long)st.derived_dontcare, (unsigned long long)st.kept, secs);
+        return 0;
+    }
+    printf("compact %s set in %s/%s: %d files, %d derived (%.1f s)\n", v->name, o->dir, v->name,
+           st.files, st.derived, secs);
+    for (int k = 0; k < 2; k++)
+        if (st.positions[k])
+            printf("  %s: %llu -> %llu bytes, %.1f -> %.1f positions per byte\n", k ? "DTW" : "WLD",
+                   (unsigned long long)st.bytes_in[k], (unsigned long long)st.bytes_out[k],
+                   (double)st.positions[k] / (double)st.bytes_in[k],
+                   (double)st.positions[k] / (double)st.bytes_out[k]);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     dtbgen_options o = {0};
@@ -543,6 +641,8 @@ int main(int argc, char **argv)
         return run_build(&o);
     case CMD_CHECK:
         return run_check(&o);
+    case CMD_COMPACT:
+        return run_compact(&o);
     case CMD_NONE:
         break;
     }

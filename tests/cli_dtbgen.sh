@@ -88,6 +88,14 @@ fi
 # A good build, then --check on it and on damaged copies: 0, then 1 naming the file.
 expect 0 'international 2..2 pieces complete' --variant international --pieces 2 --out "$work/g"
 expect 0 '^checked 4 tables, [0-9]+ positions, 0 mismatches' --check "$work/g" --variant international
+# Its compact set (KvM and MvK: one derived per metric; KvK and MvM are their own flips), made
+# again without change, refused where it cannot be: 0, then 2 or 1.
+expect 0 'compact international set in .*: 8 files, 2 derived' --compact "$work/g" --out "$work/c"
+expect 0 'already there' --compact "$work/g" --out "$work/c" --variant international
+expect 2 '--compact needs --out' --compact "$work/g"
+expect 1 'no such directory' --compact "$work/nothing" --out "$work/c2" --variant international
+expect 1 "derived table; the input must be a full set" --compact "$work/c" --out "$work/c2"
+expect 1 'derived table; building and checking need the full set' --check "$work/c" --variant international
 t=$work/g/international
 cp "$t/KvM.dtw" "$work/KvM.good"
 printf '\x55' | dd of="$t/KvM.dtw" bs=1 seek=200 conv=notrunc status=none

@@ -1,0 +1,638 @@
+/* Full set -> compact set. First everything is opened and checked and every choice is made
+ * (which member of each pair is derived, whether a derived table keeps its promoting positions),
+ * so that bad input stops the run before a byte is written; then file by file, in dependency
+ * order: a copy (streamed, its whole-file checksum recomputed on the way and compared) or a
+ * derived table (all blocks read through their frame checks, the don't-care set computed from
+ * the positions themselves, written by gen/tablewrite.c with the input's block size and level).
+ *
+ * The choice per pair and metric: the smaller file is stored (it is the one that costs more to
+ * derive from: derived positions need their partner's values), a tie going to the material whose
+ * name sorts first, so the choice depends on the input bytes only. */
+#define _XOPEN_SOURCE 700 /* realpath */
+
+#include "compact.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "build.h"
+#include "capturetest.h"
+#include "checksum.h"
+#include "index.h"
+#include "material.h"
+#include "movegen.h"
+#include "pairsplit.h"
+#include "tableformat.h"
+#include "tablewrite.h"
+
+enum { MAX_PIECES = 8 }; /* dtbgen's limit */
+/* Path buffers: a directory, a file in it, that file's .tmp / .new companion. */
+enum { DIRPATH_MAX = 4096, FILEPATH_MAX = DIRPATH_MAX + 128, TMPPATH_MAX = FILEPATH_MAX + 16 };
+
+typedef struct entry {
+    dtb_material m;
+    char name[DTB_MATERIAL_NAME_MAX];
+    dtb_index *ix;
+    dtb_tablefile *tf[2]; /* [metric - 1]; NULL when the full set has no such file */
+    char *path[2];
+    bool derived[2];
+    bool keep[2];         /* derived, with a promotion target that is derived too */
+} entry;
+
+typedef struct run {
+    const dtb_compact_options *o;
+    dtb_board board;
+    char from[DIRPATH_MAX], out[DIRPATH_MAX]; /* the <variant> directories */
+    entry *list;
+    int n;
+    int threads;
+} run;
+
+static const dtb_metric metrics[2] = {DTB_METRIC_WLD, DTB_METRIC_DTW};
+
+static bool is_own_flip(const dtb_material *m)
+{
+    const dtb_material f = dtb_material_flip(*m);
+    return dtb_material_equal(m, &f);
+}
+
+static entry *find_entry(const run *r, dtb_material m)
+{
+    for (int i = 0; i < r->n; i++)
+        if (dtb_material_equal(&r->list[i].m, &m))
+            return &r->list[i];
+    return NULL;
+}
+
+static void free_run(run *r)
+{
+    for (int i = 0; i < r->n; i++) {
+        for (int k = 0; k < 2; k++) {
+            dtb_tablefile_close(r->list[i].tf[k]);
+            free(r->list[i].path[k]);
+        }
+        dtb_index_free(r->list[i].ix);
+    }
+    free(r->list);
+}
+
+static dtb_status sys_error(dtb_error *e, int err, const char *path, const char *what)
+{
+    return dtb_error_set(e, err == ENOSPC || err == EDQUOT ? DTB_E_NOSPACE : DTB_E_IO, "%s: %s: %s",
+                         path, what, strerror(err));
+}
+
+static bool is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static dtb_status make_dir(const char *path, dtb_error *e)
+{
+    if (mkdir(path, 0777) == 0 || (errno == EEXIST && is_dir(path)))
+        return DTB_OK;
+    return sys_error(e, errno, path, "cannot create the directory");
+}
+
+/* fsync of the directory holding path (the rename into it made durable); 0 or an errno. */
+static int sync_dir_of(const char *path)
+{
+    char dir[TMPPATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = 0;
+    const int fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return errno;
+    int err = fsync(fd) != 0 ? errno : 0;
+    if (err == EINVAL) /* file systems that cannot sync a directory */
+        err = 0;
+    close(fd);
+    return err;
+}
+
+/* Whether files a and b hold the same bytes; 0 or an errno in *err. */
+static bool same_bytes(const char *a, const char *b, int *err)
+{
+    enum { CHUNK = 1 << 16 };
+    *err = 0;
+    struct stat sa, sb;
+    if (stat(a, &sa) != 0 || stat(b, &sb) != 0) {
+        *err = errno;
+        return false;
+    }
+    if (sa.st_size != sb.st_size)
+        return false;
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    unsigned char *x = malloc(CHUNK), *y = malloc(CHUNK);
+    bool same = fa && fb && x && y;
+    if (!same)
+        *err = !x || !y ? ENOMEM : errno;
+    while (same) {
+        const size_t n = fread(x, 1, CHUNK, fa), m = fread(y, 1, CHUNK, fb);
+        same = n == m && memcmp(x, y, n) == 0;
+        if (n < CHUNK) {
+            if (ferror(fa) || ferror(fb))
+                *err = EIO, same = false;
+            break;
+        }
+    }
+    if (fa)
+        fclose(fa);
+    if (fb)
+        fclose(fb);
+    free(x);
+    free(y);
+    return same && !*err;
+}
+
+/* For an output file that exists already: DTB_OK when it holds the bytes of candidate (the file
+ * this run made instead), else the refusal to overwrite it. */
+static dtb_status existing_same(const char *path, const char *candidate, dtb_error *e)
+{
+    int err;
+    if (same_bytes(path, candidate, &err))
+        return DTB_OK;
+    if (err)
+        return sys_error(e, err, path, "cannot compare with the existing file");
+    return dtb_error_set(e, DTB_E_INVALID,
+                         "%s exists with other bytes: not overwritten (remove it or choose another "
+                         "output directory)",
+                         path);
+}
+
+/* Copies from to to (.tmp, fsync, rename, directory fsync). When info is not NULL the copy is a
+ * table: the whole-file checksum of the bytes copied and the end marker are checked against it
+ * (a file changed or damaged since it was opened is not copied). */
+static dtb_status copy_new(const char *from, const char *to, const dtb_tablefile_info *info,
+                           dtb_error *e)
+{
+    enum { CHUNK = 1 << 20 };
+    char tmp[TMPPATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s.tmp", to);
+    const int in = open(from, O_RDONLY | O_CLOEXEC);
+    if (in < 0)
+        return sys_error(e, errno, from, "cannot open");
+    const int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (out < 0) {
+        const int err = errno;
+        close(in);
+        return sys_error(e, err, tmp, "cannot create");
+    }
+    unsigned char *buf = malloc(CHUNK);
+    dtb_status s = buf ? DTB_OK : dtb_error_set(e, DTB_E_NOMEM, "out of memory copying %s", from);
+    dtb_hash64_state hs;
+    dtb_hash64_init(&hs, 0);
+    unsigned char tail[DTB_TF_TRAILER_SIZE];
+    uint64_t done = 0;
+    const uint64_t hashed = info ? info->file_size - DTB_TF_TRAILER_SIZE : 0;
+    while (s == DTB_OK) {
+        const ssize_t n = read(in, buf, CHUNK);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            s = sys_error(e, errno, from, "cannot read");
+            break;
+        }
+        if (n == 0)
+            break;
+        if (info) {
+            if (done < hashed)
+                dtb_hash64_update(&hs, buf, (size_t)(hashed - done < (uint64_t)n ? hashed - done : (uint64_t)n));
+            for (ssize_t i = 0; i < n; i++) /* the last 16 bytes seen */
+                if (done + (uint64_t)i >= hashed && done + (uint64_t)i < info->file_size)
+                    tail[done + (uint64_t)i - hashed] = buf[i];
+        }
+        for (ssize_t off = 0; off < n && s == DTB_OK;) {
+            const ssize_t w = write(out, buf + off, (size_t)(n - off));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w < 0)
+                s = sys_error(e, errno, tmp, "cannot write");
+            else
+                off += w;
+        }
+        done += (uint64_t)n;
+    }
+    free(buf);
+    close(in);
+    if (s == DTB_OK && info &&
+        (done != info->file_size || dtb_hash64_digest(&hs) != info->file_hash ||
+         dtb_tf_get64(tail) != info->file_hash || memcmp(tail + 8, DTB_TF_END_MAGIC, 8) != 0))
+        s = dtb_error_set(e, DTB_E_CORRUPT, "%s: whole-file checksum mismatch while copying", from);
+    if (s == DTB_OK && fsync(out) != 0)
+        s = sys_error(e, errno, tmp, "cannot sync");
+    if (close(out) != 0 && s == DTB_OK)
+        s = sys_error(e, errno, tmp, "cannot close");
+    if (s == DTB_OK && rename(tmp, to) != 0)
+        s = sys_error(e, errno, to, "cannot rename the .tmp file into place");
+    if (s != DTB_OK) {
+        unlink(tmp);
+        return s;
+    }
+    const int err = sync_dir_of(to);
+    return err ? sys_error(e, err, to, "cannot sync the directory") : DTB_OK;
+}
+
+/* Copies from to to, or leaves an identical to alone (*unchanged). */
+static dtb_status copy_file(const char *from, const char *to, const dtb_tablefile_info *info,
+                            bool *unchanged, dtb_error *e)
+{
+    *unchanged = access(to, F_OK) == 0;
+    if (!*unchanged)
+        return copy_new(from, to, info, e);
+    /* The existing file must be what a copy would give: the source, whose checksum is then
+     * checked as a copy would check it. */
+    char tmp[TMPPATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s.new", to);
+    dtb_status s = copy_new(from, tmp, info, e);
+    if (s == DTB_OK)
+        s = existing_same(to, tmp, e);
+    unlink(tmp);
+    return s;
+}
+
+/* ---- the derived member ------------------------------------------------------------------- */
+
+/* Reads every block of t (checked against its frame checksums) into values. */
+static dtb_status read_all(const run *r, const dtb_tablefile *tf, uint8_t *values, dtb_error *e)
+{
+    const dtb_tablefile_info *info = dtb_tablefile_get_info(tf);
+    dtb_status bad = DTB_OK;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(r->threads)
+#endif
+    {
+        dtb_tablefile_ctx *ctx = dtb_tablefile_ctx_create();
+        dtb_error mine;
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 4)
+#endif
+        for (uint64_t b = 0; b < info->blocks; b++) {
+            const dtb_status s =
+                ctx ? dtb_tablefile_read_block(tf, b, values + b * info->block_positions,
+                                               (size_t)dtb_tablefile_block_len(tf, b), ctx, &mine)
+                    : dtb_error_set(&mine, DTB_E_NOMEM, "out of memory reading %s",
+                                    dtb_tablefile_path(tf));
+            if (s != DTB_OK) {
+#ifdef _OPENMP
+#pragma omp critical(dtb_compact_error)
+#endif
+                if (bad == DTB_OK) {
+                    bad = s;
+                    if (e)
+                        *e = mine;
+                }
+            }
+        }
+        dtb_tablefile_ctx_free(ctx);
+    }
+    (void)r;
+    return bad;
+}
+
+/* The don't-care set of derived table x in metric k: capture positions and the quiet positions
+ * probe/pairsplit.h names, as bits (bit i % 64 of bits[i / 64]). Counts the quiet ones. */
+static void dontcare_bits(const run *r, const entry *x, int k, uint64_t *bits, uint64_t *derived,
+                          uint64_t *kept)
+{
+    const uint64_t n = dtb_index_size(x->ix), words = (n + 63) / 64;
+    dtb_capturetest ct;
+    dtb_capturetest_init(&ct, &r->board);
+    uint64_t nd = 0, nk = 0;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 256) reduction(+ : nd, nk) num_threads(r->threads)
+#endif
+    for (uint64_t w = 0; w < words; w++) {
+        uint64_t word = 0;
+        for (uint64_t i = w * 64; i < n && i < (w + 1) * 64; i++) {
+            dtb_pos p;
+            dtb_index_pos(x->ix, i, &p);
+            const bool capture = ct.usable ? dtb_capturetest_has(&ct, &p) : dtb_has_capture(&r->board, &p);
+            if (capture) {
+                word |= 1ull << (i % 64);
+            } else if (dtb_pairsplit_dontcare(&r->board, x->keep[k], &p)) {
+                word |= 1ull << (i % 64);
+                nd++;
+            } else {
+                nk++;
+            }
+        }
+        bits[w] = word;
+    }
+    *derived += nd;
+    *kept += nk;
+}
+
+/* Writes the derived table of x in metric k to path. */
+static dtb_status write_derived(const run *r, const entry *x, int k, const char *path,
+                                uint64_t *bytes, dtb_compact_stats *st, dtb_error *e)
+{
+    const dtb_tablefile_info *info = dtb_tablefile_get_info(x->tf[k]);
+    const uint64_t n = info->positions;
+    uint8_t *values = malloc((size_t)n);
+    uint64_t *bits = malloc((size_t)((n + 63) / 64) * sizeof *bits);
+    if (!values || !bits) {
+        free(values);
+        free(bits);
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory for %s (%llu positions)", x->path[k],
+                             (unsigned long long)n);
+    }
+    dtb_status s = read_all(r, x->tf[k], values, e);
+    if (s == DTB_OK) {
+        dontcare_bits(r, x, k, bits, &st->derived_dontcare, &st->kept);
+        dtb_table_write_options w = dtb_table_write_defaults();
+        w.variant = info->variant;
+        w.gametype = info->gametype;
+        w.material = info->material;
+        w.metric = info->metric;
+        w.index_version = info->index_version;
+        w.value_encoding = info->value_encoding;
+        w.dontcare_kind = DTB_DONTCARE_CAPTURES | DTB_DONTCARE_DERIVED;
+        w.flags = DTB_TABLE_DERIVED | (x->keep[k] ? DTB_TABLE_KEEP_PROMOTIONS : 0u);
+        w.block_positions = info->block_positions;
+        w.zstd_level = info->zstd_level;
+        w.threads = r->threads;
+        const dtb_table_dontcare dc = {.bits = bits, .marker = -1};
+        dtb_table_write_stats ws;
+        if ((s = dtb_table_write(path, &w, values, n, &dc, &ws, e)) == DTB_OK)
+            *bytes = ws.file_size;
+    }
+    free(values);
+    free(bits);
+    return s;
+}
+
+/* ---- the run ------------------------------------------------------------------------------ */
+
+/* Opens every table of the full set (up to the piece limit) and checks it. */
+static dtb_status open_all(run *r, dtb_error *e)
+{
+    const int pieces = r->o->pieces ? r->o->pieces : MAX_PIECES;
+    const int count = dtb_material_list(pieces, NULL, 0);
+    dtb_material *mats = malloc((size_t)count * sizeof *mats);
+    r->list = calloc((size_t)count, sizeof *r->list);
+    if (!mats || !r->list) {
+        free(mats);
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    }
+    dtb_material_list(pieces, mats, count);
+    dtb_status s = DTB_OK;
+    for (int i = 0; i < count && s == DTB_OK; i++) {
+        entry *x = &r->list[r->n];
+        x->m = mats[i];
+        dtb_material_name(&x->m, x->name, sizeof x->name);
+        for (int k = 0; k < 2 && s == DTB_OK; k++) {
+            char path[FILEPATH_MAX];
+            snprintf(path, sizeof path, "%s/%s.%s", r->from, x->name, dtb_metric_name(metrics[k]));
+            if (access(path, F_OK) != 0)
+                continue;
+            if (!x->ix && dtb_index_create(&r->board, x->m, &x->ix) != DTB_OK) {
+                s = dtb_error_set(e, DTB_E_MISMATCH, "%s: material does not fit the %s board", path,
+                                  r->o->variant->name);
+                break;
+            }
+            const dtb_tablefile_expect want = {
+                .variant = r->o->variant->name,
+                .material = x->name,
+                .metric = metrics[k],
+                .index_version = DTB_INDEX_VERSION,
+                .value_encoding = metrics[k] == DTB_METRIC_DTW ? DTB_ENCODING_DTW : DTB_ENCODING_WLD,
+                .positions = dtb_index_size(x->ix),
+            };
+            if (!(x->path[k] = strdup(path))) {
+                s = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+                break;
+            }
+            if ((s = dtb_tablefile_open(path, &want, &x->tf[k], e)) != DTB_OK)
+                break;
+            if (dtb_tablefile_get_info(x->tf[k])->flags != 0)
+                s = dtb_error_set(e, DTB_E_MISMATCH,
+                                  "%s: a compact set's derived table; the input must be a full set",
+                                  path);
+        }
+        if (x->ix || x->path[0] || x->path[1])
+            r->n++;
+    }
+    free(mats);
+    if (s == DTB_OK && r->n == 0)
+        s = dtb_error_set(e, DTB_E_NOTFOUND, "no %s tables of up to %d pieces in %s",
+                          r->o->variant->name, pieces, r->from);
+    return s;
+}
+
+/* Chooses the derived member of every pair and metric, and which derived tables keep their
+ * promoting positions; every partner and promotion target must be there. */
+static dtb_status choose(run *r, dtb_error *e)
+{
+    for (int i = 0; i < r->n; i++) {
+        entry *x = &r->list[i];
+        if (is_own_flip(&x->m))
+            continue;
+        const dtb_material fm = dtb_material_flip(x->m);
+        const entry *f = find_entry(r, fm);
+        for (int k = 0; k < 2; k++) {
+            if (!x->tf[k])
+                continue;
+            if (!f || !f->tf[k]) {
+                char name[DTB_MATERIAL_NAME_MAX];
+                dtb_material_name(&fm, name, sizeof name);
+                return dtb_error_set(e, DTB_E_NOTFOUND,
+                                     "%s: its colour flip's table %s.%s is missing (a compact "
+                                     "set derives one of each pair from the other)",
+                                     x->path[k], name, dtb_metric_name(metrics[k]));
+            }
+            const uint64_t mine = dtb_tablefile_get_info(x->tf[k])->file_size;
+            const uint64_t theirs = dtb_tablefile_get_info(f->tf[k])->file_size;
+            x->derived[k] = mine > theirs || (mine == theirs && strcmp(x->name, f->name) > 0);
+        }
+    }
+    for (int i = 0; i < r->n; i++) {
+        entry *x = &r->list[i];
+        if (x->m.men[DTB_WHITE] == 0)
+            continue;
+        dtb_material t = x->m; /* where a promotion lands: black to move in t, i.e. its flip */
+        t.men[DTB_WHITE]--;
+        t.kings[DTB_WHITE]++;
+        const entry *y = find_entry(r, dtb_material_flip(t));
+        for (int k = 0; k < 2; k++) {
+            if (!x->derived[k])
+                continue;
+            if (!y || !y->tf[k]) {
+                char name[DTB_MATERIAL_NAME_MAX];
+                dtb_material flipped = dtb_material_flip(t);
+                dtb_material_name(&flipped, name, sizeof name);
+                return dtb_error_set(e, DTB_E_NOTFOUND, "%s: the table its promotions reach, %s.%s, is missing",
+                                     x->path[k], name, dtb_metric_name(metrics[k]));
+            }
+            x->keep[k] = y->derived[k];
+        }
+    }
+    return DTB_OK;
+}
+
+/* Derives or copies table x of metric k into the output. */
+static dtb_status convert(run *r, const entry *x, int k, dtb_compact_stats *st, dtb_error *e)
+{
+    char to[FILEPATH_MAX];
+    snprintf(to, sizeof to, "%s/%s.%s", r->out, x->name, dtb_metric_name(metrics[k]));
+    const dtb_tablefile_info *info = dtb_tablefile_get_info(x->tf[k]);
+    dtb_status s;
+    uint64_t bytes = info->file_size;
+    bool unchanged;
+    if (!x->derived[k]) {
+        s = copy_file(x->path[k], to, info, &unchanged, e);
+    } else {
+        unchanged = access(to, F_OK) == 0;
+        char fresh[TMPPATH_MAX];
+        snprintf(fresh, sizeof fresh, "%s.new", to);
+        s = write_derived(r, x, k, unchanged ? fresh : to, &bytes, st, e);
+        if (s == DTB_OK && unchanged)
+            s = existing_same(to, fresh, e);
+        if (unchanged)
+            unlink(fresh);
+    }
+    if (s != DTB_OK)
+        return s;
+    st->files++;
+    st->derived += x->derived[k];
+    st->positions[k] += info->positions;
+    st->bytes_in[k] += info->file_size;
+    st->bytes_out[k] += bytes;
+    if (r->o->log)
+        r->o->log(r->o->user, to,
+                  unchanged ? DTB_COMPACT_UNCHANGED : x->derived[k] ? DTB_COMPACT_DERIVE : DTB_COMPACT_COPY,
+                  info->file_size, bytes);
+    return DTB_OK;
+}
+
+/* Small text file text to path (.tmp, fsync, rename), or an identical one left alone. */
+static dtb_status write_text(const char *path, const char *text, size_t len, dtb_error *e)
+{
+    const bool exists = access(path, F_OK) == 0;
+    char tmp[TMPPATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s.%s", path, exists ? "new" : "tmp");
+    FILE *f = fopen(tmp, "wb");
+    if (!f)
+        return sys_error(e, errno, tmp, "cannot create");
+    int err = fwrite(text, 1, len, f) == len && fflush(f) == 0 && fsync(fileno(f)) == 0 ? 0 : errno;
+    if (fclose(f) != 0 && !err)
+        err = errno;
+    dtb_status s = err ? sys_error(e, err, tmp, "cannot write") : DTB_OK;
+    if (s == DTB_OK && exists)
+        s = existing_same(path, tmp, e);
+    else if (s == DTB_OK && rename(tmp, path) != 0)
+        s = sys_error(e, errno, path, "cannot rename the .tmp file into place");
+    else if (s == DTB_OK && (err = sync_dir_of(path)) != 0)
+        s = sys_error(e, err, path, "cannot sync the directory");
+    if (exists || s != DTB_OK)
+        unlink(tmp);
+    return s;
+}
+
+/* The per-material .stats records of the materials converted, and the STATS log made of them in
+ * dependency order (as dtbgen writes it), when the full set has them. */
+static dtb_status copy_stats(const run *r, dtb_error *e)
+{
+    size_t len = 0, cap = 4096;
+    char *all = malloc(cap);
+    if (!all)
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    dtb_status s = DTB_OK;
+    int records = 0;
+    for (int i = 0; i < r->n && s == DTB_OK; i++) {
+        char from[FILEPATH_MAX], to[FILEPATH_MAX];
+        snprintf(from, sizeof from, "%s/%s.stats", r->from, r->list[i].name);
+        snprintf(to, sizeof to, "%s/%s.stats", r->out, r->list[i].name);
+        FILE *f = fopen(from, "rb");
+        if (!f)
+            continue;
+        char buf[4096];
+        size_t n;
+        while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+            if (len + n + 1 > cap) {
+                while (len + n + 1 > cap)
+                    cap *= 2;
+                char *bigger = realloc(all, cap);
+                if (!bigger) {
+                    s = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+                    break;
+                }
+                all = bigger;
+            }
+            memcpy(all + len, buf, n);
+            len += n;
+        }
+        if (ferror(f) && s == DTB_OK)
+            s = dtb_error_set(e, DTB_E_IO, "%s: cannot read", from);
+        fclose(f);
+        bool unchanged;
+        if (s == DTB_OK)
+            s = copy_file(from, to, NULL, &unchanged, e);
+        records++;
+    }
+    if (s == DTB_OK && records > 0) {
+        char path[FILEPATH_MAX];
+        snprintf(path, sizeof path, "%s/STATS", r->out);
+        s = write_text(path, all, len, e);
+    }
+    free(all);
+    return s;
+}
+
+dtb_status dtb_compact(const dtb_compact_options *o, dtb_compact_stats *st_out, dtb_error *e)
+{
+    dtb_compact_stats st = {0};
+    if (!o->from_dir || !o->out_dir || !o->variant)
+        return dtb_error_set(e, DTB_E_INVALID, "a full set's directory, an output directory and a variant are needed");
+    if (o->pieces != 0 && (o->pieces < 2 || o->pieces > MAX_PIECES))
+        return dtb_error_set(e, DTB_E_INVALID, "pieces %d outside 2..%d", o->pieces, MAX_PIECES);
+    if (strlen(o->from_dir) + 32 > DIRPATH_MAX || strlen(o->out_dir) + 32 > DIRPATH_MAX)
+        return dtb_error_set(e, DTB_E_INVALID, "directory name too long");
+    run r = {.o = o};
+    dtb_board_init(&r.board, o->variant);
+    snprintf(r.from, sizeof r.from, "%s/%s", o->from_dir, o->variant->name);
+    snprintf(r.out, sizeof r.out, "%s/%s", o->out_dir, o->variant->name);
+#ifdef _OPENMP
+    r.threads = o->threads > 0 ? o->threads : omp_get_max_threads();
+#else
+    r.threads = 1;
+#endif
+    if (!is_dir(r.from))
+        return dtb_error_set(e, DTB_E_NOTFOUND, "%s: no such directory", r.from);
+    char a[PATH_MAX], b[PATH_MAX];
+    if (is_dir(r.out) && realpath(r.from, a) && realpath(r.out, b) && strcmp(a, b) == 0)
+        return dtb_error_set(e, DTB_E_INVALID, "%s: the output directory is the full set's", r.out);
+    dtb_status s = open_all(&r, e);
+    if (s == DTB_OK)
+        s = choose(&r, e);
+    /* Every input file checked whole before anything is written: a copy is checked again as
+     * it is made, a derived table's frames as they are read. */
+    for (int i = 0; i < r.n && s == DTB_OK; i++)
+        for (int k = 0; k < 2 && s == DTB_OK; k++)
+            if (r.list[i].tf[k])
+                s = dtb_tablefile_verify(r.list[i].tf[k], false, NULL, NULL, e);
+    if (s == DTB_OK && (s = make_dir(o->out_dir, e)) == DTB_OK)
+        s = make_dir(r.out, e);
+    for (int i = 0; i < r.n && s == DTB_OK; i++)
+        for (int k = 0; k < 2 && s == DTB_OK; k++)
+            if (r.list[i].tf[k])
+                s = convert(&r, &r.list[i], k, &st, e);
+    if (s == DTB_OK)
+        s = copy_stats(&r, e);
+    free_run(&r);
+    if (st_out)
+        *st_out = st;
+    return s;
+}

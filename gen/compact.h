@@ -1,0 +1,72 @@
+/* Making a compact table set from a full one, without solving anything (tables/FORMAT.md,
+ * "Compact sets"; the rule is in probe/pairsplit.h).
+ *
+ * Of every material and its colour flip (a material that is its own flip excepted), per metric,
+ * the smaller file is copied and the other is rewritten as a derived table, whose quiet
+ * positions hold no value when all their moves land in stored tables: libdtb answers them by a
+ * one-ply search, so they compress to almost nothing. Every other file is copied. Probing the
+ * compact set gives the same values as the full set; probes of derived positions cost a dozen
+ * lookups instead of one.
+ *
+ * Usage:
+ *     dtb_compact_options o = {.from_dir = "tables", .out_dir = "compact", .variant = v};
+ *     dtb_compact_stats st;
+ *     if (dtb_compact(&o, &st, &err) != DTB_OK) { report err.msg; }
+ *
+ * Every input file is checked before anything is written (it opens cleanly, is a full set's
+ * table, has its pair partner and its promotion target's pair); each file read is verified
+ * against its checksums. Files appear whole or not at all (.tmp, fsync, rename). An output file
+ * that already exists is left alone when it has the bytes this run would write, and is an error
+ * otherwise (never overwritten). The same input gives the same bytes, whatever the thread count.
+ * Never prints, never exits: messages go to the log callback. Not thread-safe with respect to the
+ * same output directory. */
+#ifndef DTB_COMPACT_H
+#define DTB_COMPACT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tablefile.h"
+#include "variant.h"
+
+typedef enum dtb_compact_action {
+    DTB_COMPACT_DERIVE,    /* written as the derived member of its pair */
+    DTB_COMPACT_COPY,      /* copied: the stored member of a pair, or its own flip */
+    DTB_COMPACT_UNCHANGED, /* already in the output with the same bytes */
+} dtb_compact_action;
+
+/* Called once per table file, in dependency order, after it is done: its output path, what was
+ * done, its size in the full set and in the compact one. From one thread at a time. */
+typedef void (*dtb_compact_log)(void *user, const char *path, dtb_compact_action action,
+                                uint64_t bytes_in, uint64_t bytes_out);
+
+typedef struct dtb_compact_options {
+    const char *from_dir;       /* a full set: tables in from_dir/<variant>/ */
+    const char *out_dir;        /* the compact set goes to out_dir/<variant>/ (made if absent) */
+    const dtb_variant *variant;
+    int pieces;                 /* only materials of at most this many pieces; 0: up to 8 */
+    int threads;                /* 0: OpenMP's default */
+    dtb_compact_log log;        /* may be NULL */
+    void *user;
+} dtb_compact_options;
+
+typedef struct dtb_compact_stats {
+    int files;                  /* table files in the set */
+    int derived;                /* of which derived */
+    uint64_t positions[2];      /* [metric - 1]: positions in the tables of that metric */
+    uint64_t bytes_in[2];       /* [metric - 1]: bytes of the full set's files */
+    uint64_t bytes_out[2];      /* [metric - 1]: bytes of the compact set's files */
+    uint64_t derived_dontcare;  /* quiet positions of derived tables that hold no value */
+    uint64_t kept;              /* quiet positions of derived tables that keep their value (a
+                                   promoting move into a derived table) */
+} dtb_compact_stats;
+
+/* Converts the tables of o->variant in o->from_dir into a compact set in o->out_dir (with the
+ * per-material .stats records and the STATS log, when the full set has them). st may be NULL.
+ * Returns DTB_OK, or a status with a one-line message naming the file: DTB_E_NOTFOUND (no tables,
+ * a pair partner or promotion target missing), DTB_E_CORRUPT / DTB_E_VERSION / DTB_E_MISMATCH (a
+ * damaged or unexpected input file, or one already derived), DTB_E_INVALID (an output file exists
+ * with other bytes), DTB_E_IO, DTB_E_NOSPACE, DTB_E_NOMEM. */
+dtb_status dtb_compact(const dtb_compact_options *o, dtb_compact_stats *st, dtb_error *e);
+
+#endif
