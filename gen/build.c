@@ -16,7 +16,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "check.h"
 #include "fen.h"
 #include "movegen.h"
 #include "solve.h"
@@ -181,20 +180,29 @@ dtb_status dtb_build_load(dtb_solved *s, const char *dir, dtb_material m, dtb_er
         return st;
     }
     /* Capture positions are stored as don't-care: mark them, then derive their values from
-     * their successors, which all lie in smaller materials (already exact in s). */
+     * their successors, which all lie in smaller materials (already exact in s), the way the
+     * solver does. Block by block: the men are unranked once, the kings per position. Blocks
+     * share bitmap words at their edges, hence the atomic or. */
     memset(t->captures, 0, (n / 64 + 1) * sizeof *t->captures);
-#pragma omp parallel for schedule(dynamic, 1)
-    for (uint64_t w = 0; w < n / 64 + 1; w++) {
-        uint64_t bits = 0;
-        for (uint64_t i = w * 64; i < n && i < (w + 1) * 64; i++) {
-            dtb_pos p;
-            dtb_index_pos(t->index, i, &p);
-            if (dtb_has_capture(b, &p)) {
-                bits |= 1ull << (i % 64);
-                t->values[i] = dtb_check_derive(s, &p);
-            }
+    const uint64_t blocks = dtb_index_blocks(t->index), K = dtb_index_block_size(t->index);
+    const uint64_t chunk = K >= 4096 ? 1 : 4096 / K;
+#pragma omp parallel for schedule(dynamic, chunk)
+    for (uint64_t blk = 0; blk < blocks; blk++) {
+        dtb_pos p = {.side = DTB_WHITE};
+        dtb_index_block_men(t->index, blk, &p.men[DTB_WHITE], &p.men[DTB_BLACK]);
+        const dtb_bb men = p.men[DTB_WHITE] | p.men[DTB_BLACK];
+        for (uint64_t r = 0; r < K; r++) {
+            dtb_index_kings_at(t->index, men, r, &p.kings[DTB_WHITE], &p.kings[DTB_BLACK]);
+            dtb_movelist ml;
+            const dtb_status cs = dtb_generate_captures(b, &p, &ml);
+            assert(cs == DTB_OK);
+            (void)cs;
+            if (ml.count == 0)
+                continue;
+            const uint64_t i = blk * K + r;
+            __atomic_fetch_or(&t->captures[i / 64], 1ull << (i % 64), __ATOMIC_RELAXED);
+            t->values[i] = dtb_solve_capture_value(s, &p, &ml);
         }
-        t->captures[w] = bits;
     }
     return DTB_OK;
 }

@@ -162,6 +162,25 @@ static void fold_exit(dtb_value v, int *wincand, int *lossmax, bool *drawexit)
     }
 }
 
+dtb_value dtb_solve_capture_value(const dtb_solved *s, const dtb_pos *p, const dtb_movelist *ml)
+{
+    assert(ml->count > 0);
+    int wincand = NO_WIN, lossmax = -1;
+    bool drawexit = false;
+    const dtb_value *at[DTB_MAX_MOVES]; /* all located (and fetched) first, as in a batch */
+    for (int i = 0; i < ml->count; i++) {
+        at[i] = dtb_solved_value_after(s, p, &ml->moves[i]);
+        __builtin_prefetch(at[i]);
+    }
+    for (int i = 0; i < ml->count; i++)
+        fold_exit(*at[i], &wincand, &lossmax, &drawexit);
+    /* As flush_batch and mark_resolved decide a capture position (it has no other moves). */
+    assert(wincand == NO_WIN || wincand <= DTB_DTW_MAX);
+    if (wincand != NO_WIN)
+        return dtb_value_win(wincand);
+    return drawexit ? DTB_VALUE_DRAW : dtb_value_loss(lossmax + 1);
+}
+
 static void add_exit(batch *bt, const dtb_value *v)
 {
     __builtin_prefetch(v);

@@ -23,6 +23,11 @@ typedef void (*dtb_solve_progress)(void *user, uint64_t done, uint64_t total);
 dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2],
                           dtb_solve_progress progress, void *user, dtb_error *e);
 
+/* The value dtb_solve_pair gives capture position p (white to move; ml: all its captures), from
+ * the values in s of the positions its captures reach (smaller materials, all present in s).
+ * For tables read from files, which store capture positions as don't-care. Thread-safe. */
+dtb_value dtb_solve_capture_value(const dtb_solved *s, const dtb_pos *p, const dtb_movelist *ml);
+
 /* Bytes dtb_solve_pair may allocate per thread, beyond the units' state and level queues, when
  * its threads share units of block_size positions: the buffers of facts gathered for
  * predecessors (see solve_unit_shared). 0 when such units are never shared. For memory plans. */
