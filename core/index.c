@@ -687,6 +687,57 @@ void dtb_index_kings_of_moved(const dtb_index *ix, dtb_bb men, dtb_bb rest, dtb_
     ix->impl->kings_of_moved(ix, men, rest, black_kings, n, to, out);
 }
 
+/* The k-subset of u after s in colex order (the order rank_set counts), or 0 after the last.
+ * Within u's squares this is Gosper's step: the lowest run of s (consecutive squares of u) is
+ * cleared, the square of u above it taken, and the rest of the run moved to the lowest squares
+ * of u. Filling the squares outside u with ones lets the carry of one addition run through
+ * them. */
+static dtb_bb next_subset(dtb_bb s, dtb_bb u)
+{
+    const dtb_bb low = s & -s;
+    const dtb_bb up = ((s | ~u) + low) & u; /* s without its lowest run, one square above it */
+    if (!(up & ~s))
+        return 0; /* the run reached the top of u */
+    int rest = dtb_bb_count(s & ~up) - 1;
+    dtb_bb out = up, free = u;
+    for (; rest > 0; rest--) {
+        out |= free & -free;
+        free &= free - 1;
+    }
+    return out;
+}
+
+/* The lowest k squares of u. */
+static dtb_bb first_subset(int k, dtb_bb u)
+{
+    dtb_bb out = 0;
+    for (; k > 0; k--) {
+        out |= u & -u;
+        u &= u - 1;
+    }
+    return out;
+}
+
+bool dtb_index_kings_next(const dtb_index *ix, dtb_bb men, dtb_bb *white_kings, dtb_bb *black_kings)
+{
+    const dtb_bb empty = ix->all & ~men;
+    if (ix->bk > 0) {
+        const dtb_bb b = next_subset(*black_kings, empty & ~*white_kings);
+        if (b) {
+            *black_kings = b;
+            return true;
+        }
+    }
+    if (ix->wk == 0)
+        return false;
+    const dtb_bb w = next_subset(*white_kings, empty);
+    if (!w)
+        return false;
+    *white_kings = w;
+    *black_kings = first_subset(ix->bk, empty & ~w);
+    return true;
+}
+
 void dtb_index_kings_at(const dtb_index *ix, dtb_bb men, uint64_t kings_rank, dtb_bb *white_kings,
                         dtb_bb *black_kings)
 {

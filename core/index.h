@@ -49,6 +49,11 @@ uint64_t dtb_index_kings_of(const dtb_index *ix, dtb_bb men, dtb_bb white_kings,
 void dtb_index_kings_of_moved(const dtb_index *ix, dtb_bb men, dtb_bb rest, dtb_bb black_kings,
                               int n, const int *to, uint64_t *out);
 
+/* Steps a king placement over the same men to the one of the next rank (dtb_index_kings_of + 1):
+ * returns false, leaving it unchanged, when it was the block's last. Walks a block in index order
+ * for much less than dtb_index_kings_at per position. */
+bool dtb_index_kings_next(const dtb_index *ix, dtb_bb men, dtb_bb *white_kings, dtb_bb *black_kings);
+
 /* Inverse of dtb_index_kings_of: the king placement with rank kings_rank < block size among the
  * squares the men leave free. With dtb_index_block_men, walks a block without a division per
  * position. */

@@ -219,14 +219,13 @@ static void flush_batch(const unit *u, lane *ln, batch *bt)
     bt->npos = bt->nexit = 0;
 }
 
-/* Gathers what p's moves lead to: counts in-unit successors (quiet king moves) and lists where
- * the exits' values are. Quiet positions (the most) skip the move list: king moves are only
- * counted, man moves made directly. */
-static void init_position(const unit *u, lane *ln, batch *bt, uint32_t id)
+/* Gathers what the moves of p (local id) lead to: counts in-unit successors (quiet king moves)
+ * and lists where the exits' values are. Quiet positions (the most) skip the move list: king
+ * moves are only counted, man moves made directly. */
+static void init_position(const unit *u, lane *ln, batch *bt, uint32_t id, const dtb_pos *pp)
 {
     const dtb_board *b = u->b;
-    dtb_pos p;
-    local_pos(u, id, &p);
+    const dtb_pos p = *pp;
     int cnt = 0;
     dtb_movelist ml;
     const dtb_status st = dtb_generate_captures(b, &p, &ml);
@@ -289,8 +288,20 @@ static void init_position(const unit *u, lane *ln, batch *bt, uint32_t id)
 /* Initialises positions from..to-1 of the unit. */
 static void init_range(const unit *u, lane *ln, uint32_t from, uint32_t to)
 {
-    for (uint32_t id = from; id < to; id++)
-        init_position(u, ln, &ln->bt, id);
+    dtb_pos p;
+    for (uint32_t id = from; id < to; id++) {
+        /* The kings step to the next rank, except at the start and where a half begins. */
+        if (id == from || id % u->K == 0) {
+            local_pos(u, id, &p);
+        } else {
+            const half *hf = &u->h[id / u->K];
+            const bool more = dtb_index_kings_next(hf->t->index, hf->men, &p.kings[DTB_WHITE],
+                                                   &p.kings[DTB_BLACK]);
+            assert(more);
+            (void)more;
+        }
+        init_position(u, ln, &ln->bt, id, &p);
+    }
     flush_batch(u, ln, &ln->bt);
 }
 

@@ -632,6 +632,47 @@ static void test_kings_of_moved(void **state)
     }
 }
 
+/* dtb_index_kings_next walks a block in rank order: from rank 0, step r gives dtb_index_kings_at
+ * of rank r, and the step after the last rank returns false, on every board (whole blocks of a few
+ * random men placements; the largest blocks up to 200000 ranks). */
+static void test_kings_next(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"KvK", "KvM", "KKvK", "KMvKM", "KKKvKK", "KKMvKMM",
+                                         "KKKKvM", "MMvMM", "KvKKK"};
+    for (int v = 0; v < dtb_variant_count(); v++) {
+        dtb_board b;
+        dtb_board_init(&b, dtb_variant_at(v));
+        for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+            dtb_material m;
+            assert_int_equal(dtb_material_parse(names[k], &m, NULL), DTB_OK);
+            dtb_index *ix = make(&b, m);
+            const uint64_t K = dtb_index_block_size(ix);
+            for (int t = 0; t < 3; t++) {
+                dtb_bb wm, bm;
+                dtb_index_block_men(ix, rng_below(dtb_index_blocks(ix)), &wm, &bm);
+                const dtb_bb men = wm | bm;
+                dtb_bb wk, bk;
+                dtb_index_kings_at(ix, men, 0, &wk, &bk);
+                const uint64_t last = K < 200000 ? K - 1 : 200000;
+                for (uint64_t r = 1; r <= last; r++) {
+                    dtb_bb ewk, ebk;
+                    dtb_index_kings_at(ix, men, r, &ewk, &ebk);
+                    if (!dtb_index_kings_next(ix, men, &wk, &bk) || wk != ewk || bk != ebk)
+                        fail_msg("%s %s: step to rank %llu", b.variant->name, names[k],
+                                 (unsigned long long)r);
+                }
+                if (last == K - 1) {
+                    const dtb_bb owk = wk, obk = bk;
+                    assert_false(dtb_index_kings_next(ix, men, &wk, &bk));
+                    assert_true(wk == owk && bk == obk);
+                }
+            }
+            dtb_index_free(ix);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -650,6 +691,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_portable_code),
         cmocka_unit_test(test_fast_of),
         cmocka_unit_test(test_kings_of_moved),
+        cmocka_unit_test(test_kings_next),
         cmocka_unit_test(test_random_5),
         cmocka_unit_test(test_random_6),
         cmocka_unit_test(test_random_7),
