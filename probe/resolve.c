@@ -299,36 +299,60 @@ static dtb_movelist *moves_of(const dtb_resolver *r, const dtb_pos *p, dtb_statu
     return list;
 }
 
+static dtb_status quiet_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, int alpha,
+                            int beta, dtb_wdl *out, dtb_error *e);
+
 /* The WDL of p as the best over its legal moves of the negated successor values (a loss when it
- * has none). For a capture position (its moves are its captures) and a derived one. Decided as
- * soon as one move wins, even when the tables of other moves fail. */
-static dtb_status search_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_wdl *out,
-                             dtb_error *e)
+ * has none): for a capture position (its moves are its captures) and a derived one. An
+ * alpha-beta search on the three values: only an answer strictly between alpha and beta is
+ * exact; one at or below alpha says the value is at most that, one at or above beta at least
+ * that (fail-soft). The caller of a position wants its exact value (alpha -2, beta 2); inside
+ * the search a successor only has to tell whether it beats what is in hand, which ends most
+ * capture searches after their first capture. Moves whose successor is quiet (one lookup) come
+ * first, those that need the opponent's capture search after them, with a narrower window.
+ * Decided as soon as a move reaches beta (a win, at the top), even when the tables of other
+ * moves fail; otherwise the first failure is the status. */
+static dtb_status search_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, int alpha,
+                             int beta, dtb_wdl *out, dtb_error *e)
 {
     dtb_status s;
     dtb_movelist *list = moves_of(r, p, &s, e);
     if (!list)
         return s;
-    dtb_wdl best = DTB_LOSS;
+    int best = DTB_LOSS;
     dtb_status failed = DTB_OK;
     dtb_error later;
-    for (int i = 0; i < list->count && best != DTB_WIN; i++) {
-        dtb_pos q;
-        dtb_make_move(p, &list->moves[i], &q);
-        dtb_wdl v;
-        s = dtb_resolve_wdl(r, &q, flags, &v, failed == DTB_OK ? e : &later);
-        if (s != DTB_OK) {
-            if (failed == DTB_OK)
-                failed = s;
-            continue;
+    uint64_t capture[DTB_MAX_MOVES / 64] = {0}; /* the successors left for the second pass */
+    for (int pass = 0; pass < 2 && best < beta && best < DTB_WIN; pass++)
+        for (int i = 0; i < list->count && best < beta && best < DTB_WIN; i++) {
+            if (pass == 1 && !(capture[i / 64] >> (i % 64) & 1))
+                continue;
+            dtb_pos q;
+            dtb_make_move(p, &list->moves[i], &q);
+            const int a = alpha > best ? alpha : best;
+            dtb_wdl v = DTB_LOSS; /* the opponent has no piece left */
+            s = DTB_OK;
+            if (pass == 1) {
+                s = search_wdl(r, &q, flags, -beta, -a, &v, failed == DTB_OK ? e : &later);
+            } else if (dtb_pos_pieces(&q, q.side)) {
+                if (must_capture(r, &q)) {
+                    capture[i / 64] |= 1ull << (i % 64);
+                    continue;
+                }
+                s = quiet_wdl(r, &q, flags, -beta, -a, &v, failed == DTB_OK ? e : &later);
+            }
+            if (s != DTB_OK) {
+                if (failed == DTB_OK)
+                    failed = s;
+                continue;
+            }
+            if (-(int)v > best)
+                best = -(int)v;
         }
-        if (-v > (int)best)
-            best = (dtb_wdl)-v;
-    }
     free(list);
-    if (failed != DTB_OK && best != DTB_WIN)
+    if (failed != DTB_OK && best < beta && best < DTB_WIN)
         return failed;
-    *out = best;
+    *out = (dtb_wdl)best;
     return DTB_OK;
 }
 
@@ -386,8 +410,8 @@ static dtb_status check_partner(dtb_resolver *r, const dtb_ptable *t, bool dtw, 
  * probes of its material: its stored value, or, for a position that a derived table does not
  * store (probe/pairsplit.h), the best over its moves, every one of which lands in a stored table
  * or in a capture. */
-static dtb_status quiet_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_wdl *out,
-                            dtb_error *e)
+static dtb_status quiet_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, int alpha,
+                            int beta, dtb_wdl *out, dtb_error *e)
 {
     dtb_pos buf;
     const dtb_pos *w = white_to_move(r, p, &buf);
@@ -397,7 +421,7 @@ static dtb_status quiet_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, d
         return s;
     if (t->derived && dtb_pairsplit_dontcare(r->board, t->keep_promotions, w)) {
         s = check_partner(r, t, false, flags, e);
-        return s == DTB_OK ? search_wdl(r, w, flags, out, e) : s;
+        return s == DTB_OK ? search_wdl(r, w, flags, alpha, beta, out, e) : s;
     }
     unsigned raw;
     s = lookup(r, t, w, flags, &raw, e);
@@ -424,14 +448,22 @@ static dtb_status quiet_value(dtb_resolver *r, const dtb_pos *p, unsigned flags,
     return s;
 }
 
-dtb_status dtb_resolve_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_wdl *out,
-                           dtb_error *e)
+/* The WDL of p within the window (alpha, beta), as search_wdl says. */
+static dtb_status resolve_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, int alpha,
+                              int beta, dtb_wdl *out, dtb_error *e)
 {
     if (!dtb_pos_pieces(p, p->side)) {
         *out = DTB_LOSS;
         return DTB_OK;
     }
-    return must_capture(r, p) ? search_wdl(r, p, flags, out, e) : quiet_wdl(r, p, flags, out, e);
+    return must_capture(r, p) ? search_wdl(r, p, flags, alpha, beta, out, e)
+                              : quiet_wdl(r, p, flags, alpha, beta, out, e);
+}
+
+dtb_status dtb_resolve_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_wdl *out,
+                           dtb_error *e)
+{
+    return resolve_wdl(r, p, flags, DTB_LOSS - 1, DTB_WIN + 1, out, e);
 }
 
 dtb_status dtb_resolve_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_value *out,
