@@ -1,0 +1,160 @@
+/* Two table sets of one variant compared position by position through libdtb (a check to run by
+ * hand on sets too large for the test suite, e.g. a full set against its compact set; not a test).
+ *
+ * usage: dtb_compare_sets FULLDIR OTHERDIR [--pieces N] [--min-pieces M] [--sample K] [--seed S]
+ *                         [--threads T]
+ *
+ * For every material of M..N pieces (default 2..the largest complete piece count of FULLDIR),
+ * every position of its index (or K evenly random ones when --sample is given), white to move
+ * as indexed and the same position colour-flipped (black to move): dtb_probe_wdl and
+ * dtb_probe_dtw on both sets, which must both succeed and agree. Prints one line per material
+ * and a total; exit 0 when everything agrees, 1 otherwise (the first disagreements are printed
+ * with their FEN), 2 on usage errors. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "dtb.h"
+
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fen.h"
+#include "index.h"
+#include "material.h"
+#include "movegen.h"
+#include "splitmix.h"
+
+static dtb_position pub(const dtb_pos *p)
+{
+    dtb_position x;
+    dtb_position_clear(&x, p->side == DTB_WHITE ? DTB_SIDE_WHITE : DTB_SIDE_BLACK);
+    for (int c = 0; c < 2; c++) {
+        x.men[c][0] = (uint64_t)p->men[c];
+        x.men[c][1] = (uint64_t)(p->men[c] >> 64);
+        x.kings[c][0] = (uint64_t)p->kings[c];
+        x.kings[c][1] = (uint64_t)(p->kings[c] >> 64);
+    }
+    return x;
+}
+
+static dtb_db *open_set(const char *dir)
+{
+    const char *dirs[1] = {dir};
+    const dtb_options o = {.paths = dirs, .npaths = 1, .cache_bytes = 256ull << 20};
+    dtb_db *db;
+    const dtb_status s = dtb_open(&o, &db);
+    if (s != DTB_OK) {
+        fprintf(stderr, "dtb_compare_sets: %s: %s\n", dir, dtb_strerror(s));
+        return NULL;
+    }
+    return db;
+}
+
+/* 0 when p answers the same in a and b (both OK), else 1 with the difference in why. */
+static int compare(dtb_db *a, dtb_db *b, const dtb_position *p, char *why, size_t size)
+{
+    dtb_wdl wa = DTB_DRAW, wb = DTB_DRAW, da_w = DTB_DRAW, db_w = DTB_DRAW;
+    int da = -1, db = -1;
+    const dtb_status s1 = dtb_probe_wdl(a, p, 0, &wa), s2 = dtb_probe_wdl(b, p, 0, &wb);
+    const dtb_status s3 = dtb_probe_dtw(a, p, 0, &da_w, &da), s4 = dtb_probe_dtw(b, p, 0, &db_w, &db);
+    if (s1 == DTB_OK && s2 == DTB_OK && s3 == DTB_OK && s4 == DTB_OK && wa == wb && da_w == db_w &&
+        da == db && wa == da_w)
+        return 0;
+    char msg[DTB_MESSAGE_SIZE] = "";
+    if (s1 || s3)
+        dtb_last_error(a, msg, sizeof msg);
+    else if (s2 || s4)
+        dtb_last_error(b, msg, sizeof msg);
+    snprintf(why, size, "wdl %d/%d dtw %d %d/%d %d status %d %d %d %d %s", wa, wb, da_w, da, db_w, db,
+             s1, s2, s3, s4, msg);
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: dtb_compare_sets FULLDIR OTHERDIR [--pieces N] [--min-pieces M] "
+                        "[--sample K] [--seed S] [--threads T]\n");
+        return 2;
+    }
+    int pieces = 0, min_pieces = 2, threads = 0;
+    uint64_t sample = 0, seed = 1;
+    for (int i = 3; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--pieces") == 0)
+            pieces = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--min-pieces") == 0)
+            min_pieces = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--sample") == 0)
+            sample = strtoull(argv[i + 1], NULL, 10);
+        else if (strcmp(argv[i], "--seed") == 0)
+            seed = strtoull(argv[i + 1], NULL, 10);
+        else if (strcmp(argv[i], "--threads") == 0)
+            threads = atoi(argv[i + 1]);
+        else {
+            fprintf(stderr, "dtb_compare_sets: unknown option %s\n", argv[i]);
+            return 2;
+        }
+    }
+    dtb_db *a = open_set(argv[1]), *b = open_set(argv[2]);
+    if (!a || !b)
+        return 1;
+    if (!pieces)
+        pieces = dtb_max_pieces(a, true);
+    if (threads > 0)
+        omp_set_num_threads(threads);
+    dtb_board board;
+    dtb_board_init(&board, dtb_variant_find(dtb_db_variant(a)));
+    const int n = dtb_material_list(pieces, NULL, 0);
+    dtb_material *list = malloc((size_t)n * sizeof *list);
+    dtb_material_list(pieces, list, n);
+    uint64_t total = 0, bad = 0;
+    const double t0 = omp_get_wtime();
+    for (int i = 0; i < n; i++) {
+        if (dtb_material_pieces(&list[i]) < min_pieces)
+            continue;
+        dtb_index *ix;
+        if (dtb_index_create(&board, list[i], &ix) != DTB_OK)
+            continue;
+        const uint64_t size = dtb_index_size(ix), count = sample && sample < size ? sample : size;
+        uint64_t mine_bad = 0, probed = 0;
+#pragma omp parallel for schedule(dynamic, 4096) reduction(+ : mine_bad, probed)
+        for (uint64_t k = 0; k < count; k++) {
+            uint64_t st = seed ^ (k * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)i << 48);
+            const uint64_t at = count == size ? k : dtb_splitmix64(&st) % size;
+            dtb_pos p, f;
+            dtb_index_pos(ix, at, &p);
+            dtb_pos_flip(&board, &p, &f);
+            if (!dtb_pos_pieces(&p, DTB_BLACK))
+                continue;
+            for (int side = 0; side < 2; side++) {
+                const dtb_position x = pub(side ? &f : &p);
+                char why[400];
+                probed++;
+                if (compare(a, b, &x, why, sizeof why)) {
+                    if (mine_bad++ < 5) {
+                        char fen[DTB_FEN_MAX];
+                        dtb_fen_write(&board, side ? &f : &p, fen, sizeof fen);
+#pragma omp critical
+                        printf("MISMATCH %s: %s\n", fen, why);
+                    }
+                }
+            }
+        }
+        char name[DTB_MATERIAL_NAME_MAX];
+        dtb_material_name(&list[i], name, sizeof name);
+        printf("%-10s %12llu probed %llu mismatches\n", name, (unsigned long long)probed,
+               (unsigned long long)mine_bad);
+        fflush(stdout);
+        total += probed;
+        bad += mine_bad;
+        dtb_index_free(ix);
+    }
+    printf("total %llu positions (both sides to move) of %d..%d pieces, %llu mismatches, %.1f s\n",
+           (unsigned long long)total, min_pieces, pieces, (unsigned long long)bad,
+           omp_get_wtime() - t0);
+    free(list);
+    dtb_close(a);
+    dtb_close(b);
+    return bad ? 1 : 0;
+}

@@ -1,0 +1,827 @@
+/* Compact table sets (gen/compact.c, probe/pairsplit.h, the derived path of probe/resolve.c).
+ *
+ * The fixture builds a full international set with dtb_build (the generator's own files): every
+ * material of 2 and 3 pieces (men on one side and on both, promotions into derived and into
+ * stored tables), and the 4-piece materials that KKMvK and KKKvM lead to (three pairs and KKvKK:
+ * kings only, and a derived table of each promotion kind); sanitizer builds take the kings-only
+ * 4-piece materials only. Every 4-piece position was compared once by hand
+ * (tests/compare_sets.c on a full 2..4 set: 83,942,400 probes, no difference). Then
+ * dtb_compact makes the compact set of it, and the tests compare the two sets position by
+ * position through libdtb (the full set's answers are checked against the generator by
+ * tests/test_probe.c), look at the files, and feed the converter and the probe bad input. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "dtb.h" /* before core's headers: its status and WDL definitions are the ones used */
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "build.h"
+#include "checksum.h"
+#include "compact.h"
+#include "fen.h"
+#include "index.h"
+#include "movegen.h"
+#include "pairsplit.h"
+#include "splitmix.h"
+#include "tableformat.h"
+#include "tablewrite.h"
+
+/* Sanitizer builds (about ten times slower): the kings-only 4-piece materials, every
+ * THREE_STRIDE-th 3-piece position, and a smaller 4-piece sample. */
+#ifdef DTB_SANITIZED_BUILD
+#define THREE_STRIDE 13
+#define FOUR_SAMPLE 8000
+static const char *const four[] = {"KKKvK"};
+#else
+#define THREE_STRIDE 1
+#define FOUR_SAMPLE 200000
+static const char *const four[] = {"KKMvK", "KKKvM"};
+#endif
+#define NFOUR ((int)(sizeof four / sizeof four[0]))
+
+static char root[64], fulldir[128], compactdir[128];
+static dtb_board board;
+static dtb_material mats[64]; /* the fixture's materials, in dependency order */
+static int nmats;
+
+/* ---- helpers ------------------------------------------------------------------------------ */
+
+static dtb_position pub(const dtb_pos *p)
+{
+    dtb_position x;
+    dtb_position_clear(&x, p->side == DTB_WHITE ? DTB_SIDE_WHITE : DTB_SIDE_BLACK);
+    for (int c = 0; c < 2; c++) {
+        x.men[c][0] = (uint64_t)p->men[c];
+        x.men[c][1] = (uint64_t)(p->men[c] >> 64);
+        x.kings[c][0] = (uint64_t)p->kings[c];
+        x.kings[c][1] = (uint64_t)(p->kings[c] >> 64);
+    }
+    return x;
+}
+
+static dtb_material material(const char *name)
+{
+    dtb_material m;
+    dtb_error e;
+    assert_int_equal(dtb_material_parse(name, &m, &e), DTB_OK);
+    return m;
+}
+
+static void table_path(char *buf, size_t size, const char *dir, const dtb_material *m,
+                       dtb_metric metric)
+{
+    dtb_build_table_path(buf, size, dir, board.variant, m, metric);
+}
+
+static dtb_db *open_db(const char *dir, uint64_t cache)
+{
+    const char *dirs[1] = {dir};
+    const dtb_options o = {.paths = dirs, .npaths = 1, .cache_bytes = cache};
+    dtb_db *db = NULL;
+    const dtb_status s = dtb_open(&o, &db);
+    if (s != DTB_OK)
+        fail_msg("dtb_open(%s): %s", dir, dtb_strerror(s));
+    return db;
+}
+
+static long file_size(const char *path)
+{
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    return (long)st.st_size;
+}
+
+/* The whole file in a fresh buffer (*size bytes). */
+static unsigned char *slurp(const char *path, long *size)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    *size = file_size(path);
+    unsigned char *b = malloc((size_t)*size + 1);
+    assert_non_null(b);
+    assert_int_equal(fread(b, 1, (size_t)*size, f), (size_t)*size);
+    fclose(f);
+    return b;
+}
+
+static void spit(const char *path, const unsigned char *b, long size)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(b, 1, (size_t)size, f), (size_t)size);
+    assert_int_equal(fclose(f), 0);
+}
+
+static bool same_file(const char *a, const char *b)
+{
+    long na, nb;
+    unsigned char *x = slurp(a, &na), *y = slurp(b, &nb);
+    const bool same = na == nb && memcmp(x, y, (size_t)na) == 0;
+    free(x);
+    free(y);
+    return same;
+}
+
+static int run_cmd(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int run_cmd(const char *fmt, ...)
+{
+    char cmd[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    return system(cmd);
+}
+
+/* A copy of the full set's <variant> directory under root/name (returned: root/name). */
+static const char *copy_set(const char *from, const char *name)
+{
+    static char dir[256];
+    snprintf(dir, sizeof dir, "%s/%s", root, name);
+    assert_int_equal(run_cmd("cp -r '%s' '%s'", from, dir), 0);
+    return dir;
+}
+
+/* The header info of a table file. */
+static dtb_tablefile_info info_of(const char *path)
+{
+    dtb_tablefile *tf;
+    dtb_error e;
+    if (dtb_tablefile_open(path, NULL, &tf, &e) != DTB_OK)
+        fail_msg("%s", e.msg);
+    const dtb_tablefile_info in = *dtb_tablefile_get_info(tf);
+    dtb_tablefile_close(tf);
+    return in;
+}
+
+/* A position (white to move) of derived table m that the compact set does not store, at or
+ * after index from. */
+static dtb_pos derived_position(const char *name, dtb_metric metric, uint64_t from)
+{
+    const dtb_material m = material(name);
+    char path[512];
+    table_path(path, sizeof path, compactdir, &m, metric);
+    const dtb_tablefile_info in = info_of(path);
+    assert_true(in.flags & DTB_TABLE_DERIVED);
+    dtb_index *ix;
+    assert_int_equal(dtb_index_create(&board, m, &ix), DTB_OK);
+    for (uint64_t i = from; i < dtb_index_size(ix); i++) {
+        dtb_pos p;
+        dtb_index_pos(ix, i, &p);
+        if (!dtb_has_capture(&board, &p) &&
+            dtb_pairsplit_dontcare(&board, in.flags & DTB_TABLE_KEEP_PROMOTIONS, &p)) {
+            dtb_index_free(ix);
+            return p;
+        }
+    }
+    fail_msg("no derived position in %s", name);
+    return (dtb_pos){0};
+}
+
+/* ---- the fixture -------------------------------------------------------------------------- */
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(root, sizeof root, "/tmp/dtb_compact_XXXXXX");
+    if (!mkdtemp(root))
+        return -1;
+    snprintf(fulldir, sizeof fulldir, "%s/full", root);
+    snprintf(compactdir, sizeof compactdir, "%s/compact", root);
+    dtb_board_init(&board, dtb_variant_find("international"));
+    dtb_material only[NFOUR];
+    for (int i = 0; i < NFOUR; i++)
+        dtb_material_parse(four[i], &only[i], NULL);
+    dtb_error e;
+    const dtb_build_options all3 = {.variant = board.variant, .pieces = 3, .out_dir = fulldir,
+                                    .zstd_level = 1};
+    const dtb_build_options some4 = {.variant = board.variant, .pieces = 4, .only = only,
+                                     .nonly = NFOUR, .out_dir = fulldir, .zstd_level = 1};
+    if (dtb_build(&all3, &e) != DTB_OK || dtb_build(&some4, &e) != DTB_OK) {
+        fprintf(stderr, "fixture: dtb_build: %s\n", e.msg);
+        return -1;
+    }
+    dtb_material list[128];
+    const int n = dtb_material_list(4, list, 128);
+    for (int i = 0; i < n; i++) {
+        char path[512];
+        table_path(path, sizeof path, fulldir, &list[i], DTB_METRIC_WLD);
+        if (access(path, F_OK) == 0)
+            mats[nmats++] = list[i];
+    }
+    const dtb_compact_options co = {.from_dir = fulldir, .out_dir = compactdir,
+                                    .variant = board.variant};
+    if (dtb_compact(&co, NULL, &e) != DTB_OK) {
+        fprintf(stderr, "fixture: dtb_compact: %s\n", e.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    return run_cmd("rm -rf '%s'", root) == 0 ? 0 : -1;
+}
+
+/* ---- the files ---------------------------------------------------------------------------- */
+
+/* Of every pair and metric, the larger file is derived and the smaller copied byte for byte;
+ * a material that is its own flip is copied; derived files say so, and are small. */
+static void test_files(void **state)
+{
+    (void)state;
+    int derived = 0, keep = 0, promote_through = 0, copies = 0;
+    for (int i = 0; i < nmats; i++)
+        for (int k = 0; k < 2; k++) {
+            const dtb_metric metric = k ? DTB_METRIC_DTW : DTB_METRIC_WLD;
+            const dtb_material m = mats[i], f = dtb_material_flip(m);
+            char full[512], out[512], full_flip[512];
+            table_path(full, sizeof full, fulldir, &m, metric);
+            table_path(out, sizeof out, compactdir, &m, metric);
+            table_path(full_flip, sizeof full_flip, fulldir, &f, metric);
+            const dtb_tablefile_info in = info_of(out);
+            const long mine = file_size(full), theirs = file_size(full_flip);
+            char name[DTB_MATERIAL_NAME_MAX], fname[DTB_MATERIAL_NAME_MAX];
+            dtb_material_name(&m, name, sizeof name);
+            dtb_material_name(&f, fname, sizeof fname);
+            const bool should = !dtb_material_equal(&m, &f) &&
+                                (mine > theirs || (mine == theirs && strcmp(name, fname) > 0));
+            if (!should) {
+                if (!same_file(full, out))
+                    fail_msg("%s: a stored table, not a copy of the full set's", out);
+                assert_int_equal(in.flags, 0);
+                copies++;
+                continue;
+            }
+            derived++;
+            assert_true(in.flags & DTB_TABLE_DERIVED);
+            assert_true(in.dontcare_kind == (DTB_DONTCARE_CAPTURES | DTB_DONTCARE_DERIVED));
+            assert_true(file_size(out) < mine);
+            /* The promotion flag: set exactly when the table's promotions land in a derived
+             * table (the larger of the target's pair). */
+            bool target_derived = false;
+            if (m.men[DTB_WHITE] > 0) {
+                dtb_material t = m;
+                t.men[DTB_WHITE]--;
+                t.kings[DTB_WHITE]++;
+                const dtb_material tf = dtb_material_flip(t);
+                char a[512], b[512], tn[DTB_MATERIAL_NAME_MAX], tfn[DTB_MATERIAL_NAME_MAX];
+                table_path(a, sizeof a, fulldir, &tf, metric);
+                table_path(b, sizeof b, fulldir, &t, metric);
+                dtb_material_name(&tf, tfn, sizeof tfn);
+                dtb_material_name(&t, tn, sizeof tn);
+                target_derived = !dtb_material_equal(&t, &tf) &&
+                                 (file_size(a) > file_size(b) ||
+                                  (file_size(a) == file_size(b) && strcmp(tfn, tn) > 0));
+                promote_through += !target_derived;
+            }
+            assert_int_equal(!!(in.flags & DTB_TABLE_KEEP_PROMOTIONS), target_derived);
+            keep += target_derived;
+        }
+    /* Both kinds of derived table with promotions are in the fixture. */
+    assert_true(keep > 0);
+    assert_true(promote_through > 0);
+    assert_true(copies > derived);
+    print_message("%d files copied, %d derived (%d keep their promoting positions, %d derive "
+                  "them through a stored target)\n", copies, derived, keep, promote_through);
+}
+
+/* ---- every position ----------------------------------------------------------------------- */
+
+typedef struct sweep {
+    dtb_db *full, *compact;
+    int next;
+    uint64_t probes, mismatches;
+    char first[1024];
+    pthread_mutex_t lock;
+} sweep;
+
+/* Whether p answers alike in both sets; else the first difference goes to sw->first. */
+static bool same_answers(sweep *sw, const dtb_pos *p)
+{
+    const dtb_position x = pub(p);
+    dtb_wdl w1 = DTB_DRAW, w2 = DTB_DRAW, v1 = DTB_DRAW, v2 = DTB_DRAW;
+    int d1 = -1, d2 = -2;
+    const dtb_status s1 = dtb_probe_wdl(sw->full, &x, 0, &w1);
+    const dtb_status s2 = dtb_probe_wdl(sw->compact, &x, 0, &w2);
+    const dtb_status s3 = dtb_probe_dtw(sw->full, &x, 0, &v1, &d1);
+    const dtb_status s4 = dtb_probe_dtw(sw->compact, &x, 0, &v2, &d2);
+    if (s1 == DTB_OK && s2 == DTB_OK && s3 == DTB_OK && s4 == DTB_OK && w1 == w2 && v1 == v2 &&
+        d1 == d2 && w1 == v1)
+        return true;
+    char fen[DTB_FEN_MAX], msg[DTB_MESSAGE_SIZE];
+    dtb_fen_write(&board, p, fen, sizeof fen);
+    dtb_last_error(sw->compact, msg, sizeof msg);
+    pthread_mutex_lock(&sw->lock);
+    if (!sw->first[0])
+        snprintf(sw->first, sizeof sw->first,
+                 "%s: full WDL %d DTW %d in %d (%s, %s), compact WDL %d DTW %d in %d (%s, %s) %s", fen,
+                 w1, v1, d1, dtb_strerror(s1), dtb_strerror(s3), w2, v2, d2, dtb_strerror(s2),
+                 dtb_strerror(s4), msg);
+    pthread_mutex_unlock(&sw->lock);
+    return false;
+}
+
+/* Every THREE_STRIDE-th position of the 2- and 3-piece materials (every one in optimised
+ * builds), white to move and colour-flipped, materials shared out between two threads. */
+static void *small_thread(void *arg)
+{
+    sweep *sw = arg;
+    uint64_t probes = 0, bad = 0;
+    for (int i; (i = __atomic_fetch_add(&sw->next, 1, __ATOMIC_RELAXED)) < nmats;) {
+        if (dtb_material_pieces(&mats[i]) > 3)
+            continue;
+        dtb_index *ix;
+        assert_int_equal(dtb_index_create(&board, mats[i], &ix), DTB_OK);
+        const uint64_t stride = dtb_material_pieces(&mats[i]) == 3 ? THREE_STRIDE : 1;
+        for (uint64_t k = 0; k < dtb_index_size(ix); k += stride) {
+            dtb_pos p, f;
+            dtb_index_pos(ix, k, &p);
+            dtb_pos_flip(&board, &p, &f);
+            bad += !same_answers(sw, &p) + !same_answers(sw, &f);
+            probes += 2;
+        }
+        dtb_index_free(ix);
+    }
+    __atomic_fetch_add(&sw->probes, probes, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&sw->mismatches, bad, __ATOMIC_RELAXED);
+    return NULL;
+}
+
+/* FOUR_SAMPLE random 4-piece positions (a material, then an index, then a side to move), half
+ * from each thread. */
+static void *four_thread(void *arg)
+{
+    sweep *sw = arg;
+    dtb_index *ix[64] = {0};
+    int nfour = 0;
+    for (int i = 0; i < nmats; i++)
+        if (dtb_material_pieces(&mats[i]) == 4)
+            assert_int_equal(dtb_index_create(&board, mats[i], &ix[nfour++]), DTB_OK);
+    uint64_t seed = 77 + (uint64_t)__atomic_fetch_add(&sw->next, 1, __ATOMIC_RELAXED);
+    uint64_t probes = 0, bad = 0;
+    for (int k = 0; k < FOUR_SAMPLE / 2; k++) {
+        const dtb_index *x = ix[dtb_splitmix64(&seed) % (uint64_t)nfour];
+        dtb_pos p;
+        dtb_index_pos(x, dtb_splitmix64(&seed) % dtb_index_size(x), &p);
+        if (dtb_splitmix64(&seed) & 1)
+            dtb_pos_flip(&board, &p, &p);
+        bad += !same_answers(sw, &p);
+        probes++;
+    }
+    for (int i = 0; i < nfour; i++)
+        dtb_index_free(ix[i]);
+    __atomic_fetch_add(&sw->probes, probes, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&sw->mismatches, bad, __ATOMIC_RELAXED);
+    return NULL;
+}
+
+static void run_sweep(void *(*fn)(void *), const char *what)
+{
+    sweep sw = {.full = open_db(fulldir, 64u << 20), .compact = open_db(compactdir, 64u << 20)};
+    pthread_mutex_init(&sw.lock, NULL);
+    pthread_t th[2];
+    for (int k = 0; k < 2; k++)
+        assert_int_equal(pthread_create(&th[k], NULL, fn, &sw), 0);
+    for (int k = 0; k < 2; k++)
+        pthread_join(th[k], NULL);
+    pthread_mutex_destroy(&sw.lock);
+    dtb_close(sw.full);
+    dtb_close(sw.compact);
+    if (sw.mismatches)
+        fail_msg("%s: %llu of %llu positions answer differently; the first: %s", what,
+                 (unsigned long long)sw.mismatches, (unsigned long long)sw.probes, sw.first);
+    assert_true(sw.probes > 0);
+    print_message("%s: %llu positions (WDL and DTW) alike in both sets\n", what,
+                  (unsigned long long)sw.probes);
+}
+
+static void test_small_materials(void **state)
+{
+    (void)state;
+    run_sweep(small_thread, THREE_STRIDE == 1 ? "every 2- and 3-piece position"
+                                              : "2- and 3-piece positions (a stride)");
+}
+
+static void test_four_pieces(void **state)
+{
+    (void)state;
+    run_sweep(four_thread, "random 4-piece positions");
+}
+
+/* The compact set with its derivation switched off is wrong: the derived positions hold fill
+ * values, not the positions' values (so the comparisons above can fail, and do check the
+ * derivation). A derived table rewritten as if it were stored (flags and don't-care kind of a
+ * full set, checksums made to match) gives answers that differ from the full set's. */
+static void test_without_derivation(void **state)
+{
+    (void)state;
+    const char *dir = copy_set(compactdir, "underived");
+    const dtb_material m = material("MvKM"); /* mostly losses, at many distances */
+    char path[512];
+    table_path(path, sizeof path, dir, &m, DTB_METRIC_DTW);
+    long size;
+    unsigned char *b = slurp(path, &size);
+    assert_true(dtb_tf_get32(b + DTB_TF_OFF_FLAGS) & DTB_TABLE_DERIVED);
+    dtb_tf_put32(b + DTB_TF_OFF_FLAGS, 0);
+    dtb_tf_put32(b + DTB_TF_OFF_DONTCARE_KIND, DTB_DONTCARE_CAPTURES);
+    const uint64_t data_offset = dtb_tf_get64(b + DTB_TF_OFF_DATA_OFFSET);
+    dtb_hash64_state hs;
+    dtb_hash64_init(&hs, 0);
+    dtb_hash64_update(&hs, b, DTB_TF_OFF_META_HASH);
+    dtb_hash64_update(&hs, b + DTB_TF_HEADER_SIZE, (size_t)(data_offset - DTB_TF_HEADER_SIZE));
+    dtb_tf_put64(b + DTB_TF_OFF_META_HASH, dtb_hash64_digest(&hs));
+    dtb_tf_put64(b + size - DTB_TF_TRAILER_SIZE,
+                 dtb_hash64(b, (size_t)(size - DTB_TF_TRAILER_SIZE), 0));
+    spit(path, b, size);
+    free(b);
+    dtb_db *full = open_db(fulldir, 8u << 20), *bad = open_db(dir, 8u << 20);
+    dtb_index *ix;
+    assert_int_equal(dtb_index_create(&board, m, &ix), DTB_OK);
+    uint64_t differ = 0, n = 0;
+    for (uint64_t k = 0; k < dtb_index_size(ix); k += 7, n++) {
+        dtb_pos p;
+        dtb_index_pos(ix, k, &p);
+        const dtb_position x = pub(&p);
+        dtb_wdl w1, w2;
+        int d1, d2;
+        assert_int_equal(dtb_probe_dtw(full, &x, 0, &w1, &d1), DTB_OK);
+        assert_int_equal(dtb_probe_dtw(bad, &x, 0, &w2, &d2), DTB_OK);
+        differ += w1 != w2 || d1 != d2;
+    }
+    dtb_index_free(ix);
+    dtb_close(full);
+    dtb_close(bad);
+    print_message("MvKM.dtw read as stored: %llu of %llu positions wrong\n",
+                  (unsigned long long)differ, (unsigned long long)n);
+    assert_true(differ > n / 4);
+}
+
+/* ---- moves, lines, cache-only, verify ----------------------------------------------------- */
+
+static void test_moves_and_lines(void **state)
+{
+    (void)state;
+    dtb_db *full = open_db(fulldir, 16u << 20), *compact = open_db(compactdir, 16u << 20);
+    uint64_t seed = 5;
+    int lines = 0;
+    for (int trial = 0; trial < 300; trial++) {
+        const dtb_material *m = &mats[dtb_splitmix64(&seed) % (uint64_t)nmats];
+        dtb_index *ix;
+        assert_int_equal(dtb_index_create(&board, *m, &ix), DTB_OK);
+        dtb_pos p;
+        dtb_index_pos(ix, dtb_splitmix64(&seed) % dtb_index_size(ix), &p);
+        dtb_index_free(ix);
+        if (trial & 1)
+            dtb_pos_flip(&board, &p, &p);
+        const dtb_position x = pub(&p);
+        dtb_ranked_move a[DTB_MAX_MOVES], b[DTB_MAX_MOVES];
+        int na = -1, nb = -2;
+        assert_int_equal(dtb_probe_moves(full, &x, 0, a, DTB_MAX_MOVES, &na), DTB_OK);
+        assert_int_equal(dtb_probe_moves(compact, &x, 0, b, DTB_MAX_MOVES, &nb), DTB_OK);
+        assert_int_equal(na, nb);
+        for (int i = 0; i < na; i++) {
+            assert_string_equal(a[i].move.text, b[i].move.text);
+            assert_int_equal(a[i].wdl, b[i].wdl);
+            assert_int_equal(a[i].dtw, b[i].dtw);
+        }
+        dtb_pdn_move la[DTB_MAX_LINE], lb[DTB_MAX_LINE];
+        int len_a = -1, len_b = -2;
+        assert_int_equal(dtb_probe_line(full, &x, 0, la, DTB_MAX_LINE, &len_a), DTB_OK);
+        assert_int_equal(dtb_probe_line(compact, &x, 0, lb, DTB_MAX_LINE, &len_b), DTB_OK);
+        assert_int_equal(len_a, len_b);
+        for (int i = 0; i < len_a; i++)
+            assert_string_equal(la[i].text, lb[i].text);
+        lines += len_a > 0;
+    }
+    assert_true(lines > 20);
+    dtb_close(full);
+    dtb_close(compact);
+}
+
+static void test_cache_only(void **state)
+{
+    (void)state;
+    dtb_db *db = open_db(compactdir, 16u << 20);
+    const dtb_pos p = derived_position("KMvK", DTB_METRIC_WLD, 0);
+    const dtb_position x = pub(&p);
+    dtb_wdl w, again;
+    int d, d2;
+    /* Nothing opened or cached: cache-only answers "not cached" without touching the disk. */
+    assert_int_equal(dtb_probe_wdl(db, &x, DTB_CACHE_ONLY, &w), DTB_E_NOTCACHED);
+    assert_int_equal(dtb_probe_dtw(db, &x, DTB_CACHE_ONLY, &w, &d), DTB_E_NOTCACHED);
+    dtb_cache_stats cs;
+    dtb_get_cache_stats(db, &cs);
+    assert_int_equal(cs.blocks, 0);
+    /* After a real probe every successor is cached: the same answer from memory. */
+    assert_int_equal(dtb_probe_wdl(db, &x, 0, &w), DTB_OK);
+    assert_int_equal(dtb_probe_wdl(db, &x, DTB_CACHE_ONLY, &again), DTB_OK);
+    assert_int_equal(again, w);
+    assert_int_equal(dtb_probe_dtw(db, &x, 0, &w, &d), DTB_OK);
+    assert_int_equal(dtb_probe_dtw(db, &x, DTB_CACHE_ONLY, &again, &d2), DTB_OK);
+    assert_int_equal(again, w);
+    assert_int_equal(d2, d);
+    dtb_close(db);
+}
+
+static void test_verify(void **state)
+{
+    (void)state;
+    dtb_db *db = open_db(compactdir, 1u << 20);
+    int bad = -1;
+    assert_int_equal(dtb_verify(db, DTB_VERIFY_DECODE, NULL, NULL, &bad), DTB_OK);
+    assert_int_equal(bad, 0);
+    assert_int_equal(dtb_max_pieces(db, false), 3);
+    assert_int_equal(dtb_max_pieces(db, true), 3);
+    dtb_close(db);
+}
+
+/* ---- damaged and inconsistent compact sets ------------------------------------------------- */
+
+/* A probe of p in dir fails with status want and a message naming name. */
+static void expect_probe_error(const char *dir, const dtb_pos *p, dtb_status want, const char *name)
+{
+    dtb_db *db = open_db(dir, 1u << 20);
+    const dtb_position x = pub(p);
+    dtb_wdl w;
+    int d;
+    assert_int_equal(dtb_probe_wdl(db, &x, 0, &w), want);
+    char msg[DTB_MESSAGE_SIZE];
+    assert_int_equal(dtb_last_error(db, msg, sizeof msg), want);
+    if (!strstr(msg, name))
+        fail_msg("message \"%s\" does not name %s", msg, name);
+    assert_int_equal(dtb_probe_dtw(db, &x, 0, &w, &d), want);
+    dtb_close(db);
+}
+
+static void test_damaged_compact_set(void **state)
+{
+    (void)state;
+    /* KMvK is derived (from KvKM) in both metrics in this fixture. */
+    const dtb_pos p = derived_position("KMvK", DTB_METRIC_WLD, 0);
+    (void)derived_position("KMvK", DTB_METRIC_DTW, 0);
+    const dtb_material m = material("KMvK"), f = material("KvKM");
+    char path[512];
+
+    /* The derived file truncated: its positions are answered from its partner, but the file
+     * itself is opened and checked first. */
+    const char *dir = copy_set(compactdir, "truncated");
+    for (int k = 0; k < 2; k++) {
+        table_path(path, sizeof path, dir, &m, k ? DTB_METRIC_DTW : DTB_METRIC_WLD);
+        assert_int_equal(truncate(path, file_size(path) - 1), 0);
+    }
+    expect_probe_error(dir, &p, DTB_E_CORRUPT, "KMvK.wld");
+
+    /* The partner truncated: the derivation reads it. */
+    dir = copy_set(compactdir, "partner");
+    for (int k = 0; k < 2; k++) {
+        table_path(path, sizeof path, dir, &f, k ? DTB_METRIC_DTW : DTB_METRIC_WLD);
+        assert_int_equal(truncate(path, file_size(path) / 2), 0);
+    }
+    expect_probe_error(dir, &p, DTB_E_CORRUPT, "KvKM.wld");
+
+    /* The partner missing: the message names the derived table and the missing one. */
+    dir = copy_set(compactdir, "missing");
+    for (int k = 0; k < 2; k++) {
+        table_path(path, sizeof path, dir, &f, k ? DTB_METRIC_DTW : DTB_METRIC_WLD);
+        assert_int_equal(unlink(path), 0);
+    }
+    expect_probe_error(dir, &p, DTB_E_NOTFOUND, "KvKM");
+
+    /* Both members derived (a set mixed from two compact sets of different choices): refused,
+     * not searched round in a circle. The partner rewritten as derived from the full set's
+     * values, every quiet position made don't-care. */
+    dir = copy_set(compactdir, "both");
+    for (int k = 0; k < 2; k++) {
+        const dtb_metric metric = k ? DTB_METRIC_DTW : DTB_METRIC_WLD;
+        dtb_index *ix;
+        assert_int_equal(dtb_index_create(&board, f, &ix), DTB_OK);
+        const uint64_t n = dtb_index_size(ix);
+        uint8_t *v = calloc((size_t)n, 1);
+        assert_non_null(v);
+        dtb_index_free(ix);
+        dtb_table_write_options o = dtb_table_write_defaults();
+        o.variant = board.variant->name;
+        o.gametype = board.variant->gametype;
+        o.material = "KvKM";
+        o.metric = metric;
+        o.index_version = DTB_INDEX_VERSION;
+        o.value_encoding = k ? DTB_ENCODING_DTW : DTB_ENCODING_WLD;
+        o.dontcare_kind = DTB_DONTCARE_CAPTURES | DTB_DONTCARE_DERIVED;
+        o.flags = DTB_TABLE_DERIVED;
+        const dtb_table_dontcare dc = {.marker = 0};
+        table_path(path, sizeof path, dir, &f, metric);
+        dtb_error e;
+        assert_int_equal(dtb_table_write(path, &o, v, n, &dc, NULL, &e), DTB_OK);
+        free(v);
+    }
+    expect_probe_error(dir, &p, DTB_E_CORRUPT, "both derived");
+
+    /* dtb_verify names a damaged derived file. */
+    dir = copy_set(compactdir, "verify");
+    table_path(path, sizeof path, dir, &m, DTB_METRIC_WLD);
+    long size;
+    unsigned char *b = slurp(path, &size);
+    b[size - DTB_TF_TRAILER_SIZE - 3] ^= 0x40; /* inside the last frame */
+    spit(path, b, size);
+    free(b);
+    dtb_db *db = open_db(dir, 1u << 20);
+    int bad = -1;
+    assert_int_equal(dtb_verify(db, 0, NULL, NULL, &bad), DTB_E_CORRUPT);
+    assert_int_equal(bad, 1);
+    char msg[DTB_MESSAGE_SIZE];
+    dtb_last_error(db, msg, sizeof msg);
+    assert_non_null(strstr(msg, "KMvK.wld"));
+    dtb_close(db);
+}
+
+/* The reader refuses what no writer makes: a derived table that is its own flip, the promotion
+ * flag without the derived one, unknown flags. */
+static void test_bad_flags(void **state)
+{
+    (void)state;
+    const dtb_material own = material("KvK"), m = material("KMvK");
+    char from[512], to[512];
+    table_path(from, sizeof from, compactdir, &own, DTB_METRIC_WLD);
+    snprintf(to, sizeof to, "%s/bad.wld", root);
+    static const struct {
+        const char *table;
+        uint32_t flags;
+        const char *words;
+    } cases[] = {
+        {"KvK", DTB_TABLE_DERIVED, "own colour flip"},
+        {"KMvK", DTB_TABLE_KEEP_PROMOTIONS, "not derived"},
+        {"KMvK", 4, "unknown flags"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const dtb_material x = c == 0 ? own : m;
+        table_path(from, sizeof from, compactdir, &x, DTB_METRIC_WLD);
+        long size;
+        unsigned char *b = slurp(from, &size);
+        dtb_tf_put32(b + DTB_TF_OFF_FLAGS, cases[c].flags);
+        const uint64_t data_offset = dtb_tf_get64(b + DTB_TF_OFF_DATA_OFFSET);
+        dtb_hash64_state hs;
+        dtb_hash64_init(&hs, 0);
+        dtb_hash64_update(&hs, b, DTB_TF_OFF_META_HASH);
+        dtb_hash64_update(&hs, b + DTB_TF_HEADER_SIZE, (size_t)(data_offset - DTB_TF_HEADER_SIZE));
+        dtb_tf_put64(b + DTB_TF_OFF_META_HASH, dtb_hash64_digest(&hs));
+        spit(to, b, size);
+        free(b);
+        dtb_tablefile *tf;
+        dtb_error e;
+        assert_int_equal(dtb_tablefile_open(to, NULL, &tf, &e), DTB_E_CORRUPT);
+        if (!strstr(e.msg, cases[c].words) || !strstr(e.msg, "bad.wld"))
+            fail_msg("%s with flags %u: \"%s\"", cases[c].table, cases[c].flags, e.msg);
+    }
+    unlink(to);
+}
+
+/* ---- the converter's input and output ------------------------------------------------------ */
+
+static int logged[3];
+static void count_actions(void *user, const char *path, dtb_compact_action a, uint64_t in,
+                          uint64_t out)
+{
+    (void)user, (void)path, (void)in, (void)out;
+    logged[a]++;
+}
+
+/* dtb_compact of from into out fails with want and a one-line message naming every word. */
+static void expect_compact_error(const char *from, const char *out, dtb_status want, ...)
+{
+    const dtb_compact_options o = {.from_dir = from, .out_dir = out, .variant = board.variant,
+                                   .pieces = 3};
+    dtb_error e = {{0}};
+    assert_int_equal(dtb_compact(&o, NULL, &e), want);
+    assert_null(strchr(e.msg, '\n'));
+    va_list ap;
+    va_start(ap, want);
+    for (const char *w = va_arg(ap, const char *); w; w = va_arg(ap, const char *))
+        if (!strstr(e.msg, w))
+            fail_msg("message \"%s\" lacks \"%s\"", e.msg, w);
+    va_end(ap);
+}
+
+static void test_converter(void **state)
+{
+    (void)state;
+    char out[256], again[256], path[512], other[512];
+    dtb_error e;
+    /* Run again into the same directory: nothing changes, every file is found in place. */
+    memset(logged, 0, sizeof logged);
+    dtb_compact_options o = {.from_dir = fulldir, .out_dir = compactdir, .variant = board.variant,
+                             .log = count_actions};
+    dtb_compact_stats st;
+    assert_int_equal(dtb_compact(&o, &st, &e), DTB_OK);
+    assert_int_equal(logged[DTB_COMPACT_DERIVE] + logged[DTB_COMPACT_COPY], 0);
+    assert_int_equal(logged[DTB_COMPACT_UNCHANGED], 2 * nmats);
+    assert_int_equal(st.files, 2 * nmats);
+    assert_true(st.bytes_out[0] < st.bytes_in[0] && st.bytes_out[1] < st.bytes_in[1]);
+    /* The same input, another directory and one thread: the same bytes (2..3 pieces). */
+    snprintf(out, sizeof out, "%s/again", root);
+    o.out_dir = out;
+    o.threads = 1;
+    o.pieces = 3;
+    memset(logged, 0, sizeof logged);
+    assert_int_equal(dtb_compact(&o, &st, &e), DTB_OK);
+    assert_true(logged[DTB_COMPACT_DERIVE] > 0 && logged[DTB_COMPACT_COPY] > 0);
+    int compared = 0;
+    for (int i = 0; i < nmats; i++)
+        for (int k = 0; k < 2; k++) {
+            if (dtb_material_pieces(&mats[i]) > 3)
+                continue;
+            table_path(path, sizeof path, out, &mats[i], k ? DTB_METRIC_DTW : DTB_METRIC_WLD);
+            table_path(other, sizeof other, compactdir, &mats[i], k ? DTB_METRIC_DTW : DTB_METRIC_WLD);
+            assert_true(same_file(path, other));
+            compared++;
+        }
+    assert_int_equal(compared, st.files);
+    snprintf(path, sizeof path, "%s/international/STATS", out);
+    assert_true(file_size(path) > 0);
+    snprintf(path, sizeof path, "%s/international/KvK.stats", out);
+    assert_true(file_size(path) > 0);
+
+    /* An output file with other bytes is an error and stays as it was. */
+    const dtb_material m = material("KMvK");
+    table_path(path, sizeof path, out, &m, DTB_METRIC_DTW);
+    assert_int_equal(truncate(path, 1000), 0);
+    expect_compact_error(fulldir, out, DTB_E_INVALID, "KMvK.dtw", "not overwritten", NULL);
+    assert_int_equal(file_size(path), 1000);
+    const dtb_material own = material("KvK");
+    table_path(path, sizeof path, out, &own, DTB_METRIC_WLD);
+    assert_int_equal(truncate(path, 100), 0);
+    expect_compact_error(fulldir, out, DTB_E_INVALID, "KvK.wld", "not overwritten", NULL);
+    assert_int_equal(file_size(path), 100);
+
+    /* Bad input, found before anything is written. */
+    snprintf(again, sizeof again, "%s/never", root);
+    const char *bad = copy_set(fulldir, "bad_missing");
+    const dtb_material f = material("KvKM");
+    table_path(path, sizeof path, bad, &f, DTB_METRIC_WLD);
+    assert_int_equal(unlink(path), 0);
+    expect_compact_error(bad, again, DTB_E_NOTFOUND, "KMvK.wld", "KvKM.wld", "missing", NULL);
+    bad = copy_set(fulldir, "bad_corrupt");
+    table_path(path, sizeof path, bad, &f, DTB_METRIC_DTW);
+    long size;
+    unsigned char *b = slurp(path, &size);
+    b[size - DTB_TF_TRAILER_SIZE - 7] ^= 0x08;
+    spit(path, b, size);
+    free(b);
+    expect_compact_error(bad, again, DTB_E_CORRUPT, "KvKM.dtw", NULL);
+    table_path(path, sizeof path, bad, &f, DTB_METRIC_DTW);
+    assert_int_equal(truncate(path, size - 1), 0);
+    expect_compact_error(bad, again, DTB_E_CORRUPT, "KvKM.dtw", "truncated", NULL);
+    expect_compact_error(compactdir, again, DTB_E_MISMATCH, "derived", "full set", NULL);
+    snprintf(path, sizeof path, "%s/nothing", root);
+    expect_compact_error(path, again, DTB_E_NOTFOUND, "nothing/international", NULL);
+    expect_compact_error(fulldir, fulldir, DTB_E_INVALID, "output directory", NULL);
+    struct stat sb;
+    assert_int_equal(stat(again, &sb), -1);
+    assert_int_equal(errno, ENOENT);
+
+    /* Building or checking from a compact set is refused: its derived tables hold no values. */
+    dtb_solved *s = dtb_solved_create(&board);
+    assert_non_null(s);
+    const char *mix = copy_set(fulldir, "mix");
+    table_path(path, sizeof path, mix, &m, DTB_METRIC_DTW);
+    table_path(other, sizeof other, compactdir, &m, DTB_METRIC_DTW);
+    assert_int_equal(run_cmd("cp '%s' '%s'", other, path), 0);
+    static const char *const deps[] = {"KvK", "KvM", "MvK", "MvM", "KKvK", "KvKK"};
+    for (size_t i = 0; i < sizeof deps / sizeof deps[0]; i++)
+        assert_int_equal(dtb_build_load(s, mix, material(deps[i]), &e), DTB_OK);
+    assert_int_equal(dtb_build_load(s, mix, m, &e), DTB_E_MISMATCH);
+    assert_non_null(strstr(e.msg, "KMvK.dtw"));
+    assert_non_null(strstr(e.msg, "derived"));
+    dtb_solved_free(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_files),
+        cmocka_unit_test(test_small_materials),
+        cmocka_unit_test(test_four_pieces),
+        cmocka_unit_test(test_without_derivation),
+        cmocka_unit_test(test_moves_and_lines),
+        cmocka_unit_test(test_cache_only),
+        cmocka_unit_test(test_verify),
+        cmocka_unit_test(test_damaged_compact_set),
+        cmocka_unit_test(test_bad_flags),
+        cmocka_unit_test(test_converter),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
