@@ -181,7 +181,7 @@ dtb_status dtb_build_load(dtb_solved *s, const char *dir, dtb_material m, dtb_er
     }
     /* Capture positions are stored as don't-care: mark them, then derive their values from
      * their successors, which all lie in smaller materials (already exact in s), the way the
-     * solver does. Block by block: the men are unranked once, the kings per position. Blocks
+     * solver does. Block by block: the men are unranked once, the kings stepped in rank order. Blocks
      * share bitmap words at their edges, hence the atomic or. */
     memset(t->captures, 0, (n / 64 + 1) * sizeof *t->captures);
     const uint64_t blocks = dtb_index_blocks(t->index), K = dtb_index_block_size(t->index);
@@ -191,8 +191,14 @@ dtb_status dtb_build_load(dtb_solved *s, const char *dir, dtb_material m, dtb_er
         dtb_pos p = {.side = DTB_WHITE};
         dtb_index_block_men(t->index, blk, &p.men[DTB_WHITE], &p.men[DTB_BLACK]);
         const dtb_bb men = p.men[DTB_WHITE] | p.men[DTB_BLACK];
+        dtb_index_kings_at(t->index, men, 0, &p.kings[DTB_WHITE], &p.kings[DTB_BLACK]);
         for (uint64_t r = 0; r < K; r++) {
-            dtb_index_kings_at(t->index, men, r, &p.kings[DTB_WHITE], &p.kings[DTB_BLACK]);
+            if (r > 0) {
+                const bool more = dtb_index_kings_next(t->index, men, &p.kings[DTB_WHITE],
+                                                       &p.kings[DTB_BLACK]);
+                assert(more);
+                (void)more;
+            }
             dtb_movelist ml;
             const dtb_status cs = dtb_generate_captures(b, &p, &ml);
             assert(cs == DTB_OK);
