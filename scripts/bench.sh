@@ -4,7 +4,8 @@
 # usage: scripts/bench.sh [--quick] [--threads T]
 #   --quick   a few minutes: perft depth 8, index, generation of 2..4 pieces, probes
 #   default   perft depth 9, generation of 2..4 and 2..5 pieces (long), probes
-# Generated tables go to build/bench-tables (deleted first), never to tables/.
+# Generated tables go to build/bench-tables (deleted first), never to tables/; their compact set
+# to build/bench-tables-compact.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -54,6 +55,12 @@ gen_run() { # pieces
   wld=$(cat "$out"/international/*.wld | wc -c) dtw=$(cat "$out"/international/*.dtw | wc -c)
   row "  WLD bytes, positions per byte" "$(awk -v b="$wld" -v p="$pos" 'BEGIN{printf "%d, %.0f", b, p/b}')"
   row "  DTW bytes, positions per byte" "$(awk -v b="$dtw" -v p="$pos" 'BEGIN{printf "%d, %.1f", b, p/b}')"
+  # The same tables as a compact set (dtbgen --compact: of each pair one table derived).
+  rm -rf "$out-compact"
+  "$bin/gen/dtbgen" --compact "$out" --out "$out-compact" --variant international --quiet >/dev/null
+  wld=$(cat "$out-compact"/international/*.wld | wc -c) dtw=$(cat "$out-compact"/international/*.dtw | wc -c)
+  row "  compact set: WLD bytes, positions per byte" "$(awk -v b="$wld" -v p="$pos" 'BEGIN{printf "%d, %.0f", b, p/b}')"
+  row "  compact set: DTW bytes, positions per byte" "$(awk -v b="$dtw" -v p="$pos" 'BEGIN{printf "%d, %.1f", b, p/b}')"
 }
 pieces_list=$([ "$quick" = 1 ] && echo 4 || echo "4 5")
 for n in $pieces_list; do
