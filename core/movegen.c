@@ -551,6 +551,49 @@ ALWAYS_INLINE dtb_status generate(const dtb_board *b, const dtb_pos *p, dtb_move
     return generate_quiet(b, p, b->all & ~dtb_pos_occupied(p), out, half);
 }
 
+/* count_king_moves for flying kings on boards of at most 63 squares, king by king: in each
+ * direction the empty run up to the nearest piece, cut from the ray mask. SW and SE rays grow
+ * in square order (nearest piece: the lowest bit of m, the run below it); NW and NE shrink
+ * (nearest: the highest bit, the run above it), done one square up with a stop bit at 0 so
+ * that an empty m needs no branch. */
+ALWAYS_INLINE int count_flying64(const dtb_board *b, uint64_t kings, uint64_t empty)
+{
+    const uint64_t occ = (uint64_t)b->all & ~empty;
+    int n = 0;
+    while (kings) {
+        const int k = __builtin_ctzll(kings);
+        kings &= kings - 1;
+#pragma GCC unroll 2
+        for (int d = DTB_NW; d <= DTB_NE; d++) {
+            const uint64_t r = (uint64_t)b->ray[k][d] << 1, m = ((uint64_t)b->ray[k][d] & occ) << 1 | 1;
+            const uint64_t top = 1ull << (63 - __builtin_clzll(m));
+            n += __builtin_popcountll(r & ~((top << 1) - 1));
+        }
+#pragma GCC unroll 2
+        for (int d = DTB_SW; d <= DTB_SE; d++) {
+            const uint64_t r = (uint64_t)b->ray[k][d], m = r & occ;
+            n += __builtin_popcountll(r & ((m & -m) - 1));
+        }
+    }
+    return n;
+}
+
+ALWAYS_INLINE int count_king_moves(const dtb_board *b, dtb_bb kings, dtb_bb empty, int half)
+{
+    const bool fly = b->variant->kings_fly;
+    if (fly && half <= 5)
+        return count_flying64(b, (uint64_t)kings, (uint64_t)empty);
+    int n = 0;
+#pragma GCC unroll 4
+    for (int d = 0; d < DTB_DIRS; d++)
+        for (dtb_bb f = kings; (f = step(b, f, d, half) & empty);) {
+            n += dtb_bb_count(f);
+            if (!fly)
+                break;
+        }
+    return n;
+}
+
 /* Captures must be listed to merge equal moves. */
 static __attribute__((noinline)) int count_captures(const dtb_board *b, const dtb_pos *p,
                                                     dtb_bb men, bool king_can)
@@ -601,18 +644,8 @@ ALWAYS_INLINE int count_moves(const dtb_board *b, const dtb_pos *p, int half)
         return count_captures(b, p, jumpers, king_can);
     int n = side == DTB_WHITE ? dtb_bb_count(men & back[DTB_NW]) + dtb_bb_count(men & back[DTB_NE])
                               : dtb_bb_count(men & back[DTB_SW]) + dtb_bb_count(men & back[DTB_SE]);
-    if (kings) {
-        const bool fly = v->kings_fly;
-#pragma GCC unroll 4
-        for (int d = 0; d < DTB_DIRS; d++) {
-            dtb_bb f = kings;
-            while ((f = step(b, f, d, half) & empty)) {
-                n += dtb_bb_count(f);
-                if (!fly)
-                    break;
-            }
-        }
-    }
+    if (kings)
+        n += count_king_moves(b, kings, empty, half);
     return n;
 }
 
@@ -623,20 +656,6 @@ ALWAYS_INLINE bool has_capture(const dtb_board *b, const dtb_pos *p, int half)
         return capturing_men64(b, p, &king_can, half) != 0 || king_can;
     const dtb_bb empty = b->all & ~dtb_pos_occupied(p);
     return capturing_men(b, p, empty, &king_can, half) != 0 || king_can;
-}
-
-ALWAYS_INLINE int count_king_moves(const dtb_board *b, dtb_bb kings, dtb_bb empty, int half)
-{
-    const bool fly = b->variant->kings_fly;
-    int n = 0;
-#pragma GCC unroll 4
-    for (int d = 0; d < DTB_DIRS; d++)
-        for (dtb_bb f = kings; (f = step(b, f, d, half) & empty);) {
-            n += dtb_bb_count(f);
-            if (!fly)
-                break;
-        }
-    return n;
 }
 
 /* The 8x8, 10x10 and 12x12 instances; another size falls back to a run-time row length. */

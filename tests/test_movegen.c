@@ -362,6 +362,41 @@ static void check_tree(const dtb_board *b, const dtb_pos *p, int depth, long *ca
     }
 }
 
+/* dtb_count_king_steps against a walk of the neighbour table: random king sets among random
+ * pieces on every board, flying and short kings as the variant says. */
+static void king_step_count(void **state)
+{
+    (void)state;
+    static const char *const variants[] = {"international", "russian", "brazilian", "english",
+                                           "canadian"};
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+        const dtb_board b = board_of(variants[v]);
+        for (int t = 0; t < 20000; t++) {
+            dtb_bb kings = 0, pieces = 0;
+            const int nk = 1 + t % 5, np = t % 7;
+            for (int i = 0; i < nk + np; i++) {
+                x = x * 6364136223846793005ull + 1442695040888963407ull;
+                const int sq = (int)((x >> 33) % (uint64_t)b.squares);
+                if (i < nk)
+                    kings |= dtb_bb_bit(sq);
+                else
+                    pieces |= dtb_bb_bit(sq);
+            }
+            pieces &= ~kings;
+            const dtb_bb empty = b.all & ~(kings | pieces);
+            int expect = 0;
+            for (int k = 0; k < b.squares; k++)
+                if (dtb_bb_has(kings, k))
+                    for (int d = 0; d < DTB_DIRS; d++)
+                        for (int s = b.next[k][d]; s >= 0 && dtb_bb_has(empty, s);
+                             s = b.variant->kings_fly ? b.next[s][d] : -1)
+                            expect++;
+            assert_int_equal(dtb_count_king_steps(&b, kings, empty), expect);
+        }
+    }
+}
+
 static void tree_consistency(void **state)
 {
     (void)state;
@@ -402,6 +437,7 @@ int main(void)
         cmocka_unit_test(same_ends_different_pieces),
         cmocka_unit_test(pieces_removed_after_move),
         cmocka_unit_test(tree_consistency),
+        cmocka_unit_test(king_step_count),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
