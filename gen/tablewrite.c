@@ -141,6 +141,18 @@ static uint8_t majority(const uint8_t *v, const uint8_t *mask, size_t len)
     return with;
 }
 
+/* spread8[x]: the eight bits of x as eight bytes of 0 or 1, lowest bit first. */
+#define SP(x) {(x) & 1, (x) >> 1 & 1, (x) >> 2 & 1, (x) >> 3 & 1, (x) >> 4 & 1, (x) >> 5 & 1, \
+               (x) >> 6 & 1, (x) >> 7 & 1}
+#define SP4(x) SP(x), SP((x) + 1), SP((x) + 2), SP((x) + 3)
+#define SP16(x) SP4(x), SP4((x) + 4), SP4((x) + 8), SP4((x) + 12)
+#define SP64(x) SP16(x), SP16((x) + 16), SP16((x) + 32), SP16((x) + 48)
+static const uint8_t spread8[256][8] = {SP64(0), SP64(64), SP64(128), SP64(192)};
+#undef SP64
+#undef SP16
+#undef SP4
+#undef SP
+
 /* Copies block [start, start+len) of values to w->filled in file order (tiled by tile columns
  * when tile >= 2) with don't-care positions filled; returns how many positions were don't-care.
  * The mask loops are branch-free (a third to two thirds of the positions are don't-care in no
@@ -155,7 +167,11 @@ static uint64_t fill_block(const uint8_t *values, uint64_t start, size_t len,
     if (!dc->bits && !dc->fn && dc->marker < 0) {
         memset(mask, 0, len);
     } else if (!dc->fn && dc->marker < 0) {
-        for (size_t i = 0; i < len; i++)
+        size_t i = 0;
+        if (start % 8 == 0) /* a byte of the bitmap at a time (blocks start at such a multiple) */
+            for (; i + 8 <= len; i += 8)
+                memcpy(mask + i, spread8[dc->bits[(start + i) / 64] >> ((start + i) % 64) & 0xFF], 8);
+        for (; i < len; i++)
             mask[i] = (uint8_t)(dc->bits[(start + i) / 64] >> ((start + i) % 64) & 1);
     } else {
         for (size_t i = 0; i < len; i++)
