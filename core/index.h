@@ -93,6 +93,55 @@ static inline uint64_t dtb_index_rank64_(uint64_t s, int k, uint64_t empty)
     return r;
 }
 
+/* The k-subset of u after s in colex order, 0 after the last: index.c's next_subset in words
+ * (squares outside u are filled with ones so that the carry runs through them). */
+static inline uint64_t dtb_index_next_subset64_(uint64_t s, uint64_t u)
+{
+    const uint64_t up = ((s | ~u) + (s & -s)) & u;
+    if (!(up & ~s))
+        return 0;
+    uint64_t out = up, avail = u;
+    for (int rest = __builtin_popcountll(s & ~up) - 1; rest > 0; rest--) {
+        out |= avail & -avail;
+        avail &= avail - 1;
+    }
+    return out;
+}
+
+/* The lowest k squares of u. */
+static inline uint64_t dtb_index_first_subset64_(int k, uint64_t u)
+{
+    uint64_t out = 0;
+    for (; k > 0; k--) {
+        out |= u & -u;
+        u &= u - 1;
+    }
+    return out;
+}
+
+/* dtb_index_kings_next in words for f = dtb_index_fast_get(ix): inline, for the solver's walk
+ * over every position of a block. */
+static inline bool dtb_index_fast_kings_next(const dtb_index_fast *f, uint64_t men,
+                                             uint64_t *white_kings, uint64_t *black_kings)
+{
+    const uint64_t empty = f->all & ~men;
+    if (f->bk > 0) {
+        const uint64_t b = dtb_index_next_subset64_(*black_kings, empty & ~*white_kings);
+        if (b) {
+            *black_kings = b;
+            return true;
+        }
+    }
+    if (f->wk == 0)
+        return false;
+    const uint64_t w = dtb_index_next_subset64_(*white_kings, empty);
+    if (!w)
+        return false;
+    *white_kings = w;
+    *black_kings = dtb_index_first_subset64_(f->bk, empty & ~w);
+    return true;
+}
+
 /* dtb_index_of(ix, p) for f = dtb_index_fast_get(ix) and p's sets as words (white to move).
  * Same value; inline, for code compiled with a popcount instruction. */
 static inline uint64_t dtb_index_fast_of(const dtb_index_fast *f, uint64_t white_men,

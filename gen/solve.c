@@ -114,6 +114,7 @@ typedef struct unit {
     int nhalves;  /* 1 when the block is its own flip */
     uint64_t K;   /* positions per half */
     node *n;      /* per position of the unit, by local id */
+    const dtb_index_fast *fx[2]; /* inline index of each half's table; NULL beyond 64 squares */
     bool shared;  /* several threads work on this unit: node updates are atomic */
 } unit;
 
@@ -295,8 +296,17 @@ static void init_range(const unit *u, lane *ln, uint32_t from, uint32_t to)
             local_pos(u, id, &p);
         } else {
             const half *hf = &u->h[id / u->K];
-            const bool more = dtb_index_kings_next(hf->t->index, hf->men, &p.kings[DTB_WHITE],
-                                                   &p.kings[DTB_BLACK]);
+            const dtb_index_fast *f = u->fx[id / u->K];
+            bool more;
+            if (f) {
+                uint64_t wk = (uint64_t)p.kings[DTB_WHITE], bk = (uint64_t)p.kings[DTB_BLACK];
+                more = dtb_index_fast_kings_next(f, (uint64_t)hf->men, &wk, &bk);
+                p.kings[DTB_WHITE] = wk;
+                p.kings[DTB_BLACK] = bk;
+            } else {
+                more = dtb_index_kings_next(hf->t->index, hf->men, &p.kings[DTB_WHITE],
+                                            &p.kings[DTB_BLACK]);
+            }
             assert(more);
             (void)more;
         }
@@ -855,6 +865,11 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
     }
 
+    /* The inline index of both tables, when the board allows it (read-only, shared). */
+    dtb_index_fast fxt, fxft;
+    const bool narrow = dtb_index_fast_get(t->index, &fxt) && dtb_index_fast_get(ft->index, &fxft);
+    const dtb_index_fast *fx0 = narrow ? &fxt : NULL, *fx1 = narrow ? &fxft : NULL;
+
     const int nthreads = omp_get_max_threads();
     lane *lanes = calloc((size_t)nthreads, sizeof *lanes);
     node *shared_nodes = NULL;
@@ -881,7 +896,8 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2
                 break;
             }
             for (uint64_t i = lo; i < hi && !stop; i++) {
-                unit u = {.b = b, .s = s, .K = K, .n = shared_nodes, .shared = true};
+                unit u = {.b = b, .s = s, .K = K, .n = shared_nodes, .shared = true,
+                          .fx = {fx0, fx1}};
                 unit_setup(&u, &w[i], t, ft, self);
                 solve_unit_shared(&u, lanes, nthreads);
                 stop = lanes_failed(lanes, nthreads);
@@ -896,7 +912,7 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2
 #pragma omp parallel if ((hi - lo) * K >= 65536)
         {
             lane *me = &lanes[omp_get_thread_num()];
-            unit u = {.b = b, .s = s, .K = K};
+            unit u = {.b = b, .s = s, .K = K, .fx = {fx0, fx1}};
             u.n = malloc(2 * K * sizeof *u.n);
             if (!u.n)
                 me->nomem = true;

@@ -632,8 +632,9 @@ static void test_kings_of_moved(void **state)
     }
 }
 
-/* dtb_index_kings_next walks a block in rank order: from rank 0, step r gives dtb_index_kings_at
- * of rank r, and the step after the last rank returns false, on every board (whole blocks of a few
+/* dtb_index_kings_next (and its word form on boards of up to 64 squares) walks a block in rank
+ * order: from rank 0, step r gives dtb_index_kings_at of rank r, and the step after the last
+ * rank returns false, on every board (whole blocks of a few
  * random men placements; the largest blocks up to 200000 ranks). */
 static void test_kings_next(void **state)
 {
@@ -654,6 +655,9 @@ static void test_kings_next(void **state)
                 const dtb_bb men = wm | bm;
                 dtb_bb wk, bk;
                 dtb_index_kings_at(ix, men, 0, &wk, &bk);
+                dtb_index_fast f;
+                const bool fast = dtb_index_fast_get(ix, &f);
+                uint64_t fwk = (uint64_t)wk, fbk = (uint64_t)bk;
                 const uint64_t last = K < 200000 ? K - 1 : 200000;
                 for (uint64_t r = 1; r <= last; r++) {
                     dtb_bb ewk, ebk;
@@ -661,7 +665,13 @@ static void test_kings_next(void **state)
                     if (!dtb_index_kings_next(ix, men, &wk, &bk) || wk != ewk || bk != ebk)
                         fail_msg("%s %s: step to rank %llu", b.variant->name, names[k],
                                  (unsigned long long)r);
+                    if (fast && (!dtb_index_fast_kings_next(&f, (uint64_t)men, &fwk, &fbk) ||
+                                 fwk != (uint64_t)ewk || fbk != (uint64_t)ebk))
+                        fail_msg("%s %s: word step to rank %llu", b.variant->name, names[k],
+                                 (unsigned long long)r);
                 }
+                if (fast && last == K - 1)
+                    assert_false(dtb_index_fast_kings_next(&f, (uint64_t)men, &fwk, &fbk));
                 if (last == K - 1) {
                     const dtb_bb owk = wk, obk = bk;
                     assert_false(dtb_index_kings_next(ix, men, &wk, &bk));
