@@ -587,100 +587,109 @@ static void test_fast_of(void **state)
     }
 }
 
-/* dtb_index_kings_of_moved against dtb_index_kings_of: for random positions, every white king
- * moved to every square free of men and of the other kings (its own included), in the baseline
- * and the CPU's code, on every board. */
+/* Calls check for every board (variant) and every material of names. */
+typedef void board_material_check(const dtb_board *b, dtb_material m, const char *name);
+
+static void each_board_material(const char *const *names, size_t n, board_material_check *check)
+{
+    for (int v = 0; v < dtb_variant_count(); v++) {
+        dtb_board b;
+        dtb_board_init(&b, dtb_variant_at(v));
+        for (size_t k = 0; k < n; k++) {
+            dtb_material m;
+            assert_int_equal(dtb_material_parse(names[k], &m, NULL), DTB_OK);
+            check(&b, m, names[k]);
+        }
+    }
+}
+
+/* For random positions of m: every white king moved to every square free of men and of the other
+ * kings (its own included), ranked by dtb_index_kings_of_moved and by dtb_index_kings_of, in the
+ * baseline and in the CPU's code. */
+static void check_kings_of_moved(const dtb_board *b, dtb_material m, const char *name)
+{
+    for (int portable = 0; portable < 2; portable++) {
+        if (portable)
+            assert_int_equal(setenv("DTB_INDEX_PORTABLE", "1", 1), 0);
+        dtb_index *ix = make(b, m);
+        assert_int_equal(unsetenv("DTB_INDEX_PORTABLE"), 0);
+        for (int t = 0; t < 300; t++) {
+            dtb_pos p;
+            random_position(b, m, &p);
+            const dtb_bb men = p.men[DTB_WHITE] | p.men[DTB_BLACK];
+            for (int y = 0; y < b->squares; y++) {
+                if (!dtb_bb_has(p.kings[DTB_WHITE], y))
+                    continue;
+                const dtb_bb rest = p.kings[DTB_WHITE] & ~dtb_bb_bit(y);
+                int to[DTB_MAX_SQUARES], n = 0;
+                for (int x = 0; x < b->squares; x++)
+                    if (!dtb_bb_has(men | rest | p.kings[DTB_BLACK], x))
+                        to[n++] = x;
+                uint64_t rank[DTB_MAX_SQUARES];
+                dtb_index_kings_of_moved(ix, men, rest, p.kings[DTB_BLACK], n, to, rank);
+                for (int i = 0; i < n; i++)
+                    if (rank[i] != dtb_index_kings_of(ix, men, rest | dtb_bb_bit(to[i]),
+                                                      p.kings[DTB_BLACK]))
+                        fail_msg("%s %s: king %d moved to %d ranks %llu", b->variant->name, name,
+                                 y, to[i], (unsigned long long)rank[i]);
+            }
+        }
+        dtb_index_free(ix);
+    }
+}
+
 static void test_kings_of_moved(void **state)
 {
     (void)state;
     static const char *const names[] = {"KvK", "KvM", "KKvK", "KMvKM", "KKKvKK", "KKMvKMM",
                                          "KKKKvM", "KKKKKvK", "KKKvKKK"};
-    for (int v = 0; v < dtb_variant_count(); v++) {
-        dtb_board b;
-        dtb_board_init(&b, dtb_variant_at(v));
-        for (int portable = 0; portable < 2; portable++)
-            for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
-                dtb_material m;
-                assert_int_equal(dtb_material_parse(names[k], &m, NULL), DTB_OK);
-                if (portable)
-                    assert_int_equal(setenv("DTB_INDEX_PORTABLE", "1", 1), 0);
-                dtb_index *ix = make(&b, m);
-                assert_int_equal(unsetenv("DTB_INDEX_PORTABLE"), 0);
-                for (int t = 0; t < 300; t++) {
-                    dtb_pos p;
-                    random_position(&b, m, &p);
-                    const dtb_bb men = p.men[DTB_WHITE] | p.men[DTB_BLACK];
-                    for (int y = 0; y < b.squares; y++) {
-                        if (!dtb_bb_has(p.kings[DTB_WHITE], y))
-                            continue;
-                        const dtb_bb rest = p.kings[DTB_WHITE] & ~dtb_bb_bit(y);
-                        int to[DTB_MAX_SQUARES], n = 0;
-                        for (int x = 0; x < b.squares; x++)
-                            if (!dtb_bb_has(men | rest | p.kings[DTB_BLACK], x))
-                                to[n++] = x;
-                        uint64_t rank[DTB_MAX_SQUARES];
-                        dtb_index_kings_of_moved(ix, men, rest, p.kings[DTB_BLACK], n, to, rank);
-                        for (int i = 0; i < n; i++)
-                            if (rank[i] != dtb_index_kings_of(ix, men, rest | dtb_bb_bit(to[i]),
-                                                              p.kings[DTB_BLACK]))
-                                fail_msg("%s %s: king %d moved to %d ranks %llu", b.variant->name,
-                                         names[k], y, to[i], (unsigned long long)rank[i]);
-                    }
-                }
-                dtb_index_free(ix);
-            }
-    }
+    each_board_material(names, sizeof names / sizeof names[0], check_kings_of_moved);
 }
 
 /* dtb_index_kings_next (and its word form on boards of up to 64 squares) walks a block in rank
  * order: from rank 0, step r gives dtb_index_kings_at of rank r, and the step after the last
- * rank returns false, on every board (whole blocks of a few
- * random men placements; the largest blocks up to 200000 ranks). */
+ * rank returns false (whole blocks of a few random men placements of m; the largest blocks up to
+ * 200000 ranks). */
+static void check_kings_next(const dtb_board *b, dtb_material m, const char *name)
+{
+    dtb_index *ix = make(b, m);
+    const uint64_t K = dtb_index_block_size(ix);
+    dtb_index_fast f;
+    const bool fast = dtb_index_fast_get(ix, &f);
+    for (int t = 0; t < 3; t++) {
+        dtb_bb wm, bm;
+        dtb_index_block_men(ix, rng_below(dtb_index_blocks(ix)), &wm, &bm);
+        const dtb_bb men = wm | bm;
+        dtb_bb wk, bk;
+        dtb_index_kings_at(ix, men, 0, &wk, &bk);
+        uint64_t fwk = (uint64_t)wk, fbk = (uint64_t)bk;
+        const uint64_t last = K < 200000 ? K - 1 : 200000;
+        for (uint64_t r = 1; r <= last; r++) {
+            dtb_bb ewk, ebk;
+            dtb_index_kings_at(ix, men, r, &ewk, &ebk);
+            if (!dtb_index_kings_next(ix, men, &wk, &bk) || wk != ewk || bk != ebk)
+                fail_msg("%s %s: step to rank %llu", b->variant->name, name, (unsigned long long)r);
+            if (fast && (!dtb_index_fast_kings_next(&f, (uint64_t)men, &fwk, &fbk) ||
+                         fwk != (uint64_t)ewk || fbk != (uint64_t)ebk))
+                fail_msg("%s %s: word step to rank %llu", b->variant->name, name,
+                         (unsigned long long)r);
+        }
+        if (last == K - 1) {
+            const dtb_bb owk = wk, obk = bk;
+            assert_false(dtb_index_kings_next(ix, men, &wk, &bk));
+            assert_true(wk == owk && bk == obk);
+            assert_false(fast && dtb_index_fast_kings_next(&f, (uint64_t)men, &fwk, &fbk));
+        }
+    }
+    dtb_index_free(ix);
+}
+
 static void test_kings_next(void **state)
 {
     (void)state;
     static const char *const names[] = {"KvK", "KvM", "KKvK", "KMvKM", "KKKvKK", "KKMvKMM",
                                          "KKKKvM", "MMvMM", "KvKKK"};
-    for (int v = 0; v < dtb_variant_count(); v++) {
-        dtb_board b;
-        dtb_board_init(&b, dtb_variant_at(v));
-        for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
-            dtb_material m;
-            assert_int_equal(dtb_material_parse(names[k], &m, NULL), DTB_OK);
-            dtb_index *ix = make(&b, m);
-            const uint64_t K = dtb_index_block_size(ix);
-            for (int t = 0; t < 3; t++) {
-                dtb_bb wm, bm;
-                dtb_index_block_men(ix, rng_below(dtb_index_blocks(ix)), &wm, &bm);
-                const dtb_bb men = wm | bm;
-                dtb_bb wk, bk;
-                dtb_index_kings_at(ix, men, 0, &wk, &bk);
-                dtb_index_fast f;
-                const bool fast = dtb_index_fast_get(ix, &f);
-                uint64_t fwk = (uint64_t)wk, fbk = (uint64_t)bk;
-                const uint64_t last = K < 200000 ? K - 1 : 200000;
-                for (uint64_t r = 1; r <= last; r++) {
-                    dtb_bb ewk, ebk;
-                    dtb_index_kings_at(ix, men, r, &ewk, &ebk);
-                    if (!dtb_index_kings_next(ix, men, &wk, &bk) || wk != ewk || bk != ebk)
-                        fail_msg("%s %s: step to rank %llu", b.variant->name, names[k],
-                                 (unsigned long long)r);
-                    if (fast && (!dtb_index_fast_kings_next(&f, (uint64_t)men, &fwk, &fbk) ||
-                                 fwk != (uint64_t)ewk || fbk != (uint64_t)ebk))
-                        fail_msg("%s %s: word step to rank %llu", b.variant->name, names[k],
-                                 (unsigned long long)r);
-                }
-                if (fast && last == K - 1)
-                    assert_false(dtb_index_fast_kings_next(&f, (uint64_t)men, &fwk, &fbk));
-                if (last == K - 1) {
-                    const dtb_bb owk = wk, obk = bk;
-                    assert_false(dtb_index_kings_next(ix, men, &wk, &bk));
-                    assert_true(wk == owk && bk == obk);
-                }
-            }
-            dtb_index_free(ix);
-        }
-    }
+    each_board_material(names, sizeof names / sizeof names[0], check_kings_next);
 }
 
 int main(int argc, char **argv)
