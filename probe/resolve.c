@@ -301,6 +301,8 @@ static dtb_movelist *moves_of(const dtb_resolver *r, const dtb_pos *p, dtb_statu
 
 static dtb_status quiet_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, int alpha,
                             int beta, dtb_wdl *out, dtb_error *e);
+static dtb_status quiet_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, int alpha,
+                              int beta, dtb_value *out, dtb_error *e);
 
 /* The WDL of p as the best over its legal moves of the negated successor values (a loss when it
  * has none): for a capture position (its moves are its captures) and a derived one. An
@@ -356,34 +358,57 @@ static dtb_status search_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, 
     return DTB_OK;
 }
 
+/* The value of rank k (dtb_value_rank: wins above draws above losses, the shorter win and the
+ * longer loss the higher), k a rank of a value or the lowest one (-512, a loss in 0). */
+static inline dtb_value value_of_rank(int k)
+{
+    return k > 0 ? dtb_value_win(512 - k) : k < 0 ? dtb_value_loss(k + 512) : DTB_VALUE_DRAW;
+}
+
+/* The rank k of a successor's value seen from the side that moved into it is rank(parent(value))
+ * = -k + sign(k), a strictly decreasing map; its inverse is -k - sign(k). */
+static inline int rank_back(int k) { return -k - (k > 0) + (k < 0); }
+
 /* The exact value of p as the best over its legal moves (the generator's rule: the shortest win,
- * else a draw, else the longest loss; a loss in 0 when it has no move), as search_wdl. */
-static dtb_status search_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_value *out,
-                               dtb_error *e)
+ * else a draw, else the longest loss; a loss in 0 when it has no move): search_wdl's alpha-beta
+ * search on ranks (dtb_value_rank) instead of three values, the window passed to a successor
+ * through the parent map's inverse. The caller of a position passes -1000, 1000 for the exact
+ * value. Any failure is the status. */
+static dtb_status search_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, int alpha,
+                               int beta, dtb_value *out, dtb_error *e)
 {
     dtb_status s;
     dtb_movelist *list = moves_of(r, p, &s, e);
     if (!list)
         return s;
-    dtb_value best = dtb_value_loss(0);
-    int best_rank = -1000;
-    for (int i = 0; i < list->count; i++) {
-        dtb_pos q;
-        dtb_make_move(p, &list->moves[i], &q);
-        dtb_value v;
-        if ((s = dtb_resolve_value(r, &q, flags, &v, e)) != DTB_OK) {
-            free(list);
-            return s;
+    int best = dtb_value_rank(dtb_value_loss(0)); /* the lowest rank */
+    uint64_t capture[DTB_MAX_MOVES / 64] = {0}; /* the successors left for the second pass */
+    s = DTB_OK;
+    for (int pass = 0; pass < 2 && best < beta && s == DTB_OK; pass++)
+        for (int i = 0; i < list->count && best < beta && s == DTB_OK; i++) {
+            if (pass == 1 && !(capture[i / 64] >> (i % 64) & 1))
+                continue;
+            dtb_pos q;
+            dtb_make_move(p, &list->moves[i], &q);
+            const int a = alpha > best ? alpha : best;
+            dtb_value v = dtb_value_loss(0); /* the opponent has no piece left */
+            if (pass == 1) {
+                s = search_value(r, &q, flags, rank_back(beta), rank_back(a), &v, e);
+            } else if (dtb_pos_pieces(&q, q.side)) {
+                if (must_capture(r, &q)) {
+                    capture[i / 64] |= 1ull << (i % 64);
+                    continue;
+                }
+                s = quiet_value(r, &q, flags, rank_back(beta), rank_back(a), &v, e);
+            }
+            const int mine = dtb_value_rank(dtb_value_parent(v));
+            if (s == DTB_OK && mine > best)
+                best = mine;
         }
-        const dtb_value mine = dtb_value_parent(v);
-        if (dtb_value_rank(mine) > best_rank) {
-            best_rank = dtb_value_rank(mine);
-            best = mine;
-        }
-    }
     free(list);
-    *out = best;
-    return DTB_OK;
+    if (s == DTB_OK)
+        *out = value_of_rank(best);
+    return s;
 }
 
 /* Before deriving a position of derived table t: its partner (the colour flip of its material,
@@ -428,8 +453,8 @@ static dtb_status quiet_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, i
     return s == DTB_OK ? wdl_of_raw(t, raw, out, e) : s;
 }
 
-static dtb_status quiet_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_value *out,
-                              dtb_error *e)
+static dtb_status quiet_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, int alpha,
+                              int beta, dtb_value *out, dtb_error *e)
 {
     dtb_pos buf;
     const dtb_pos *w = white_to_move(r, p, &buf);
@@ -439,7 +464,7 @@ static dtb_status quiet_value(dtb_resolver *r, const dtb_pos *p, unsigned flags,
         return s;
     if (t->derived && dtb_pairsplit_dontcare(r->board, t->keep_promotions, w)) {
         s = check_partner(r, t, true, flags, e);
-        return s == DTB_OK ? search_value(r, w, flags, out, e) : s;
+        return s == DTB_OK ? search_value(r, w, flags, alpha, beta, out, e) : s;
     }
     unsigned raw;
     s = lookup(r, t, w, flags, &raw, e);
@@ -473,8 +498,8 @@ dtb_status dtb_resolve_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, 
         *out = dtb_value_loss(0);
         return DTB_OK;
     }
-    return must_capture(r, p) ? search_value(r, p, flags, out, e)
-                              : quiet_value(r, p, flags, out, e);
+    return must_capture(r, p) ? search_value(r, p, flags, -1000, 1000, out, e)
+                              : quiet_value(r, p, flags, -1000, 1000, out, e);
 }
 
 /* ---- boards of up to 64 squares: the quiet probe on words ----------------------------------- */
