@@ -5,9 +5,9 @@
  * derived table (all blocks read through their frame checks, the don't-care set computed from
  * the positions themselves, written by gen/tablewrite.c with the input's block size and level).
  *
- * The choice per pair and metric: the smaller file is stored (it is the one that costs more to
- * derive from: derived positions need their partner's values), a tie going to the material whose
- * name sorts first, so the choice depends on the input bytes only. */
+ * The choice per pair and metric: the smaller file is stored and the larger one becomes the
+ * (nearly empty) derived table, so the set keeps the smaller half of each pair; a tie goes to
+ * the material whose name sorts first, so the choice depends on the input bytes only. */
 #define _XOPEN_SOURCE 700 /* realpath */
 
 #include "compact.h"
