@@ -1,7 +1,7 @@
 /* The probe's block cache (probe/blockcache.h): packed value reads, the byte budget, CLOCK
  * eviction keeping used blocks, duplicate puts, and threads hammering a small cache where every
  * answer must be the one its key's block holds (a block is filled from its key, so a mixed-up
- * entry shows). */
+ * entry or a read of an evicted block's recycled buffer shows). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,8 +10,25 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* While stalls is set, every 8th lookup of a thread gives up its CPU inside the lock-free
+ * lookup's race windows (blockcache.h), so that writers evict and refill blocks under it: a
+ * missing sequence check after the byte read, or a writer that does not mark its changes, then
+ * shows as wrong values (checked: either way test_stress fails every run). The check before the
+ * byte read keeps the read inside the block's buffer; the value would be dropped anyway, so no
+ * value check can see that one missing. */
+static atomic_bool stalls;
+static _Thread_local unsigned lookups;
+static void race_hook(void)
+{
+    if (atomic_load_explicit(&stalls, memory_order_relaxed) && ++lookups % 8 == 0)
+        sched_yield();
+}
+#define DTB_BLOCKCACHE_RACE_HOOK_() race_hook()
 
 #include "blockcache.h"
 
@@ -214,6 +231,80 @@ static void test_threads(void **state)
     }
 }
 
+/* The lock-free hit path against constant eviction: a cache of a few dozen blocks of mixed
+ * sizes (several size classes, and now and then a block above the chunk allocator's limit),
+ * about twice as many keys in use, so that nearly every miss evicts a block other threads are
+ * reading and its buffer is soon refilled with another key's bytes. Values of every width are
+ * checked against the key's pattern: a hit that read a torn slot or a recycled buffer fails. */
+typedef struct stress {
+    dtb_blockcache *c;
+    uint64_t seed;
+    int ops, wrong;
+    uint64_t hits;
+} stress;
+
+enum { STRESS_KEYS = 48, STRESS_BIG = 1000 };
+
+static size_t stress_size(uint64_t key)
+{
+    static const size_t sizes[] = {64, 900, 4096, 6000, 2500, 12000};
+    return key == STRESS_BIG ? 600000 : sizes[key % 6];
+}
+
+static void *stress_work(void *arg)
+{
+    stress *w = arg;
+    unsigned v;
+    for (int i = 0; i < w->ops; i++) {
+        w->seed = w->seed * 6364136223846793005ull + 1442695040888963407ull;
+        const uint64_t r = w->seed >> 16;
+        const uint64_t key = r % 4096 == 0 ? STRESS_BIG : r % STRESS_KEYS;
+        const size_t size = stress_size(key);
+        const unsigned bits = 1u << (r >> 12) % 4;
+        const uint64_t off = (r >> 16) % (size * 8 / bits);
+        if (dtb_blockcache_get(w->c, key, off, bits, &v)) {
+            w->hits++;
+            const unsigned byte = pattern(key, off * bits / 8);
+            const unsigned want = (byte >> (off * bits % 8)) & ((1u << bits) - 1);
+            if (v != want)
+                w->wrong++;
+        } else {
+            dtb_blockcache_put(w->c, key, make_block(w->c, key, size), size);
+        }
+    }
+    return NULL;
+}
+
+static void test_stress(void **state)
+{
+    (void)state;
+    const uint64_t budget = 64u << 10; /* one shard */
+    dtb_blockcache *c = dtb_blockcache_create(budget);
+    assert_non_null(c);
+    enum { N = 4, OPS = 30000 };
+    stress w[N];
+    pthread_t t[N];
+    atomic_store(&stalls, true);
+    for (int i = 0; i < N; i++) {
+        w[i] = (stress){c, (uint64_t)i * 104729 + 17, OPS, 0, 0};
+        assert_int_equal(pthread_create(&t[i], NULL, stress_work, &w[i]), 0);
+    }
+    uint64_t hits = 0;
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+        assert_int_equal(w[i].wrong, 0);
+        hits += w[i].hits;
+    }
+    atomic_store(&stalls, false);
+    dtb_blockcache_stats st;
+    dtb_blockcache_get_stats(c, &st);
+    assert_true(hits > (uint64_t)N * OPS / 4); /* the test did read from the cache */
+    assert_int_equal(st.hits, hits);
+    assert_int_equal(st.misses, (uint64_t)N * OPS - hits);
+    assert_true(st.bytes <= budget + 600000 + 64);
+    dtb_blockcache_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -222,6 +313,7 @@ int main(void)
         cmocka_unit_test(test_churn),
         cmocka_unit_test(test_reuse),
         cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_stress),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
