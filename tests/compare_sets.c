@@ -24,19 +24,7 @@
 #include "material.h"
 #include "movegen.h"
 #include "splitmix.h"
-
-static dtb_position pub(const dtb_pos *p)
-{
-    dtb_position x;
-    dtb_position_clear(&x, p->side == DTB_WHITE ? DTB_SIDE_WHITE : DTB_SIDE_BLACK);
-    for (int c = 0; c < 2; c++) {
-        x.men[c][0] = (uint64_t)p->men[c];
-        x.men[c][1] = (uint64_t)(p->men[c] >> 64);
-        x.kings[c][0] = (uint64_t)p->kings[c];
-        x.kings[c][1] = (uint64_t)(p->kings[c] >> 64);
-    }
-    return x;
-}
+#include "public_position.h"
 
 static dtb_db *open_set(const char *dir)
 {

@@ -38,6 +38,7 @@
 #include "splitmix.h"
 #include "tableformat.h"
 #include "tablewrite.h"
+#include "public_position.h"
 
 /* Sanitizer builds (about ten times slower): the kings-only 4-piece materials, every
  * THREE_STRIDE-th 3-piece position, and a smaller 4-piece sample. */
@@ -58,19 +59,6 @@ static dtb_material mats[64]; /* the fixture's materials, in dependency order */
 static int nmats;
 
 /* ---- helpers ------------------------------------------------------------------------------ */
-
-static dtb_position pub(const dtb_pos *p)
-{
-    dtb_position x;
-    dtb_position_clear(&x, p->side == DTB_WHITE ? DTB_SIDE_WHITE : DTB_SIDE_BLACK);
-    for (int c = 0; c < 2; c++) {
-        x.men[c][0] = (uint64_t)p->men[c];
-        x.men[c][1] = (uint64_t)(p->men[c] >> 64);
-        x.kings[c][0] = (uint64_t)p->kings[c];
-        x.kings[c][1] = (uint64_t)(p->kings[c] >> 64);
-    }
-    return x;
-}
 
 static dtb_material material(const char *name)
 {

@@ -41,6 +41,7 @@
 #include "tableformat.h"
 #include "tableset.h"
 #include "tablewrite.h"
+#include "public_position.h"
 
 /* Optimised builds check every 4-piece material at every position (issue 5 asks for all
  * international materials up to 4 pieces). Sanitizer builds, ten times slower, solve only the
@@ -65,19 +66,6 @@ static int nmats;
 static const char *const kings_only_four[] = {"KKKvK", "KvKKK", "KKvKK"};
 
 /* ---- helpers ------------------------------------------------------------------------------ */
-
-static dtb_position pub(const dtb_pos *p)
-{
-    dtb_position x;
-    dtb_position_clear(&x, p->side == DTB_WHITE ? DTB_SIDE_WHITE : DTB_SIDE_BLACK);
-    for (int c = 0; c < 2; c++) {
-        x.men[c][0] = (uint64_t)p->men[c];
-        x.men[c][1] = (uint64_t)(p->men[c] >> 64);
-        x.kings[c][0] = (uint64_t)p->kings[c];
-        x.kings[c][1] = (uint64_t)(p->kings[c] >> 64);
-    }
-    return x;
-}
 
 static const char *fen_of(const dtb_pos *p)
 {
