@@ -209,7 +209,9 @@ static void ref_free(ref *r)
 
 /* ---- dtb's solver over the same materials ------------------------------------------------ */
 
-static dtb_solved *solve_all(const dtb_board *b, int pieces)
+/* Solves every material of 2..pieces pieces with at most max_men men, in dependency order (a
+ * material's captures and promotions lead to materials with fewer men, so the subset is closed). */
+static dtb_solved *solve_upto(const dtb_board *b, int pieces, int max_men)
 {
     dtb_solved *s = dtb_solved_create(b);
     assert_non_null(s);
@@ -217,7 +219,7 @@ static dtb_solved *solve_all(const dtb_board *b, int pieces)
     dtb_material *list = malloc((size_t)n * sizeof *list);
     dtb_material_list(pieces, list, n);
     for (int i = 0; i < n; i++) {
-        if (dtb_solved_find(s, list[i]))
+        if (dtb_solved_find(s, list[i]) || list[i].men[0] + list[i].men[1] > max_men)
             continue;
         dtb_solve_stats st[2];
         dtb_error e;
@@ -226,6 +228,8 @@ static dtb_solved *solve_all(const dtb_board *b, int pieces)
     free(list);
     return s;
 }
+
+static dtb_solved *solve_all(const dtb_board *b, int pieces) { return solve_upto(b, pieces, pieces); }
 
 static void compare_variant(const char *name, int pieces)
 {
@@ -380,7 +384,8 @@ static void english_facts(void **state)
     (void)state;
     dtb_board b;
     dtb_board_init(&b, dtb_variant_find("english"));
-    dtb_solved *s = solve_all(&b, 4);
+    /* The facts below have at most one man: solving the rest of 2..4 would only cost time. */
+    dtb_solved *s = solve_upto(&b, 4, 1);
     dtb_material kk;
     /* The 3 v 2 kings needs only king materials, all solved by now but this one. */
     assert_int_equal(dtb_material_parse("KKKvKK", &kk, NULL), DTB_OK);
