@@ -236,6 +236,22 @@ dtb_status dtb_probe_wdl(dtb_db *db, const dtb_position *p, unsigned flags, dtb_
 dtb_status dtb_probe_dtw(dtb_db *db, const dtb_position *p, unsigned flags, dtb_wdl *wdl,
                          int *dtw);
 
+/* n probes at once: for each i < n, status[i] and wdl[i] (and dtw[i]) are what dtb_probe_wdl
+ * (dtb_probe_dtw) would give for ps[i]; wdl[i] and dtw[i] are written only where status[i] is
+ * DTB_OK. The answers are the same; the difference is speed: the memory of every position's
+ * block is fetched before any is read, so that positions spread over many cached blocks (the
+ * children of a node, a list of leaves) wait for their cache misses together rather than one
+ * after another (bench: about twice the probes per second over a large cached working set).
+ * Parameters: n >= 0 (0: nothing to do); status may be NULL when only the overall status
+ *   matters.
+ * Returns: DTB_OK when every probe gave DTB_OK, else the status of the last one that did not
+ *   (dtb_last_error words it when it is a failure with a message); DTB_E_INVALID for n < 0.
+ *   Thread-safe. */
+dtb_status dtb_probe_wdl_many(dtb_db *db, const dtb_position *ps, int n, unsigned flags,
+                              dtb_wdl *wdl, dtb_status *status);
+dtb_status dtb_probe_dtw_many(dtb_db *db, const dtb_position *ps, int n, unsigned flags,
+                              dtb_wdl *wdl, int *dtw, dtb_status *status);
+
 /* A legal move with its value. */
 typedef struct dtb_ranked_move {
     dtb_pdn_move move;

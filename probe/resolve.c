@@ -569,16 +569,15 @@ ALWAYS_INLINE bool sets_of_words(const dtb_resolver *r, const uint64_t men[2][2]
     return ok;
 }
 
-/* The stored value of a quiet position found without a table to open, an error or a capture; or
- * DTB_RESOLVE_SLOW. */
-ALWAYS_INLINE int fast_raw(dtb_resolver *r, const uint64_t men[2][2], const uint64_t kings[2][2],
-                          int side, bool dtw, unsigned flags, const dtb_ptable **tp,
-                          unsigned *raw)
+/* The table and index of a quiet position found without a table to open or a capture: false
+ * when the general path must take it. */
+ALWAYS_INLINE bool fast_locate(dtb_resolver *r, const uint64_t men[2][2], const uint64_t kings[2][2],
+                               int side, bool dtw, const dtb_ptable **tp, uint64_t *index)
 {
     uint64_t sets[4], w[4];
     if (!r->narrow || !sets_of_words(r, men, kings, side, sets) || !(sets[side] | sets[2 + side]) ||
         !quiet_sets64(r, sets, (dtb_color)side, w))
-        return DTB_RESOLVE_SLOW;
+        return false;
     const unsigned wm = (unsigned)__builtin_popcountll(w[0]);
     const unsigned wk = (unsigned)__builtin_popcountll(w[1]);
     const unsigned bm = (unsigned)__builtin_popcountll(w[2]);
@@ -588,7 +587,7 @@ ALWAYS_INLINE int fast_raw(dtb_resolver *r, const uint64_t men[2][2], const uint
     const dtb_ptable *t;
     if ((wm | wk | bm | bk) >= 8 ||
         !(t = atomic_load_explicit(&r->found[dtw][slot], memory_order_acquire)))
-        return DTB_RESOLVE_SLOW;
+        return false;
     *tp = t;
     uint64_t i;
 #if defined(__POPCNT__)
@@ -600,6 +599,15 @@ ALWAYS_INLINE int fast_raw(dtb_resolver *r, const uint64_t men[2][2], const uint
         const dtb_pos q = {{w[0], w[2]}, {w[1], w[3]}, DTB_WHITE};
         i = dtb_index_of(t->ix, &q);
     }
+    *index = i;
+    return true;
+}
+
+/* The stored value of index i of table t through the cache, or a block read; or
+ * DTB_RESOLVE_SLOW. */
+ALWAYS_INLINE int fast_value(dtb_resolver *r, const dtb_ptable *t, uint64_t i, unsigned flags,
+                             unsigned *raw)
+{
     uint64_t blk, off;
     if (cached_value(r, t, i, raw, &blk, &off))
         return DTB_OK;
@@ -608,14 +616,53 @@ ALWAYS_INLINE int fast_raw(dtb_resolver *r, const uint64_t men[2][2], const uint
     return read_block_fast(r, t, blk, off, raw) == DTB_OK ? DTB_OK : DTB_RESOLVE_SLOW;
 }
 
-int dtb_resolve_wdl_fast(dtb_resolver *r, const uint64_t men[2][2], const uint64_t kings[2][2],
-                         int side, unsigned flags, dtb_wdl *out)
+/* The stored value of a quiet position found without a table to open, an error or a capture; or
+ * DTB_RESOLVE_SLOW. */
+ALWAYS_INLINE int fast_raw(dtb_resolver *r, const uint64_t men[2][2], const uint64_t kings[2][2],
+                          int side, bool dtw, unsigned flags, const dtb_ptable **tp,
+                          unsigned *raw)
+{
+    uint64_t i;
+    if (!fast_locate(r, men, kings, side, dtw, tp, &i))
+        return DTB_RESOLVE_SLOW;
+    return fast_value(r, *tp, i, flags, raw);
+}
+
+/* Where index i of t lies: its block's cache key and the value's offset in the block. */
+ALWAYS_INLINE void block_key(const dtb_ptable *t, uint64_t i, uint64_t *key, uint64_t *off)
+{
+    const uint64_t blk = t->block_shift >= 0 ? i >> t->block_shift : i / t->block_positions;
+    *key = t->key_base | blk;
+    *off = t->block_shift >= 0 ? i & (t->block_positions - 1) : i % t->block_positions;
+}
+
+int dtb_resolve_fast_locate(dtb_resolver *r, const uint64_t men[2][2], const uint64_t kings[2][2],
+                            int side, bool dtw, dtb_resolve_ticket *tk)
 {
     const dtb_ptable *t;
-    unsigned raw;
-    const int s = fast_raw(r, men, kings, side, false, flags, &t, &raw);
-    if (s != DTB_OK)
-        return s;
+    if (!fast_locate(r, men, kings, side, dtw, &t, &tk->index))
+        return tk->status = DTB_RESOLVE_SLOW;
+    tk->table = t;
+    uint64_t key, off;
+    block_key(t, tk->index, &key, &off);
+    dtb_blockcache_prefetch_slot(r->cache, key);
+    return tk->status = DTB_OK;
+}
+
+void dtb_resolve_fast_prefetch(dtb_resolver *r, const dtb_resolve_ticket *tk)
+{
+    if (tk->status != DTB_OK)
+        return;
+    const dtb_ptable *t = tk->table;
+    uint64_t key, off;
+    block_key(t, tk->index, &key, &off);
+    dtb_blockcache_prefetch_value(r->cache, key, off, t->bits);
+}
+
+
+/* The result of a stored value raw of table t as the fast path gives it. */
+ALWAYS_INLINE int fast_wdl(const dtb_ptable *t, unsigned raw, dtb_wdl *out)
+{
     if (t->metric == DTB_METRIC_DTW) {
         *out = dtb_value_wdl((dtb_value)raw);
         return DTB_OK;
@@ -628,12 +675,43 @@ int dtb_resolve_wdl_fast(dtb_resolver *r, const uint64_t men[2][2], const uint64
     return DTB_OK;
 }
 
+int dtb_resolve_wdl_fast(dtb_resolver *r, const uint64_t men[2][2], const uint64_t kings[2][2],
+                         int side, unsigned flags, dtb_wdl *out)
+{
+    const dtb_ptable *t;
+    unsigned raw;
+    const int s = fast_raw(r, men, kings, side, false, flags, &t, &raw);
+    return s != DTB_OK ? s : fast_wdl(t, raw, out);
+}
+
 int dtb_resolve_value_fast(dtb_resolver *r, const uint64_t men[2][2], const uint64_t kings[2][2],
                            int side, unsigned flags, dtb_value *out)
 {
     const dtb_ptable *t;
     unsigned raw;
     const int s = fast_raw(r, men, kings, side, true, flags, &t, &raw);
+    if (s == DTB_OK)
+        *out = (dtb_value)raw;
+    return s;
+}
+
+int dtb_resolve_fast_finish_wdl(dtb_resolver *r, const dtb_resolve_ticket *tk, unsigned flags,
+                                dtb_wdl *out)
+{
+    if (tk->status != DTB_OK)
+        return tk->status;
+    unsigned raw;
+    const int s = fast_value(r, tk->table, tk->index, flags, &raw);
+    return s != DTB_OK ? s : fast_wdl(tk->table, raw, out);
+}
+
+int dtb_resolve_fast_finish_value(dtb_resolver *r, const dtb_resolve_ticket *tk, unsigned flags,
+                                  dtb_value *out)
+{
+    if (tk->status != DTB_OK)
+        return tk->status;
+    unsigned raw;
+    const int s = fast_value(r, tk->table, tk->index, flags, &raw);
     if (s == DTB_OK)
         *out = (dtb_value)raw;
     return s;

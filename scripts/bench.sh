@@ -71,7 +71,8 @@ done
 # Probes on the tables just generated (the largest complete piece count): cached WDL on one and
 # two threads, cached DTW, uncached WDL. per_cpu_second is the per-core rate. 1 M random positions
 # spread over the whole tables measure memory latency as much as code; 4096 positions (a working
-# set that stays in the CPU caches) measure the probe's code.
+# set that stays in the CPU caches) measure the probe's code. Batches (dtb_probe_wdl_many) let the
+# cache misses of 64 probes overlap.
 probe_row() { # label, options...
   local label=$1; shift
   "$bin/tests/dtb_bench_probe" --tables "$out" "$@" 2>/dev/null | while read -r line; do
@@ -84,7 +85,9 @@ while IFS='|' read -r label value; do
   row "$label" "$value"
 done < <(probe_row "probe WDL cached, 1M positions" --threads 1 --threads 2;
          probe_row "probe WDL cached, 4096 positions" --positions 4096 --rounds 200 --threads 1 --threads 2;
+         probe_row "probe WDL cached, 1M positions, batches of 64" --batch 64 --threads 1 --threads 2;
          probe_row "probe DTW cached, 1M positions" --dtw --threads 1;
+         probe_row "probe DTW cached, 1M positions, batches of 64" --dtw --batch 64 --threads 1;
          probe_row "probe WDL uncached" --uncached --threads 1)
 
 echo

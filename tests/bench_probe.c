@@ -1,7 +1,7 @@
 /* Probe speed for scripts/bench.sh (a measurement, not a test).
  *
  * usage: dtb_bench_probe --tables DIR [--variant V] [--pieces N] [--positions K] [--rounds R]
- *                        [--threads T ...] [--cache MIB] [--dtw] [--uncached]
+ *                        [--threads T ...] [--cache MIB] [--dtw] [--uncached] [--batch B]
  *
  * Draws K random legal positions without a capture for the side to move (either side to move)
  * from the materials of exactly N pieces (default: the largest complete piece count), probes
@@ -15,6 +15,7 @@
  * probes' working set. K random positions touch K cache lines scattered over it, so with a large
  * K and a working set beyond the CPU caches the cached rate measures memory latency (and TLB
  * misses) more than the probe's code; a small K (a few thousand) measures the code.
+ * --batch B probes B positions per call (dtb_probe_wdl_many / dtb_probe_dtw_many, 1..256).
  * --uncached opens a fresh handle with a cache too small to hold the tables, so nearly every
  * probe reads and decompresses a block. Exit 1 on any probe failure (the message is printed). */
 #define _POSIX_C_SOURCE 200809L
@@ -44,6 +45,7 @@ typedef struct job {
     dtb_db *db;
     const dtb_position *pos;
     int n, rounds, start;
+    int batch; /* > 0: dtb_probe_*_many over this many positions at a time */
     bool dtw;
     uint64_t sum;
     int failed;
@@ -62,6 +64,30 @@ static void *run_job(void *arg)
     job *j = arg;
     const double c0 = thread_cpu();
     uint64_t sum = 0;
+    if (j->batch > 0) {
+        dtb_wdl w[256];
+        int d[256];
+        for (int r = 0; r < j->rounds; r++)
+            for (int k = 0, at = j->start; k < j->n;) {
+                int m = j->batch < j->n - k ? j->batch : j->n - k;
+                if (m > j->n - at)
+                    m = j->n - at; /* the batch is a run of the array; wrap at its end */
+                const dtb_status s =
+                    j->dtw ? dtb_probe_dtw_many(j->db, &j->pos[at], m, 0, w, d, NULL)
+                           : dtb_probe_wdl_many(j->db, &j->pos[at], m, 0, w, NULL);
+                if (s != DTB_OK) {
+                    j->failed = 1;
+                    return NULL;
+                }
+                for (int i = 0; i < m; i++)
+                    sum += (uint64_t)(w[i] + 1) + (uint64_t)(j->dtw ? d[i] : 0);
+                k += m;
+                at = at + m == j->n ? 0 : at + m;
+            }
+        j->sum = sum;
+        j->cpu = thread_cpu() - c0;
+        return NULL;
+    }
     for (int r = 0; r < j->rounds; r++)
         for (int k = 0, at = j->start; k < j->n; k++, at = at + 1 == j->n ? 0 : at + 1) {
             const dtb_position *p = &j->pos[at]; /* no division per probe: it is not the probe's */
@@ -82,7 +108,7 @@ static void *run_job(void *arg)
 static void usage(void)
 {
     fprintf(stderr, "usage: dtb_bench_probe --tables DIR [--variant V] [--pieces N] [--positions K] "
-                    "[--rounds R] [--threads T ...] [--cache MIB] [--dtw] [--uncached]\n");
+                    "[--rounds R] [--threads T ...] [--cache MIB] [--dtw] [--uncached] [--batch B]\n");
     exit(2);
 }
 
@@ -98,6 +124,7 @@ int main(int argc, char **argv)
     int pieces = 0, npos = 1000000, rounds = 5, threads[8], nthreads = 0;
     long cache_mib = 1024;
     bool dtw = false, uncached = false;
+    int batch = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const bool has = i + 1 < argc;
@@ -108,11 +135,12 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--rounds") && has) rounds = atoi(argv[++i]);
         else if (!strcmp(a, "--cache") && has) cache_mib = atol(argv[++i]);
         else if (!strcmp(a, "--threads") && has && nthreads < 8) threads[nthreads++] = atoi(argv[++i]);
+        else if (!strcmp(a, "--batch") && has) batch = atoi(argv[++i]);
         else if (!strcmp(a, "--dtw")) dtw = true;
         else if (!strcmp(a, "--uncached")) uncached = true;
         else usage();
     }
-    if (!dir || npos < 1 || rounds < 1)
+    if (!dir || npos < 1 || rounds < 1 || batch < 0 || batch > 256)
         usage();
     if (nthreads == 0) {
         threads[0] = 1;
@@ -175,7 +203,7 @@ int main(int argc, char **argv)
         if (dtb_open(&o, &db) != DTB_OK)
             return 1;
     } else {
-        job warm = {db, pos, npos, 1, 0, dtw, 0, 0, 0};
+        job warm = {.db = db, .pos = pos, .n = npos, .rounds = 1, .dtw = dtw};
         run_job(&warm);
         if (warm.failed) {
             char msg[DTB_MESSAGE_SIZE];
@@ -190,7 +218,8 @@ int main(int argc, char **argv)
         pthread_t tid[64];
         const double t0 = now();
         for (int k = 0; k < nt; k++) {
-            jobs[k] = (job){db, pos, npos, rounds, (int)((int64_t)npos * k / nt), dtw, 0, 0, 0};
+            jobs[k] = (job){.db = db, .pos = pos, .n = npos, .rounds = rounds,
+                            .start = (int)((int64_t)npos * k / nt), .batch = batch, .dtw = dtw};
             pthread_create(&tid[k], NULL, run_job, &jobs[k]);
         }
         int failed = 0;

@@ -730,6 +730,128 @@ static void test_cache_only(void **state)
     dtb_close(db);
 }
 
+/* ---- batches of probes ------------------------------------------------------------------ */
+
+#define MANY_POSITIONS 20000
+
+/* dtb_probe_wdl_many / dtb_probe_dtw_many against one probe at a time on the same handle and
+ * against the generator: random positions of every material, either side to move, captures and
+ * invalid positions among them, in batches of many sizes (within and across the library's
+ * chunks); then cache-only batches, whose answers depend on what is cached. */
+static void test_many(void **state)
+{
+    (void)state;
+    dtb_position *pos = malloc(MANY_POSITIONS * sizeof *pos);
+    dtb_value *want = malloc(MANY_POSITIONS * sizeof *want);
+    dtb_wdl *w = malloc(MANY_POSITIONS * sizeof *w);
+    int *d = malloc(MANY_POSITIONS * sizeof *d);
+    dtb_status *st = malloc(MANY_POSITIONS * sizeof *st);
+    bool *bad = calloc(MANY_POSITIONS, sizeof *bad); /* made invalid */
+    assert_true(pos && want && w && d && st && bad);
+    uint64_t seed = 0x2545F4914F6CDD1Dull;
+    int invalid = 0;
+    for (int k = 0; k < MANY_POSITIONS; k++) {
+        seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+        const dtb_solved_table *t = dtb_solved_find(solved, mats[seed % (uint64_t)nmats]);
+        dtb_pos p;
+        dtb_index_pos(t->index, (seed >> 20) % dtb_index_size(t->index), &p);
+        if (seed >> 63)
+            dtb_pos_flip(&board, &p, &p);
+        want[k] = expected(&p);
+        pos[k] = pub(&p);
+        if (seed % 97 == 0) { /* a white man on white's promotion row (square 1): invalid */
+            pos[k].men[0][0] |= 1;
+            pos[k].kings[0][0] &= ~1ull, pos[k].men[1][0] &= ~1ull, pos[k].kings[1][0] &= ~1ull;
+            bad[k] = true;
+            invalid++;
+        }
+    }
+    assert_true(invalid > 100);
+    dtb_db *db = open_db(maindir, NULL, 64u << 20, NULL);
+    static const int sizes[] = {1, 7, 16, 17, 33, 100, 1000};
+    for (int metric = 0; metric < 2; metric++) {
+        dtb_status last = DTB_OK;
+        for (int at = 0, c = 0; at < MANY_POSITIONS; c++) {
+            int n = sizes[c % 7];
+            if (n > MANY_POSITIONS - at)
+                n = MANY_POSITIONS - at;
+            const dtb_status got = metric ? dtb_probe_dtw_many(db, &pos[at], n, 0, &w[at], &d[at], &st[at])
+                                          : dtb_probe_wdl_many(db, &pos[at], n, 0, &w[at], &st[at]);
+            dtb_status batch_last = DTB_OK;
+            for (int k = at; k < at + n; k++)
+                if (st[k] != DTB_OK)
+                    batch_last = st[k];
+            assert_int_equal(got, batch_last);
+            last = got != DTB_OK ? got : last;
+            at += n;
+        }
+        assert_int_equal(last, DTB_E_INVALID);
+        for (int k = 0; k < MANY_POSITIONS; k++) {
+            dtb_wdl w1 = DTB_DRAW;
+            int d1 = 0;
+            const dtb_status s1 = metric ? dtb_probe_dtw(db, &pos[k], 0, &w1, &d1)
+                                         : dtb_probe_wdl(db, &pos[k], 0, &w1);
+            if (st[k] != s1)
+                fail_msg("position %d: batch status %d, single %d", k, st[k], s1);
+            if (bad[k]) {
+                assert_int_equal(s1, DTB_E_INVALID);
+                continue;
+            }
+            assert_int_equal(s1, DTB_OK);
+            if (w[k] != w1 || w[k] != dtb_value_wdl(want[k]))
+                fail_msg("position %d: batch wdl %d, single %d, generator %d", k, w[k], w1,
+                         dtb_value_wdl(want[k]));
+            if (metric && (d[k] != d1 || d[k] != dtb_value_dtw(want[k])))
+                fail_msg("position %d: batch dtw %d, single %d, generator %d", k, d[k], d1,
+                         dtb_value_dtw(want[k]));
+        }
+    }
+    /* No status array, no positions, a negative count. */
+    bool bad16 = false;
+    for (int k = 0; k < 16; k++)
+        bad16 |= bad[k];
+    assert_int_equal(dtb_probe_wdl_many(db, pos, 16, 0, w, NULL), bad16 ? DTB_E_INVALID : DTB_OK);
+    assert_int_equal(dtb_probe_wdl_many(db, pos, 0, 0, w, st), DTB_OK);
+    assert_int_equal(dtb_probe_dtw_many(db, pos, -1, 0, w, d, st), DTB_E_INVALID);
+    dtb_close(db);
+    /* Cache-only on a fresh handle: nothing is cached, then what single probes brought in. */
+    db = open_db(maindir, NULL, 64u << 20, NULL);
+    const int n = 500;
+    const dtb_status none_cached = dtb_probe_wdl_many(db, pos, n, DTB_CACHE_ONLY, w, st);
+    int notcached = 0;
+    dtb_status last_failure = DTB_OK;
+    for (int k = 0; k < n; k++) {
+        dtb_wdl w1 = DTB_DRAW;
+        const dtb_status s1 = dtb_probe_wdl(db, &pos[k], DTB_CACHE_ONLY, &w1);
+        assert_int_equal(st[k], s1);
+        assert_true(!bad[k] || s1 == DTB_E_INVALID);
+        if (s1 == DTB_OK) /* decided without a table: a capture of the last piece */
+            assert_int_equal(w[k], w1);
+        notcached += s1 == DTB_E_NOTCACHED;
+        last_failure = s1 != DTB_OK ? s1 : last_failure;
+    }
+    assert_true(notcached > n / 2);
+    assert_int_equal(none_cached, last_failure);
+    for (int k = 0; k < n; k += 3) {
+        dtb_wdl w1;
+        (void)dtb_probe_wdl(db, &pos[k], 0, &w1);
+    }
+    dtb_probe_wdl_many(db, pos, n, DTB_CACHE_ONLY, w, st);
+    int cached = 0;
+    for (int k = 0; k < n; k++) {
+        dtb_wdl w1 = DTB_DRAW;
+        const dtb_status s1 = dtb_probe_wdl(db, &pos[k], DTB_CACHE_ONLY, &w1);
+        assert_int_equal(st[k], s1);
+        if (s1 == DTB_OK) {
+            assert_int_equal(w[k], w1);
+            cached++;
+        }
+    }
+    assert_true(cached >= n / 3 - 10 && cached < n);
+    dtb_close(db);
+    free(pos), free(want), free(w), free(d), free(st), free(bad);
+}
+
 /* ---- missing tables, and where tables may live ------------------------------------------------ */
 
 /* dir gets links to the files of maindir/international whose names pass keep(). */
@@ -1208,6 +1330,7 @@ int main(void)
         cmocka_unit_test(test_moves_and_lines),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_cache_only),
+        cmocka_unit_test(test_many),
         cmocka_unit_test(test_missing_tables),
         cmocka_unit_test(test_damaged_files),
         cmocka_unit_test(test_fen),
