@@ -49,6 +49,7 @@ typedef struct dtbgen_options {
     int threads;
     double memory_gib;              /* 0: no budget given */
     int zstd_level;
+    int block_positions;            /* --block-positions (compact sets); 0: the default */
 } dtbgen_options;
 
 typedef enum { ARG_NONE, ARG_STRING, ARG_INT } arg_kind;
@@ -68,7 +69,8 @@ static const option_spec options[] = {
     {"--material", ARG_STRING, "NAME", "only this material and what it needs (repeatable)"},
     {"--threads", ARG_INT, "T", "worker threads (default: all cores)"},
     {"--memory", ARG_STRING, "GIB", "refuse to start a build needing more memory than this"},
-    {"--zstd-level", ARG_INT, "L", "compression level of the table files (default 9)"},
+    {"--zstd-level", ARG_INT, "L", "compression level of the table files (default 9; --compact: 15)"},
+    {"--block-positions", ARG_INT, "N", "--compact: positions per block (default 1048576)"},
     {"--variant", ARG_STRING, "V", "rules: international, english, russian, brazilian, canadian"},
     {"--pieces", ARG_INT, "N", "largest number of pieces (2..N)"},
     {"--json", ARG_NONE, NULL, "machine-readable output (one JSON object)"},
@@ -84,6 +86,7 @@ static void usage(FILE *f)
                "              [--memory GIB] [--quiet]\n"
                "       dtbgen --check DIR --variant V [--pieces N] [--threads T]\n"
                "       dtbgen --compact FULL --out DIR [--variant V] [--pieces N] [--threads T]\n"
+               "              [--block-positions N] [--zstd-level L]\n"
                "       dtbgen --list --variant V --pieces N [--json]\n"
                "       dtbgen --help | --version\n\noptions:\n");
     for (int i = 0; i < NOPTIONS; i++) {
@@ -92,11 +95,13 @@ static void usage(FILE *f)
                  options[i].metavar ? options[i].metavar : "");
         fprintf(f, "  %-16s %s\n", left, options[i].help);
     }
-    fprintf(f, "\ncompact sets: of every material and its colour flip (per metric) the smaller file is\n"
-               "copied and the other is derived: its quiet positions whose moves all land in stored\n"
-               "tables hold no value, and libdtb answers them by a one-ply search (the same values,\n"
-               "probes of those positions make about a dozen lookups instead of one).\n"
-               "tables/FORMAT.md, \"Compact sets\", has the rule and the sizes.\n");
+    fprintf(f, "\ncompact sets: of every material and its colour flip (per metric) one file is stored\n"
+               "and the other is derived: its quiet positions whose moves all land in stored tables\n"
+               "hold no value, and libdtb answers them by a one-ply search (the same values, probes\n"
+               "of those positions make about a dozen lookups instead of one). Which one is derived\n"
+               "is chosen for the whole set, to make it smallest. Stored tables are copied when\n"
+               "--block-positions and --zstd-level are the full set's, re-encoded otherwise.\n"
+               "tables/FORMAT.md, \"Compact sets\", has the rule, the defaults and the sizes.\n");
     fprintf(f, "\nexit status: 0 done, 1 bad input or data, 2 usage error\n");
 }
 
@@ -188,6 +193,10 @@ static int parse_args(int argc, char **argv, dtbgen_options *o)
         } else if (strcmp(spec->name, "--zstd-level") == 0) {
             if (!parse_int(value, &o->zstd_level) || o->zstd_level < 1 || o->zstd_level > 22)
                 return usage_error("--zstd-level: '%s' is not a level 1..22", value);
+        } else if (strcmp(spec->name, "--block-positions") == 0) {
+            if (!parse_int(value, &o->block_positions) || o->block_positions < 1 ||
+                o->block_positions > (1 << 24))
+                return usage_error("--block-positions: '%s' is not a number 1..16777216", value);
         } else if (strcmp(spec->name, "--memory") == 0) {
             char *end;
             o->memory_gib = strtod(value, &end);
@@ -207,6 +216,8 @@ static int parse_args(int argc, char **argv, dtbgen_options *o)
     }
     if (o->command == CMD_NONE)
         return usage_error("%s", "no command given (--out DIR, --check DIR, --compact DIR or --list)");
+    if (o->block_positions && o->command != CMD_COMPACT)
+        return usage_error("%s", "--block-positions is for --compact (builds use 65536)");
     if (o->command == CMD_COMPACT && !o->dir)
         return usage_error("%s", "--compact needs --out DIR (where the compact set goes)");
     if (o->command != CMD_CHECK && o->command != CMD_COMPACT && !o->variant)
@@ -559,7 +570,7 @@ static void on_compact(void *user, const char *path, dtb_compact_action action, 
     const dtbgen_options *o = user;
     if (o->quiet)
         return;
-    static const char *const what[] = {"derived", "copied", "already there"};
+    static const char *const what[] = {"derived", "copied", "already there", "re-encoded"};
     fprintf(stderr, "dtbgen: %s %s (%llu -> %llu bytes)\n", what[action], path,
             (unsigned long long)bytes_in, (unsigned long long)bytes_out);
 }
@@ -595,6 +606,8 @@ static int run_compact(const dtbgen_options *o)
         .variant = v,
         .pieces = o->pieces,
         .threads = o->threads,
+        .block_positions = (uint32_t)o->block_positions,
+        .zstd_level = o->zstd_level,
         .log = on_compact,
         .user = (void *)o,
     };
@@ -607,8 +620,9 @@ static int run_compact(const dtbgen_options *o)
     }
     const double secs = omp_get_wtime() - t0;
     if (o->json) {
-        printf("{\"variant\":\"%s\",\"dir\":\"%s\",\"files\":%d,\"derived\":%d,", v->name,
-               o->dir, st.files, st.derived);
+        printf("{\"variant\":\"%s\",\"dir\":\"%s\",\"files\":%d,\"derived\":%d,"
+               "\"keeping\":%d,\"reencoded\":%d,",
+               v->name, o->dir, st.files, st.derived, st.keeping, st.reencoded);
         for (int k = 0; k < 2; k++)
             printf("\"%s\":{\"positions\":%llu,\"bytes_full\":%llu,\"bytes\":%llu},",
                    k ? "dtw" : "wld", (unsigned long long)st.positions[k],
@@ -617,8 +631,9 @@ static int run_compact(const dtbgen_options *o)
                (unsigned long long)st.derived_dontcare, (unsigned long long)st.kept, secs);
         return 0;
     }
-    printf("compact %s set in %s/%s: %d files, %d derived (%.1f s)\n", v->name, o->dir, v->name,
-           st.files, st.derived, secs);
+    printf("compact %s set in %s/%s: %d files, %d derived (%d keeping promotions), %d re-encoded "
+           "(%.1f s)\n",
+           v->name, o->dir, v->name, st.files, st.derived, st.keeping, st.reencoded, secs);
     for (int k = 0; k < 2; k++)
         if (st.positions[k])
             printf("  %s: %llu -> %llu bytes, %.1f -> %.1f positions per byte\n", k ? "DTW" : "WLD",

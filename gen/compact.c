@@ -1,13 +1,26 @@
-/* Full set -> compact set. First everything is opened and checked and every choice is made
- * (which member of each pair is derived, whether a derived table keeps its promoting positions),
- * so that bad input stops the run before a byte is written; then file by file, in dependency
- * order: a copy (streamed, its whole-file checksum recomputed on the way and compared) or a
- * derived table (all blocks read through their frame checks, the don't-care set computed from
- * the positions themselves, written by gen/tablewrite.c with the input's block size and level).
+/* Full set -> compact set. First everything is opened and checked (bad input stops the run
+ * before a byte is written); then, table by table, the candidates the choice needs are made in
+ * the output directory: each pair member derived (all its quiet positions don't-care) and
+ * derived keeping its promoting positions (when its promotions can land in a derived table);
+ * their sizes, and the input sizes of the stored forms, are the costs. Then the derived member
+ * of every pair is chosen for the whole set, the chosen candidates are renamed into place, the
+ * stored tables copied (or re-encoded, when the output's parameters differ from the input's),
+ * and the other candidates removed.
  *
- * The choice per pair and metric: the smaller file is stored and the larger one becomes the
- * (nearly empty) derived table, so the set keeps the smaller half of each pair; a tie goes to
- * the material whose name sorts first, so the choice depends on the input bytes only. */
+ * Why a whole-set choice: derived table M whose white promotions land in a derived table keeps
+ * the values of its promoting quiet positions (probe/pairsplit.h), so the cost of deriving M
+ * depends on the choice in the pair of its promotion target. Deriving the larger file of each
+ * pair on its own left 0.98 MB of kept positions in the 10.4 MB of the international 2..5 WLD
+ * set and 5.7 MB in the 60.9 MB of DTW. The set's bytes are
+ *     sum over pairs of the stored member's bytes + sum over derived members of their bytes,
+ * the latter depending on whether the target is derived; the choice starts from the per-pair
+ * one and takes single and double pair flips that make the sum smaller, until none does (a
+ * local search over ~40 pairs of measured costs; from random starts it found nothing smaller on
+ * international 2..5). A choice closed under white promotion (M derived => M's promotion target
+ * stored) has no kept positions but is not always smaller: storing the other member can cost
+ * more than the kept positions (MMvKKM keeps 242 KB of WLD; storing it instead of KKMvMM costs
+ * 318 KB more). Ties keep the earlier choice, and the search is sequential, so the choice
+ * depends on the input and options only. */
 #define _XOPEN_SOURCE 700 /* realpath */
 
 #include "compact.h"
@@ -38,14 +51,26 @@ enum { MAX_PIECES = 8 }; /* dtbgen's limit */
 /* Path buffers: a directory, a file in it, that file's .tmp / .new companion. */
 enum { DIRPATH_MAX = 4096, FILEPATH_MAX = DIRPATH_MAX + 128, TMPPATH_MAX = FILEPATH_MAX + 16 };
 
+/* The forms a table can take in the compact set (candidate files <table>.stored / .derived /
+ * .keep while the choice is made). */
+enum { FORM_STORED, FORM_DERIVED, FORM_KEEP, FORMS };
+static const char *const form_suffix[FORMS] = {"stored", "derived", "keep"};
+
 typedef struct entry {
     dtb_material m;
     char name[DTB_MATERIAL_NAME_MAX];
     dtb_index *ix;
     dtb_tablefile *tf[2]; /* [metric - 1]; NULL when the full set has no such file */
     char *path[2];
+    int flip;             /* list index of the colour flip; -1: its own flip */
+    int target;           /* list index of the table a white promotion lands in (black to move
+                             after it: the flip of this material with a white man made a king);
+                             -1: no white man, or that table is its own flip (always stored) */
+    bool reencode[2];     /* stored, it is re-encoded (the output parameters differ) */
+    uint64_t bytes[2][FORMS]; /* [metric - 1][form]: file size of each form */
+    bool made[2][FORMS];  /* candidate file written */
+    uint64_t quiet_dontcare[2]; /* quiet positions without a value when derived: [keeping] */
     bool derived[2];
-    bool keep[2];         /* derived, with a promotion target that is derived too */
 } entry;
 
 typedef struct run {
@@ -55,6 +80,8 @@ typedef struct run {
     entry *list;
     int n;
     int threads;
+    uint32_t block_positions; /* 0: each input's own (same_parameters) */
+    int zstd_level;
 } run;
 
 static const dtb_metric metrics[2] = {DTB_METRIC_WLD, DTB_METRIC_DTW};
@@ -265,13 +292,21 @@ static dtb_status copy_file(const char *from, const char *to, const dtb_tablefil
 
 /* ---- the derived member ------------------------------------------------------------------- */
 
+/* The threads to work on a table of n positions with: one for small tables, whose work is
+ * shorter than what waking a team costs (and its threads spinning after it, which doubled the
+ * CPU time of a set of 2- to 4-piece tables). */
+static int threads_for(const run *r, uint64_t n)
+{
+    return n < (1u << 20) ? 1 : r->threads;
+}
+
 /* Reads every block of t (checked against its frame checksums) into values. */
 static dtb_status read_all(const run *r, const dtb_tablefile *tf, uint8_t *values, dtb_error *e)
 {
     const dtb_tablefile_info *info = dtb_tablefile_get_info(tf);
     dtb_status bad = DTB_OK;
 #ifdef _OPENMP
-#pragma omp parallel num_threads(r->threads)
+#pragma omp parallel num_threads(threads_for(r, info->positions))
 #endif
     {
         dtb_tablefile_ctx *ctx = dtb_tablefile_ctx_create();
@@ -302,76 +337,162 @@ static dtb_status read_all(const run *r, const dtb_tablefile *tf, uint8_t *value
     return bad;
 }
 
-/* The don't-care set of derived table x in metric k: capture positions and the quiet positions
- * probe/pairsplit.h names, as bits (bit i % 64 of bits[i / 64]). Counts the quiet ones. */
-static void dontcare_bits(const run *r, const entry *x, int k, uint64_t *bits, uint64_t *derived,
-                          uint64_t *kept)
+/* The name of x's candidate file of metric k in the given form. */
+static void candidate_path(const run *r, const entry *x, int k, int form, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s/%s.%s.%s", r->out, x->name, dtb_metric_name(metrics[k]),
+             form_suffix[form]);
+}
+
+/* The capture positions of x (cap) and, of its quiet positions, those where white has a
+ * promoting move (pro), as bits (bit i % 64 of word i / 64); counts both. */
+static void position_bits(const run *r, const entry *x, uint64_t *cap, uint64_t *pro,
+                          uint64_t *captures, uint64_t *promoting)
 {
     const uint64_t n = dtb_index_size(x->ix), words = (n + 63) / 64;
     dtb_capturetest ct;
     dtb_capturetest_init(&ct, &r->board);
-    uint64_t nd = 0, nk = 0;
+    uint64_t nc = 0, np = 0;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 256) reduction(+ : nd, nk) num_threads(r->threads)
+#pragma omp parallel for schedule(dynamic, 256) reduction(+ : nc, np) num_threads(threads_for(r, n))
 #endif
     for (uint64_t w = 0; w < words; w++) {
-        uint64_t word = 0;
+        uint64_t c = 0, q = 0;
         for (uint64_t i = w * 64; i < n && i < (w + 1) * 64; i++) {
             dtb_pos p;
             dtb_index_pos(x->ix, i, &p);
-            const bool capture = ct.usable ? dtb_capturetest_has(&ct, &p) : dtb_has_capture(&r->board, &p);
-            if (capture) {
-                word |= 1ull << (i % 64);
-            } else if (dtb_pairsplit_dontcare(&r->board, x->keep[k], &p)) {
-                word |= 1ull << (i % 64);
-                nd++;
-            } else {
-                nk++;
+            if (ct.usable ? dtb_capturetest_has(&ct, &p) : dtb_has_capture(&r->board, &p)) {
+                c |= 1ull << (i % 64);
+                nc++;
+            } else if (dtb_pairsplit_promotes(&r->board, &p)) {
+                q |= 1ull << (i % 64);
+                np++;
             }
         }
-        bits[w] = word;
+        cap[w] = c;
+        pro[w] = q;
     }
-    *derived += nd;
-    *kept += nk;
+    *captures = nc;
+    *promoting = np;
 }
 
-/* Writes the derived table of x in metric k to path. */
-static dtb_status write_derived(const run *r, const entry *x, int k, const char *path,
-                                uint64_t *bytes, dtb_compact_stats *st, dtb_error *e)
+/* Writes x's table of metric k in the given form to its candidate file, with the output's
+ * parameters; values are the full set's (for the derived form, whose every position is
+ * don't-care, they do not matter), dc the form's don't-care bits. */
+static dtb_status write_form(const run *r, entry *x, int k, int form, const uint8_t *values,
+                             const uint64_t *dc_bits, dtb_error *e)
 {
     const dtb_tablefile_info *info = dtb_tablefile_get_info(x->tf[k]);
-    const uint64_t n = info->positions;
-    uint8_t *values = malloc((size_t)n);
-    uint64_t *bits = malloc((size_t)((n + 63) / 64) * sizeof *bits);
-    if (!values || !bits) {
-        free(values);
-        free(bits);
-        return dtb_error_set(e, DTB_E_NOMEM, "out of memory for %s (%llu positions)", x->path[k],
-                             (unsigned long long)n);
-    }
-    dtb_status s = read_all(r, x->tf[k], values, e);
+    dtb_table_write_options w = dtb_table_write_defaults();
+    w.variant = info->variant;
+    w.gametype = info->gametype;
+    w.material = info->material;
+    w.metric = info->metric;
+    w.index_version = info->index_version;
+    w.value_encoding = info->value_encoding;
+    w.dontcare_kind = form == FORM_STORED ? info->dontcare_kind
+                                          : DTB_DONTCARE_CAPTURES | DTB_DONTCARE_DERIVED;
+    w.flags = form == FORM_STORED  ? 0u
+              : form == FORM_KEEP ? DTB_TABLE_DERIVED | DTB_TABLE_KEEP_PROMOTIONS
+                                  : DTB_TABLE_DERIVED;
+    w.block_positions = r->block_positions ? r->block_positions : info->block_positions;
+    w.zstd_level = r->zstd_level ? r->zstd_level : info->zstd_level;
+    w.threads = threads_for(r, info->positions);
+    char path[TMPPATH_MAX];
+    candidate_path(r, x, k, form, path, sizeof path);
+    const dtb_table_dontcare dc = {.bits = dc_bits, .marker = -1};
+    dtb_table_write_stats ws;
+    const dtb_status s = dtb_table_write(path, &w, values, info->positions, &dc, &ws, e);
     if (s == DTB_OK) {
-        dontcare_bits(r, x, k, bits, &st->derived_dontcare, &st->kept);
-        dtb_table_write_options w = dtb_table_write_defaults();
-        w.variant = info->variant;
-        w.gametype = info->gametype;
-        w.material = info->material;
-        w.metric = info->metric;
-        w.index_version = info->index_version;
-        w.value_encoding = info->value_encoding;
-        w.dontcare_kind = DTB_DONTCARE_CAPTURES | DTB_DONTCARE_DERIVED;
-        w.flags = DTB_TABLE_DERIVED | (x->keep[k] ? DTB_TABLE_KEEP_PROMOTIONS : 0u);
-        w.block_positions = info->block_positions;
-        w.zstd_level = info->zstd_level;
-        w.threads = r->threads;
-        const dtb_table_dontcare dc = {.bits = bits, .marker = -1};
-        dtb_table_write_stats ws;
-        if ((s = dtb_table_write(path, &w, values, n, &dc, &ws, e)) == DTB_OK)
-            *bytes = ws.file_size;
+        x->made[k][form] = true;
+        x->bytes[k][form] = ws.file_size;
+    }
+    return s;
+}
+
+/* Before the choice (chosen false): makes the candidates of x that the choice needs, both
+ * metrics, and records their sizes: the derived form of a pair member (every position
+ * don't-care: values are not read), and its keeping form when its promotions may land in a
+ * derived table (the full set's values, capture and non-promoting quiet positions don't-care).
+ * A stored table's cost is its input file's size, also when it is re-encoded: measuring both
+ * members of each pair re-encoded would double the conversion's longest part (at level 15 or
+ * more) for a choice that moves by a few KB. After the choice (chosen true): the stored form
+ * of x when it is re-encoded (capture positions don't-care, recomputed with the capture test,
+ * as the full set has them). */
+static dtb_status prepare(run *r, entry *x, bool chosen, dtb_error *e)
+{
+    bool need[2][FORMS] = {{false}}, read = false;
+    for (int k = 0; k < 2; k++) {
+        if (!x->tf[k])
+            continue;
+        if (chosen) {
+            need[k][FORM_STORED] = x->reencode[k] && !x->derived[k];
+        } else {
+            need[k][FORM_DERIVED] = x->flip >= 0;
+            need[k][FORM_KEEP] = x->flip >= 0 && x->target >= 0;
+            x->bytes[k][FORM_STORED] = dtb_tablefile_get_info(x->tf[k])->file_size;
+        }
+        read |= need[k][FORM_STORED] || need[k][FORM_KEEP];
+    }
+    if (!need[0][FORM_DERIVED] && !need[1][FORM_DERIVED] && !read)
+        return DTB_OK;
+    const uint64_t n = dtb_index_size(x->ix), words = (n + 63) / 64;
+    uint8_t *values = read ? malloc((size_t)n) : calloc((size_t)n, 1);
+    uint64_t *all = malloc((size_t)words * sizeof *all);
+    uint64_t *cap = read ? malloc((size_t)words * sizeof *cap) : NULL;
+    uint64_t *keep = read ? malloc((size_t)words * sizeof *keep) : NULL;
+    dtb_status s = DTB_OK;
+    if (!values || !all || (read && (!cap || !keep)))
+        s = dtb_error_set(e, DTB_E_NOMEM, "out of memory for %s (%llu positions)", x->name,
+                          (unsigned long long)n);
+    if (s == DTB_OK) {
+        memset(all, 0xff, (size_t)words * sizeof *all);
+        uint64_t captures = 0, promoting = 0;
+        if (read) {
+            position_bits(r, x, cap, keep, &captures, &promoting);
+            for (uint64_t w = 0; w < words; w++) /* don't-care: everything not promoting */
+                keep[w] = ~keep[w];
+        } else {
+            for (int k = 0; k < 2; k++) /* the quiet count without the capture test */
+                if (x->tf[k])
+                    captures = dtb_tablefile_get_info(x->tf[k])->dontcare_count;
+        }
+        if (!chosen) {
+            x->quiet_dontcare[0] = n - captures;
+            x->quiet_dontcare[1] = n - captures - promoting;
+        }
+    }
+    for (int k = 0; k < 2 && s == DTB_OK; k++) {
+        if (!x->tf[k])
+            continue;
+        if (need[k][FORM_STORED] || need[k][FORM_KEEP])
+            s = read_all(r, x->tf[k], values, e);
+        if (s == DTB_OK && need[k][FORM_STORED])
+            s = write_form(r, x, k, FORM_STORED, values, cap, e);
+        if (s == DTB_OK && need[k][FORM_KEEP])
+            s = write_form(r, x, k, FORM_KEEP, values, keep, e);
+        if (s == DTB_OK && need[k][FORM_DERIVED])
+            s = write_form(r, x, k, FORM_DERIVED, values, all, e);
     }
     free(values);
-    free(bits);
+    free(all);
+    free(cap);
+    free(keep);
     return s;
+}
+
+/* Removes every candidate file still in place. */
+static void remove_candidates(run *r)
+{
+    for (int i = 0; i < r->n; i++)
+        for (int k = 0; k < 2; k++)
+            for (int f = 0; f < FORMS; f++)
+                if (r->list[i].made[k][f]) {
+                    char path[TMPPATH_MAX];
+                    candidate_path(r, &r->list[i], k, f, path, sizeof path);
+                    unlink(path);
+                    r->list[i].made[k][f] = false;
+                }
 }
 
 /* ---- the run ------------------------------------------------------------------------------ */
@@ -432,20 +553,38 @@ static dtb_status open_all(run *r, dtb_error *e)
     return s;
 }
 
-/* Chooses the derived member of every pair and metric, and which derived tables keep their
- * promoting positions; every partner and promotion target must be there. */
-static dtb_status choose(run *r, dtb_error *e)
+static int entry_at(const run *r, dtb_material m)
+{
+    const entry *x = find_entry(r, m);
+    return x ? (int)(x - r->list) : -1;
+}
+
+/* Links every table to its pair partner and promotion target, which must be there; decides
+ * which stored tables are re-encoded. */
+static dtb_status link_pairs(run *r, dtb_error *e)
 {
     for (int i = 0; i < r->n; i++) {
         entry *x = &r->list[i];
+        x->flip = x->target = -1;
+        for (int k = 0; k < 2; k++)
+            if (x->tf[k]) {
+                const dtb_tablefile_info *in = dtb_tablefile_get_info(x->tf[k]);
+                x->reencode[k] = r->block_positions &&
+                                 (r->block_positions != in->block_positions ||
+                                  r->zstd_level != in->zstd_level);
+                if (x->reencode[k] && in->dontcare_kind != DTB_DONTCARE_CAPTURES)
+                    return dtb_error_set(e, DTB_E_MISMATCH,
+                                         "%s: don't-care kind %u, not captures only: cannot be "
+                                         "re-encoded", x->path[k], in->dontcare_kind);
+            }
         if (is_own_flip(&x->m))
             continue;
         const dtb_material fm = dtb_material_flip(x->m);
-        const entry *f = find_entry(r, fm);
+        x->flip = entry_at(r, fm);
         for (int k = 0; k < 2; k++) {
             if (!x->tf[k])
                 continue;
-            if (!f || !f->tf[k]) {
+            if (x->flip < 0 || !r->list[x->flip].tf[k]) {
                 char name[DTB_MATERIAL_NAME_MAX];
                 dtb_material_name(&fm, name, sizeof name);
                 return dtb_error_set(e, DTB_E_NOTFOUND,
@@ -453,66 +592,159 @@ static dtb_status choose(run *r, dtb_error *e)
                                      "set derives one of each pair from the other)",
                                      x->path[k], name, dtb_metric_name(metrics[k]));
             }
-            const uint64_t mine = dtb_tablefile_get_info(x->tf[k])->file_size;
-            const uint64_t theirs = dtb_tablefile_get_info(f->tf[k])->file_size;
-            x->derived[k] = mine > theirs || (mine == theirs && strcmp(x->name, f->name) > 0);
         }
     }
     for (int i = 0; i < r->n; i++) {
         entry *x = &r->list[i];
-        if (x->m.men[DTB_WHITE] == 0)
+        if (x->m.men[DTB_WHITE] == 0 || x->flip < 0)
             continue;
         dtb_material t = x->m; /* where a promotion lands: black to move in t, i.e. its flip */
         t.men[DTB_WHITE]--;
         t.kings[DTB_WHITE]++;
-        const entry *y = find_entry(r, dtb_material_flip(t));
+        const dtb_material ft = dtb_material_flip(t);
+        const int y = entry_at(r, ft);
         for (int k = 0; k < 2; k++) {
-            if (!x->derived[k])
+            if (!x->tf[k])
                 continue;
-            if (!y || !y->tf[k]) {
+            if (y < 0 || !r->list[y].tf[k]) {
                 char name[DTB_MATERIAL_NAME_MAX];
-                dtb_material flipped = dtb_material_flip(t);
-                dtb_material_name(&flipped, name, sizeof name);
-                return dtb_error_set(e, DTB_E_NOTFOUND, "%s: the table its promotions reach, %s.%s, is missing",
+                dtb_material_name(&ft, name, sizeof name);
+                return dtb_error_set(e, DTB_E_NOTFOUND,
+                                     "%s: the table its promotions reach, %s.%s, is missing",
                                      x->path[k], name, dtb_metric_name(metrics[k]));
             }
-            x->keep[k] = y->derived[k];
         }
+        if (!is_own_flip(&ft))
+            x->target = y;
     }
     return DTB_OK;
 }
 
-/* Derives or copies table x of metric k into the output. */
-static dtb_status convert(run *r, const entry *x, int k, dtb_compact_stats *st, dtb_error *e)
+/* Whether derived table x of metric k keeps its promoting positions under the current choice
+ * (its promotions land in a derived table). */
+static bool keeps(const run *r, const entry *x, int k)
 {
-    char to[FILEPATH_MAX];
+    return x->derived[k] && x->target >= 0 && r->list[x->target].derived[k];
+}
+
+/* The bytes of the set's tables of metric k under the current choice. */
+static uint64_t set_bytes(const run *r, int k)
+{
+    uint64_t sum = 0;
+    for (int i = 0; i < r->n; i++) {
+        const entry *x = &r->list[i];
+        if (x->tf[k])
+            sum += x->bytes[k][!x->derived[k]  ? FORM_STORED
+                               : keeps(r, x, k) ? FORM_KEEP
+                                                : FORM_DERIVED];
+    }
+    return sum;
+}
+
+/* Swaps the roles in the pair of entry i, metric k. */
+static void turn(run *r, int i, int k)
+{
+    r->list[i].derived[k] = !r->list[i].derived[k];
+    r->list[r->list[i].flip].derived[k] = !r->list[r->list[i].flip].derived[k];
+}
+
+/* Chooses the derived member of every pair of metric k (the file comment says how and why). */
+static void choose(run *r, int k)
+{
+    int *pairs = malloc((size_t)r->n * sizeof *pairs), np = 0;
+    for (int i = 0; i < r->n; i++) {
+        entry *x = &r->list[i];
+        if (!x->tf[k] || x->flip < 0)
+            continue;
+        const entry *f = &r->list[x->flip];
+        const uint64_t mine = x->bytes[k][FORM_STORED], theirs = f->bytes[k][FORM_STORED];
+        x->derived[k] = mine > theirs || (mine == theirs && strcmp(x->name, f->name) > 0);
+        if (pairs && x->flip > i)
+            pairs[np++] = i;
+    }
+    uint64_t best = set_bytes(r, k);
+    for (bool better = true; better && pairs;) {
+        better = false;
+        for (int a = 0; a < np; a++) {
+            turn(r, pairs[a], k);
+            const uint64_t c = set_bytes(r, k);
+            if (c < best)
+                best = c, better = true;
+            else
+                turn(r, pairs[a], k);
+        }
+        for (int a = 0; a < np && !better; a++)
+            for (int b = a + 1; b < np && !better; b++) {
+                turn(r, pairs[a], k);
+                turn(r, pairs[b], k);
+                const uint64_t c = set_bytes(r, k);
+                if (c < best) {
+                    best = c, better = true;
+                } else {
+                    turn(r, pairs[a], k);
+                    turn(r, pairs[b], k);
+                }
+            }
+    }
+    free(pairs); /* without memory for the list the per-pair choice stands */
+}
+
+/* Puts candidate file cand in place at to, or, when to exists, checks that it holds the same
+ * bytes and removes cand. */
+static dtb_status place(const char *cand, const char *to, bool *unchanged, dtb_error *e)
+{
+    *unchanged = access(to, F_OK) == 0;
+    dtb_status s = DTB_OK;
+    if (*unchanged) {
+        s = existing_same(to, cand, e);
+        unlink(cand);
+    } else if (rename(cand, to) != 0) {
+        s = sys_error(e, errno, to, "cannot rename the candidate file into place");
+    } else {
+        const int err = sync_dir_of(to);
+        if (err)
+            s = sys_error(e, err, to, "cannot sync the directory");
+    }
+    return s;
+}
+
+/* Puts table x of metric k into the output in its chosen form. */
+static dtb_status convert(run *r, entry *x, int k, dtb_compact_stats *st, dtb_error *e)
+{
+    char to[FILEPATH_MAX], cand[TMPPATH_MAX];
     snprintf(to, sizeof to, "%s/%s.%s", r->out, x->name, dtb_metric_name(metrics[k]));
     const dtb_tablefile_info *info = dtb_tablefile_get_info(x->tf[k]);
+    const bool keep = keeps(r, x, k);
+    const int form = !x->derived[k] ? FORM_STORED : keep ? FORM_KEEP : FORM_DERIVED;
     dtb_status s;
-    uint64_t bytes = info->file_size;
     bool unchanged;
-    if (!x->derived[k]) {
+    if (form == FORM_STORED && !x->reencode[k]) {
         s = copy_file(x->path[k], to, info, &unchanged, e);
     } else {
-        unchanged = access(to, F_OK) == 0;
-        char fresh[TMPPATH_MAX];
-        snprintf(fresh, sizeof fresh, "%s.new", to);
-        s = write_derived(r, x, k, unchanged ? fresh : to, &bytes, st, e);
-        if (s == DTB_OK && unchanged)
-            s = existing_same(to, fresh, e);
-        if (unchanged)
-            unlink(fresh);
+        candidate_path(r, x, k, form, cand, sizeof cand);
+        s = place(cand, to, &unchanged, e);
+        x->made[k][form] = false;
     }
     if (s != DTB_OK)
         return s;
+    const uint64_t bytes = x->bytes[k][form];
     st->files++;
     st->derived += x->derived[k];
+    st->reencoded += form == FORM_STORED && x->reencode[k];
+    st->keeping += keep;
+    if (x->derived[k]) {
+        st->derived_dontcare += x->quiet_dontcare[keep];
+        st->kept += x->quiet_dontcare[0] - x->quiet_dontcare[keep];
+    }
     st->positions[k] += info->positions;
     st->bytes_in[k] += info->file_size;
     st->bytes_out[k] += bytes;
     if (r->o->log)
         r->o->log(r->o->user, to,
-                  unchanged ? DTB_COMPACT_UNCHANGED : x->derived[k] ? DTB_COMPACT_DERIVE : DTB_COMPACT_COPY,
+                  unchanged        ? DTB_COMPACT_UNCHANGED
+                  : x->derived[k]  ? DTB_COMPACT_DERIVE
+                  : x->reencode[k] ? DTB_COMPACT_REENCODE
+                                   : DTB_COMPACT_COPY,
                   info->file_size, bytes);
     return DTB_OK;
 }
@@ -598,9 +830,18 @@ dtb_status dtb_compact(const dtb_compact_options *o, dtb_compact_stats *st_out, 
         return dtb_error_set(e, DTB_E_INVALID, "a full set's directory, an output directory and a variant are needed");
     if (o->pieces != 0 && (o->pieces < 2 || o->pieces > MAX_PIECES))
         return dtb_error_set(e, DTB_E_INVALID, "pieces %d outside 2..%d", o->pieces, MAX_PIECES);
+    if (!o->same_parameters &&
+        (o->block_positions > (1u << 24) || o->zstd_level < 0 || o->zstd_level > 22))
+        return dtb_error_set(e, DTB_E_INVALID,
+                             "block positions %u or zstd level %d out of range (1..2^24, 1..22)",
+                             o->block_positions, o->zstd_level);
     if (strlen(o->from_dir) + 32 > DIRPATH_MAX || strlen(o->out_dir) + 32 > DIRPATH_MAX)
         return dtb_error_set(e, DTB_E_INVALID, "directory name too long");
     run r = {.o = o};
+    if (!o->same_parameters) {
+        r.block_positions = o->block_positions ? o->block_positions : DTB_COMPACT_DEFAULT_BLOCK_POSITIONS;
+        r.zstd_level = o->zstd_level ? o->zstd_level : DTB_COMPACT_DEFAULT_ZSTD_LEVEL;
+    }
     dtb_board_init(&r.board, o->variant);
     snprintf(r.from, sizeof r.from, "%s/%s", o->from_dir, o->variant->name);
     snprintf(r.out, sizeof r.out, "%s/%s", o->out_dir, o->variant->name);
@@ -616,9 +857,9 @@ dtb_status dtb_compact(const dtb_compact_options *o, dtb_compact_stats *st_out, 
         return dtb_error_set(e, DTB_E_INVALID, "%s: the output directory is the full set's", r.out);
     dtb_status s = open_all(&r, e);
     if (s == DTB_OK)
-        s = choose(&r, e);
+        s = link_pairs(&r, e);
     /* Every input file checked whole before anything is written: a copy is checked again as
-     * it is made, a derived table's frames as they are read. */
+     * it is made, the frames of the others as they are read. */
     for (int i = 0; i < r.n && s == DTB_OK; i++)
         for (int k = 0; k < 2 && s == DTB_OK; k++)
             if (r.list[i].tf[k])
@@ -626,9 +867,17 @@ dtb_status dtb_compact(const dtb_compact_options *o, dtb_compact_stats *st_out, 
     if (s == DTB_OK && (s = make_dir(o->out_dir, e)) == DTB_OK)
         s = make_dir(r.out, e);
     for (int i = 0; i < r.n && s == DTB_OK; i++)
+        s = prepare(&r, &r.list[i], false, e);
+    if (s == DTB_OK)
+        for (int k = 0; k < 2; k++)
+            choose(&r, k);
+    for (int i = 0; i < r.n && s == DTB_OK; i++) {
+        s = prepare(&r, &r.list[i], true, e);
         for (int k = 0; k < 2 && s == DTB_OK; k++)
             if (r.list[i].tf[k])
                 s = convert(&r, &r.list[i], k, &st, e);
+    }
+    remove_candidates(&r);
     if (s == DTB_OK)
         s = copy_stats(&r, e);
     free_run(&r);

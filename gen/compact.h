@@ -2,11 +2,14 @@
  * "Compact sets"; the rule is in probe/pairsplit.h).
  *
  * Of every material and its colour flip (a material that is its own flip excepted), per metric,
- * the smaller file is copied and the other is rewritten as a derived table, whose quiet
- * positions hold no value when all their moves land in stored tables: libdtb answers them by a
- * one-ply search, so they compress to almost nothing. Every other file is copied. Probing the
- * compact set gives the same values as the full set; probes of derived positions cost a dozen
- * lookups instead of one.
+ * one table is stored and the other is rewritten as a derived table, whose quiet positions hold
+ * no value when all their moves land in stored tables: libdtb answers them by a one-ply search,
+ * so they compress to almost nothing. Which member of each pair is derived is chosen for the
+ * whole set at once, to make the set's bytes smallest (a derived table whose promotions land in
+ * a derived table keeps its promoting positions, so the choices of pairs depend on each other).
+ * Stored tables are copied byte for byte when the output's compression parameters are the
+ * input's, and re-encoded otherwise. Probing the compact set gives the same values as the full
+ * set; probes of derived positions cost a dozen lookups instead of one.
  *
  * Usage:
  *     dtb_compact_options o = {.from_dir = "tables", .out_dir = "compact", .variant = v};
@@ -15,11 +18,12 @@
  *
  * Every input file is checked before anything is written (it opens cleanly, is a full set's
  * table, has its pair partner and its promotion target's pair); each file read is verified
- * against its checksums. Files appear whole or not at all (.tmp, fsync, rename). An output file
- * that already exists is left alone when it has the bytes this run would write, and is an error
- * otherwise (never overwritten). The same input gives the same bytes, whatever the thread count.
- * Never prints, never exits: messages go to the log callback. Not thread-safe with respect to the
- * same output directory. */
+ * against its checksums. Files appear whole or not at all (.tmp, fsync, rename); the candidates
+ * the choice is measured on are made as <table>.stored / .derived / .keep next to their final
+ * name and removed. An output file that already exists is left alone when it has the bytes this
+ * run would write, and is an error otherwise (never overwritten). The same input and options
+ * give the same bytes, whatever the thread count. Never prints, never exits: messages go to the
+ * log callback. Not thread-safe with respect to the same output directory. */
 #ifndef DTB_COMPACT_H
 #define DTB_COMPACT_H
 
@@ -33,7 +37,13 @@ typedef enum dtb_compact_action {
     DTB_COMPACT_DERIVE,    /* written as the derived member of its pair */
     DTB_COMPACT_COPY,      /* copied: the stored member of a pair, or its own flip */
     DTB_COMPACT_UNCHANGED, /* already in the output with the same bytes */
+    DTB_COMPACT_REENCODE,  /* stored, re-encoded with the output's block size and level */
 } dtb_compact_action;
+
+/* The compact set's compression parameters unless told otherwise (tables/FORMAT.md, "Compact
+ * sets": chosen from measurements on international 2..5). */
+#define DTB_COMPACT_DEFAULT_BLOCK_POSITIONS (1u << 20)
+#define DTB_COMPACT_DEFAULT_ZSTD_LEVEL 15
 
 /* Called once per table file, in dependency order, after it is done: its output path, what was
  * done, its size in the full set and in the compact one. From one thread at a time. */
@@ -46,6 +56,13 @@ typedef struct dtb_compact_options {
     const dtb_variant *variant;
     int pieces;                 /* only materials of at most this many pieces; 0: up to 8 */
     int threads;                /* 0: OpenMP's default */
+    /* Compression of every output table. A stored table whose input has these parameters is
+     * copied byte for byte, any other is re-encoded (its capture positions don't-care, as in
+     * the full set); derived tables are written with them. */
+    bool same_parameters;       /* each table keeps its input's block size and level (every
+                                   stored table a copy); the two fields below are ignored */
+    uint32_t block_positions;   /* positions per block, 1 .. 2^24; 0: the default above */
+    int zstd_level;             /* 1 .. 22; 0: the default above */
     dtb_compact_log log;        /* may be NULL */
     void *user;
 } dtb_compact_options;
@@ -53,6 +70,8 @@ typedef struct dtb_compact_options {
 typedef struct dtb_compact_stats {
     int files;                  /* table files in the set */
     int derived;                /* of which derived */
+    int reencoded;              /* of which stored and re-encoded */
+    int keeping;                /* of which derived keeping their promoting positions */
     uint64_t positions[2];      /* [metric - 1]: positions in the tables of that metric */
     uint64_t bytes_in[2];       /* [metric - 1]: bytes of the full set's files */
     uint64_t bytes_out[2];      /* [metric - 1]: bytes of the compact set's files */
@@ -63,7 +82,8 @@ typedef struct dtb_compact_stats {
 
 /* Converts the tables of o->variant in o->from_dir into a compact set in o->out_dir (with the
  * per-material .stats records and the STATS log, when the full set has them). st may be NULL.
- * Returns DTB_OK, or a status with a one-line message naming the file: DTB_E_NOTFOUND (no tables,
+ * Returns DTB_OK, or a status with a one-line message naming the file: DTB_E_INVALID (bad
+ * options), DTB_E_NOTFOUND (no tables,
  * a pair partner or promotion target missing), DTB_E_CORRUPT / DTB_E_VERSION / DTB_E_MISMATCH (a
  * damaged or unexpected input file, or one already derived), DTB_E_INVALID (an output file exists
  * with other bytes), DTB_E_IO, DTB_E_NOSPACE, DTB_E_NOMEM. */

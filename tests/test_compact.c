@@ -21,6 +21,7 @@
 #include "dtb.h" /* before core's headers: its status and WDL definitions are the ones used */
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -223,7 +224,7 @@ static int setup(void **state)
             mats[nmats++] = list[i];
     }
     const dtb_compact_options co = {.from_dir = fulldir, .out_dir = compactdir,
-                                    .variant = board.variant};
+                                    .variant = board.variant, .same_parameters = true};
     if (dtb_compact(&co, NULL, &e) != DTB_OK) {
         fprintf(stderr, "fixture: dtb_compact: %s\n", e.msg);
         return -1;
@@ -239,28 +240,139 @@ static int teardown(void **state)
 
 /* ---- the files ---------------------------------------------------------------------------- */
 
-/* Of every pair and metric, the larger file is derived and the smaller copied byte for byte;
- * a material that is its own flip is copied; derived files say so, and are small. */
+/* What a table of the fixture costs in each form the compact set can give it, measured here
+ * from the full set's values with the writer (tables/FORMAT.md, "Compact sets"): stored (the
+ * full set's file, copied), derived (every position don't-care) and derived keeping the values
+ * of its quiet promoting positions. */
+typedef struct form_cost {
+    long stored, derived, keep;
+} form_cost;
+
+static long write_derived_form(const dtb_material *m, dtb_metric metric, bool keep)
+{
+    char full[512], to[512], name[DTB_MATERIAL_NAME_MAX];
+    table_path(full, sizeof full, fulldir, m, metric);
+    dtb_material_name(m, name, sizeof name);
+    const dtb_tablefile_info in = info_of(full);
+    dtb_tablefile *tf;
+    dtb_error e;
+    assert_int_equal(dtb_tablefile_open(full, NULL, &tf, &e), DTB_OK);
+    dtb_index *ix;
+    assert_int_equal(dtb_index_create(&board, *m, &ix), DTB_OK);
+    const uint64_t n = dtb_index_size(ix);
+    uint8_t *v = calloc((size_t)n, 1);
+    uint64_t *bits = calloc((size_t)(n + 63) / 64, sizeof *bits);
+    assert_non_null(v);
+    assert_non_null(bits);
+    for (uint64_t b = 0; b < in.blocks && keep; b++)
+        assert_int_equal(dtb_tablefile_read_block(tf, b, v + b * in.block_positions,
+                                                  (size_t)dtb_tablefile_block_len(tf, b), NULL, &e),
+                         DTB_OK);
+    if (!keep) /* every position don't-care */
+        memset(bits, 0xff, (size_t)(n + 63) / 64 * sizeof *bits);
+    for (uint64_t i = 0; i < n && keep; i++) {
+        dtb_pos p;
+        dtb_index_pos(ix, i, &p);
+        if (!keep || dtb_has_capture(&board, &p) || !dtb_pairsplit_promotes(&board, &p))
+            bits[i / 64] |= 1ull << (i % 64);
+    }
+    dtb_table_write_options o = dtb_table_write_defaults();
+    o.variant = board.variant->name;
+    o.gametype = board.variant->gametype;
+    o.material = name;
+    o.metric = metric;
+    o.index_version = DTB_INDEX_VERSION;
+    o.value_encoding = in.value_encoding;
+    o.dontcare_kind = DTB_DONTCARE_CAPTURES | DTB_DONTCARE_DERIVED;
+    o.flags = DTB_TABLE_DERIVED | (keep ? DTB_TABLE_KEEP_PROMOTIONS : 0u);
+    o.block_positions = in.block_positions;
+    o.zstd_level = in.zstd_level;
+    o.threads = 1; /* small tables: a team costs more than it saves */
+    snprintf(to, sizeof to, "%s/form.%s", root, dtb_metric_name(metric));
+    const dtb_table_dontcare dc = {.bits = bits, .marker = -1};
+    dtb_table_write_stats ws;
+    assert_int_equal(dtb_table_write(to, &o, v, n, &dc, &ws, &e), DTB_OK);
+    unlink(to);
+    free(v);
+    free(bits);
+    dtb_index_free(ix);
+    dtb_tablefile_close(tf);
+    return (long)ws.file_size;
+}
+
+/* The material a white promotion of m lands in (black to move in m with a white man made a
+ * king, i.e. white to move in its flip); m itself when m has no white man. */
+static dtb_material promotion_target(const dtb_material *m)
+{
+    if (m->men[DTB_WHITE] == 0)
+        return *m;
+    dtb_material t = *m;
+    t.men[DTB_WHITE]--;
+    t.kings[DTB_WHITE]++;
+    return dtb_material_flip(t);
+}
+
+static int mat_index(const dtb_material *m)
+{
+    for (int i = 0; i < nmats; i++)
+        if (dtb_material_equal(&mats[i], m))
+            return i;
+    return -1;
+}
+
+/* The bytes of the fixture's set of one metric when derived[i] says which materials are
+ * derived; *keeping counts the derived tables whose promotions land in a derived table. */
+static long choice_bytes(const form_cost *c, const bool *derived, int *keeping)
+{
+    long sum = 0;
+    *keeping = 0;
+    for (int i = 0; i < nmats; i++) {
+        if (!derived[i]) {
+            sum += c[i].stored;
+            continue;
+        }
+        const dtb_material t = promotion_target(&mats[i]);
+        const int j = mat_index(&t);
+        const bool keep = mats[i].men[DTB_WHITE] > 0 && j >= 0 && derived[j];
+        sum += keep ? c[i].keep : c[i].derived;
+        *keeping += keep;
+    }
+    return sum;
+}
+
+/* Of every pair and metric one member is derived and the other copied byte for byte; a
+ * material that is its own flip is copied; derived files say so, and carry the promotion flag
+ * exactly when their promotions land in a derived table. The choice makes the set's bytes the
+ * smallest of all 2^pairs choices (tried one by one here): in particular no derived table keeps
+ * positions when a choice without any (closed under promotion) is as small. */
 static void test_files(void **state)
 {
     (void)state;
-    int derived = 0, keep = 0, promote_through = 0, copies = 0;
-    for (int i = 0; i < nmats; i++)
-        for (int k = 0; k < 2; k++) {
-            const dtb_metric metric = k ? DTB_METRIC_DTW : DTB_METRIC_WLD;
+    int derived = 0, keep = 0, promote_through = 0, copies = 0, beaten = 0;
+    for (int k = 0; k < 2; k++) {
+        const dtb_metric metric = k ? DTB_METRIC_DTW : DTB_METRIC_WLD;
+        form_cost c[64];
+        bool is_derived[64] = {false};
+        int pair[64], npairs = 0;
+        long out_total = 0;
+        for (int i = 0; i < nmats; i++) {
             const dtb_material m = mats[i], f = dtb_material_flip(m);
-            char full[512], out[512], full_flip[512];
+            char full[512], out[512];
             table_path(full, sizeof full, fulldir, &m, metric);
             table_path(out, sizeof out, compactdir, &m, metric);
-            table_path(full_flip, sizeof full_flip, fulldir, &f, metric);
             const dtb_tablefile_info in = info_of(out);
-            const long mine = file_size(full), theirs = file_size(full_flip);
-            char name[DTB_MATERIAL_NAME_MAX], fname[DTB_MATERIAL_NAME_MAX];
-            dtb_material_name(&m, name, sizeof name);
-            dtb_material_name(&f, fname, sizeof fname);
-            const bool should = !dtb_material_equal(&m, &f) &&
-                                (mine > theirs || (mine == theirs && strcmp(name, fname) > 0));
-            if (!should) {
+            out_total += file_size(out);
+            c[i].stored = file_size(full);
+            if (dtb_material_equal(&m, &f)) {
+                assert_int_equal(in.flags, 0);
+            } else {
+                c[i].derived = write_derived_form(&m, metric, false);
+                c[i].keep = m.men[DTB_WHITE] ? write_derived_form(&m, metric, true) : c[i].derived;
+                if (mat_index(&f) > i)
+                    pair[npairs++] = i;
+            }
+            is_derived[i] = in.flags & DTB_TABLE_DERIVED;
+            if (!is_derived[i]) {
                 if (!same_file(full, out))
                     fail_msg("%s: a stored table, not a copy of the full set's", out);
                 assert_int_equal(in.flags, 0);
@@ -268,42 +380,79 @@ static void test_files(void **state)
                 continue;
             }
             derived++;
-            assert_true(in.flags & DTB_TABLE_DERIVED);
             assert_true(in.dontcare_kind == (DTB_DONTCARE_CAPTURES | DTB_DONTCARE_DERIVED));
-            assert_true(file_size(out) < mine);
-            /* The promotion flag: set exactly when the table's promotions land in a derived
-             * table (the larger of the target's pair). */
-            bool target_derived = false;
-            if (m.men[DTB_WHITE] > 0) {
-                dtb_material t = m;
-                t.men[DTB_WHITE]--;
-                t.kings[DTB_WHITE]++;
-                const dtb_material tf = dtb_material_flip(t);
-                char a[512], b[512], tn[DTB_MATERIAL_NAME_MAX], tfn[DTB_MATERIAL_NAME_MAX];
-                table_path(a, sizeof a, fulldir, &tf, metric);
-                table_path(b, sizeof b, fulldir, &t, metric);
-                dtb_material_name(&tf, tfn, sizeof tfn);
-                dtb_material_name(&t, tn, sizeof tn);
-                target_derived = !dtb_material_equal(&t, &tf) &&
-                                 (file_size(a) > file_size(b) ||
-                                  (file_size(a) == file_size(b) && strcmp(tfn, tn) > 0));
-                promote_through += !target_derived;
-            }
-            assert_int_equal(!!(in.flags & DTB_TABLE_KEEP_PROMOTIONS), target_derived);
-            keep += target_derived;
+            assert_true(file_size(out) <= c[i].stored);
         }
-    /* Both kinds of derived table with promotions are in the fixture. */
-    assert_true(keep > 0);
+        /* Exactly one of each pair derived; the promotion flag as the choice implies. */
+        for (int i = 0; i < nmats; i++) {
+            const dtb_material f = dtb_material_flip(mats[i]);
+            if (!dtb_material_equal(&mats[i], &f))
+                assert_int_not_equal(is_derived[i], is_derived[mat_index(&f)]);
+            if (!is_derived[i])
+                continue;
+            const dtb_material t = promotion_target(&mats[i]);
+            const int j = mat_index(&t);
+            const bool target_derived = mats[i].men[DTB_WHITE] > 0 && j >= 0 && is_derived[j];
+            char out[512];
+            table_path(out, sizeof out, compactdir, &mats[i], metric);
+            assert_int_equal(!!(info_of(out).flags & DTB_TABLE_KEEP_PROMOTIONS), target_derived);
+            keep += target_derived;
+            promote_through += mats[i].men[DTB_WHITE] > 0 && !target_derived;
+        }
+        int keeping;
+        assert_int_equal(choice_bytes(c, is_derived, &keeping), out_total);
+        /* Every choice, against the one made; and the per-pair one (the larger file derived). */
+        long best = LONG_MAX, best_closed = LONG_MAX;
+        for (unsigned long bits = 0; bits < 1ul << npairs; bits++) {
+            bool d[64] = {false};
+            for (int p = 0; p < npairs; p++) {
+                const dtb_material f = dtb_material_flip(mats[pair[p]]);
+                d[bits >> p & 1 ? pair[p] : mat_index(&f)] = true;
+            }
+            int kp;
+            const long bytes = choice_bytes(c, d, &kp);
+            best = bytes < best ? bytes : best;
+            if (kp == 0 && bytes < best_closed)
+                best_closed = bytes;
+        }
+        bool per_pair[64] = {false};
+        for (int i = 0; i < nmats; i++) {
+            const dtb_material f = dtb_material_flip(mats[i]);
+            const int j = mat_index(&f);
+            char a[DTB_MATERIAL_NAME_MAX], b[DTB_MATERIAL_NAME_MAX];
+            dtb_material_name(&mats[i], a, sizeof a);
+            dtb_material_name(&f, b, sizeof b);
+            per_pair[i] = j != i && (c[i].stored > c[j].stored ||
+                                     (c[i].stored == c[j].stored && strcmp(a, b) > 0));
+        }
+        int kp;
+        const long simple = choice_bytes(c, per_pair, &kp);
+        print_message("%s: %d pairs; the set %ld bytes (%d keeping), the smallest choice %ld, the "
+                      "smallest closed one %ld, per pair %ld (%d keeping)\n",
+                      dtb_metric_name(metric), npairs, out_total, keeping, best, best_closed,
+                      simple, kp);
+        if (keeping > 0 && best_closed <= out_total)
+            fail_msg("%s: %d derived tables keep positions, but a closed choice has %ld bytes "
+                     "against %ld", dtb_metric_name(metric), keeping, best_closed, out_total);
+        assert_int_equal(out_total, best);
+        beaten += simple > best;
+    }
+    /* Both kinds of derived table with promotions are in the fixture, and the whole-set
+     * choice is smaller than the per-pair one in at least one metric (so that the check above
+     * can tell them apart). */
     assert_true(promote_through > 0);
     assert_true(copies > derived);
     print_message("%d files copied, %d derived (%d keep their promoting positions, %d derive "
-                  "them through a stored target)\n", copies, derived, keep, promote_through);
+                  "them through a stored target); the per-pair choice is larger in %d metrics\n",
+                  copies, derived, keep, promote_through, beaten);
+    assert_true(beaten > 0);
 }
 
 /* ---- every position ----------------------------------------------------------------------- */
 
 typedef struct sweep {
     dtb_db *full, *compact;
+    uint64_t stride;        /* small_thread: every stride-th 3-piece position */
     int next;
     uint64_t probes, mismatches;
     char first[1024];
@@ -347,7 +496,7 @@ static void *small_thread(void *arg)
             continue;
         dtb_index *ix;
         assert_int_equal(dtb_index_create(&board, mats[i], &ix), DTB_OK);
-        const uint64_t stride = dtb_material_pieces(&mats[i]) == 3 ? THREE_STRIDE : 1;
+        const uint64_t stride = dtb_material_pieces(&mats[i]) == 3 ? sw->stride : 1;
         for (uint64_t k = 0; k < dtb_index_size(ix); k += stride) {
             dtb_pos p, f;
             dtb_index_pos(ix, k, &p);
@@ -390,9 +539,10 @@ static void *four_thread(void *arg)
     return NULL;
 }
 
-static void run_sweep(void *(*fn)(void *), const char *what)
+static void run_sweep(void *(*fn)(void *), const char *dir, uint64_t stride, const char *what)
 {
-    sweep sw = {.full = open_db(fulldir, 64u << 20), .compact = open_db(compactdir, 64u << 20)};
+    sweep sw = {.full = open_db(fulldir, 64u << 20), .compact = open_db(dir, 64u << 20),
+                .stride = stride};
     pthread_mutex_init(&sw.lock, NULL);
     pthread_t th[2];
     for (int k = 0; k < 2; k++)
@@ -413,14 +563,14 @@ static void run_sweep(void *(*fn)(void *), const char *what)
 static void test_small_materials(void **state)
 {
     (void)state;
-    run_sweep(small_thread, THREE_STRIDE == 1 ? "every 2- and 3-piece position"
+    run_sweep(small_thread, compactdir, THREE_STRIDE, THREE_STRIDE == 1 ? "every 2- and 3-piece position"
                                               : "2- and 3-piece positions (a stride)");
 }
 
 static void test_four_pieces(void **state)
 {
     (void)state;
-    run_sweep(four_thread, "random 4-piece positions");
+    run_sweep(four_thread, compactdir, 1, "random 4-piece positions");
 }
 
 /* The compact set with its derivation switched off is wrong: the derived positions hold fill
@@ -431,9 +581,14 @@ static void test_without_derivation(void **state)
 {
     (void)state;
     const char *dir = copy_set(compactdir, "underived");
-    const dtb_material m = material("MvKM"); /* mostly losses, at many distances */
+    /* Of MvKM (mostly losses) and KMvM (mostly wins), at many distances, the derived one. */
+    dtb_material m = material("MvKM");
     char path[512];
     table_path(path, sizeof path, dir, &m, DTB_METRIC_DTW);
+    if (!(info_of(path).flags & DTB_TABLE_DERIVED)) {
+        m = material("KMvM");
+        table_path(path, sizeof path, dir, &m, DTB_METRIC_DTW);
+    }
     long size;
     unsigned char *b = slurp(path, &size);
     assert_true(dtb_tf_get32(b + DTB_TF_OFF_FLAGS) & DTB_TABLE_DERIVED);
@@ -461,7 +616,9 @@ static void test_without_derivation(void **state)
     dtb_index_free(ix);
     dtb_close(full);
     dtb_close(bad);
-    print_message("MvKM.dtw read as stored: %llu of %llu positions wrong\n",
+    char name[DTB_MATERIAL_NAME_MAX];
+    dtb_material_name(&m, name, sizeof name);
+    print_message("%s.dtw read as stored: %llu of %llu positions wrong\n", name,
                   (unsigned long long)differ, (unsigned long long)n);
     assert_true(differ > n / 4);
 }
@@ -682,7 +839,7 @@ static void test_bad_flags(void **state)
 
 /* ---- the converter's input and output ------------------------------------------------------ */
 
-static int logged[3];
+static int logged[4];
 static void count_actions(void *user, const char *path, dtb_compact_action a, uint64_t in,
                           uint64_t out)
 {
@@ -694,7 +851,7 @@ static void count_actions(void *user, const char *path, dtb_compact_action a, ui
 static void expect_compact_error(const char *from, const char *out, dtb_status want, ...)
 {
     const dtb_compact_options o = {.from_dir = from, .out_dir = out, .variant = board.variant,
-                                   .pieces = 3};
+                                   .pieces = 3, .same_parameters = true};
     dtb_error e = {{0}};
     assert_int_equal(dtb_compact(&o, NULL, &e), want);
     assert_null(strchr(e.msg, '\n'));
@@ -714,7 +871,7 @@ static void test_converter(void **state)
     /* Run again into the same directory: nothing changes, every file is found in place. */
     memset(logged, 0, sizeof logged);
     dtb_compact_options o = {.from_dir = fulldir, .out_dir = compactdir, .variant = board.variant,
-                             .log = count_actions};
+                             .same_parameters = true, .log = count_actions};
     dtb_compact_stats st;
     assert_int_equal(dtb_compact(&o, &st, &e), DTB_OK);
     assert_int_equal(logged[DTB_COMPACT_DERIVE] + logged[DTB_COMPACT_COPY], 0);
@@ -799,6 +956,107 @@ static void test_converter(void **state)
     dtb_solved_free(s);
 }
 
+/* ---- re-encoded stored tables -------------------------------------------------------------- */
+
+/* Every value of the table file at path (n positions), in a fresh buffer. */
+static uint8_t *read_values(const char *path, uint64_t n)
+{
+    dtb_tablefile *tf;
+    dtb_error e;
+    if (dtb_tablefile_open(path, NULL, &tf, &e) != DTB_OK)
+        fail_msg("%s", e.msg);
+    const dtb_tablefile_info *in = dtb_tablefile_get_info(tf);
+    assert_int_equal(in->positions, n);
+    uint8_t *v = malloc((size_t)n);
+    assert_non_null(v);
+    for (uint64_t b = 0; b < in->blocks; b++)
+        assert_int_equal(dtb_tablefile_read_block(tf, b, v + b * in->block_positions,
+                                                  (size_t)dtb_tablefile_block_len(tf, b), NULL, &e),
+                         DTB_OK);
+    dtb_tablefile_close(tf);
+    return v;
+}
+
+/* The 2..3-piece set made compact with other parameters than the full set's (4096-position
+ * blocks, level 3): every table has them; a stored table is re-encoded with the full set's value
+ * at every quiet position; every 2- and 3-piece position answers as in the full set; one thread
+ * gives the same bytes. Asking for the full set's own parameters copies. */
+static void test_reencode(void **state)
+{
+    (void)state;
+    char out[256], one[256], path[512], other[512];
+    snprintf(out, sizeof out, "%s/reencoded", root);
+    snprintf(one, sizeof one, "%s/reencoded1", root);
+    dtb_compact_options o = {.from_dir = fulldir, .out_dir = out, .variant = board.variant,
+                             .pieces = 3, .block_positions = 4096, .zstd_level = 3,
+                             .log = count_actions};
+    dtb_compact_stats st;
+    dtb_error e;
+    memset(logged, 0, sizeof logged);
+    assert_int_equal(dtb_compact(&o, &st, &e), DTB_OK);
+    assert_int_equal(logged[DTB_COMPACT_COPY], 0);
+    assert_true(logged[DTB_COMPACT_REENCODE] > 0);
+    assert_int_equal(st.reencoded, logged[DTB_COMPACT_REENCODE]);
+    uint64_t compared = 0;
+    int stored = 0;
+    for (int i = 0; i < nmats; i++) {
+        if (dtb_material_pieces(&mats[i]) > 3)
+            continue;
+        dtb_index *ix;
+        assert_int_equal(dtb_index_create(&board, mats[i], &ix), DTB_OK);
+        const uint64_t n = dtb_index_size(ix);
+        for (int k = 0; k < 2; k++) {
+            const dtb_metric metric = k ? DTB_METRIC_DTW : DTB_METRIC_WLD;
+            table_path(path, sizeof path, out, &mats[i], metric);
+            table_path(other, sizeof other, fulldir, &mats[i], metric);
+            const dtb_tablefile_info in = info_of(path);
+            assert_int_equal(in.block_positions, 4096);
+            assert_int_equal(in.zstd_level, 3);
+            if (in.flags != 0)
+                continue;
+            stored++;
+            assert_int_equal(in.dontcare_kind, DTB_DONTCARE_CAPTURES);
+            uint8_t *a = read_values(other, n), *b = read_values(path, n);
+            for (uint64_t x = 0; x < n; x++) {
+                dtb_pos p;
+                dtb_index_pos(ix, x, &p);
+                if (dtb_has_capture(&board, &p))
+                    continue;
+                if (a[x] != b[x])
+                    fail_msg("%s: position %llu holds %d, the full set's %d", path,
+                             (unsigned long long)x, b[x], a[x]);
+                compared++;
+            }
+            free(a);
+            free(b);
+        }
+        dtb_index_free(ix);
+    }
+    assert_int_equal(stored, st.files - st.derived);
+    print_message("%d stored tables re-encoded, %llu quiet values alike\n", stored,
+                  (unsigned long long)compared);
+    /* Through libdtb (the values were compared in full above): a seventh of the positions. */
+    run_sweep(small_thread, out, 7 * THREE_STRIDE, "re-encoded set: 2- and 3-piece positions");
+    o.out_dir = one;
+    o.threads = 1;
+    assert_int_equal(dtb_compact(&o, &st, &e), DTB_OK);
+    for (int i = 0; i < nmats; i++)
+        for (int k = 0; k < 2 && dtb_material_pieces(&mats[i]) <= 3; k++) {
+            table_path(path, sizeof path, out, &mats[i], k ? DTB_METRIC_DTW : DTB_METRIC_WLD);
+            table_path(other, sizeof other, one, &mats[i], k ? DTB_METRIC_DTW : DTB_METRIC_WLD);
+            assert_true(same_file(path, other));
+        }
+    /* The full set's own parameters (the fixture is built at level 1): copies. */
+    snprintf(one, sizeof one, "%s/same_parameters", root);
+    o.out_dir = one;
+    o.block_positions = DTB_TABLE_DEFAULT_BLOCK_POSITIONS;
+    o.zstd_level = 1;
+    memset(logged, 0, sizeof logged);
+    assert_int_equal(dtb_compact(&o, &st, &e), DTB_OK);
+    assert_int_equal(logged[DTB_COMPACT_REENCODE], 0);
+    assert_true(logged[DTB_COMPACT_COPY] > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -812,6 +1070,7 @@ int main(void)
         cmocka_unit_test(test_damaged_compact_set),
         cmocka_unit_test(test_bad_flags),
         cmocka_unit_test(test_converter),
+        cmocka_unit_test(test_reencode),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
