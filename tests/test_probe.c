@@ -612,6 +612,7 @@ typedef struct thread_job {
     dtb_db *db;
     const dtb_position *pos;
     int start;
+    bool batches; /* through dtb_probe_wdl_many / dtb_probe_dtw_many */
     int answers[THREAD_POSITIONS][3]; /* status, wdl, dtw (dtw probes on odd positions) */
 } thread_job;
 
@@ -629,10 +630,36 @@ static void probe_all(dtb_db *db, const dtb_position *pos, int start, int answer
     }
 }
 
+/* probe_all's answers from batches of 23 positions (both metrics on each batch). */
+static void probe_all_batched(dtb_db *db, const dtb_position *pos, int start, int answers[][3])
+{
+    for (int k = 0; k < THREAD_POSITIONS;) {
+        const int i = (start + k) % THREAD_POSITIONS;
+        int m = THREAD_POSITIONS - i < 23 ? THREAD_POSITIONS - i : 23;
+        if (m > THREAD_POSITIONS - k)
+            m = THREAD_POSITIONS - k;
+        dtb_wdl w[23] = {0}, wd[23] = {0};
+        int d[23] = {0};
+        dtb_status sw[23], sd[23];
+        dtb_probe_wdl_many(db, &pos[i], m, 0, w, sw);
+        dtb_probe_dtw_many(db, &pos[i], m, 0, wd, d, sd);
+        for (int x = 0; x < m; x++) {
+            const bool dtw = (i + x) % 2;
+            answers[i + x][0] = dtw ? sd[x] : sw[x];
+            answers[i + x][1] = dtw ? wd[x] : w[x];
+            answers[i + x][2] = dtw ? d[x] : 0;
+        }
+        k += m;
+    }
+}
+
 static void *thread_main(void *arg)
 {
     thread_job *j = arg;
-    probe_all(j->db, j->pos, j->start, j->answers);
+    if (j->batches)
+        probe_all_batched(j->db, j->pos, j->start, j->answers);
+    else
+        probe_all(j->db, j->pos, j->start, j->answers);
     return NULL;
 }
 
@@ -665,6 +692,7 @@ static void test_threads(void **state)
         jobs[t].db = db;
         jobs[t].pos = pos;
         jobs[t].start = t * THREAD_POSITIONS / THREADS;
+        jobs[t].batches = t % 2; /* half the threads probe in batches */
         assert_int_equal(pthread_create(&tid[t], NULL, thread_main, &jobs[t]), 0);
     }
     for (int t = 0; t < THREADS; t++)
