@@ -88,7 +88,7 @@ done < <(probe_row "probe WDL cached, 1M positions" --threads 1 --threads 2;
          probe_row "probe WDL cached, 1M positions, batches of 64" --batch 64 --threads 1 --threads 2;
          probe_row "probe DTW cached, 1M positions" --dtw --threads 1;
          probe_row "probe DTW cached, 1M positions, batches of 64" --dtw --batch 64 --threads 1;
-         probe_row "probe WDL uncached" --uncached --threads 1)
+         probe_row "probe WDL uncached" --uncached --threads 1 --threads 2)
 
 echo
 echo "dtb benchmark, $(date -u +%Y-%m-%d), $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB"
