@@ -695,23 +695,26 @@ int dtb_resolve_value_fast(dtb_resolver *r, const uint64_t men[2][2], const uint
     return s;
 }
 
+/* The stored value of a located position (tk->status DTB_OK). */
+ALWAYS_INLINE int finish_raw(dtb_resolver *r, const dtb_resolve_ticket *tk, unsigned flags,
+                             unsigned *raw)
+{
+    return tk->status != DTB_OK ? tk->status : fast_value(r, tk->table, tk->index, flags, raw);
+}
+
 int dtb_resolve_fast_finish_wdl(dtb_resolver *r, const dtb_resolve_ticket *tk, unsigned flags,
                                 dtb_wdl *out)
 {
-    if (tk->status != DTB_OK)
-        return tk->status;
     unsigned raw;
-    const int s = fast_value(r, tk->table, tk->index, flags, &raw);
+    const int s = finish_raw(r, tk, flags, &raw);
     return s != DTB_OK ? s : fast_wdl(tk->table, raw, out);
 }
 
 int dtb_resolve_fast_finish_value(dtb_resolver *r, const dtb_resolve_ticket *tk, unsigned flags,
                                   dtb_value *out)
 {
-    if (tk->status != DTB_OK)
-        return tk->status;
     unsigned raw;
-    const int s = fast_value(r, tk->table, tk->index, flags, &raw);
+    const int s = finish_raw(r, tk, flags, &raw);
     if (s == DTB_OK)
         *out = (dtb_value)raw;
     return s;

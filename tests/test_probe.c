@@ -605,6 +605,19 @@ static void test_moves_and_lines(void **state)
 
 /* ---- threads -------------------------------------------------------------------------------- */
 
+/* A random position of a random material of the fixture, either side to move (captures
+ * included); *seed is a xorshift state, advanced. */
+static void random_position(uint64_t *seed, dtb_pos *p)
+{
+    uint64_t x = *seed;
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    *seed = x;
+    const dtb_solved_table *t = dtb_solved_find(solved, mats[x % (uint64_t)nmats]);
+    dtb_index_pos(t->index, (x >> 20) % dtb_index_size(t->index), p);
+    if (x >> 63)
+        dtb_pos_flip(&board, p, p);
+}
+
 #define THREAD_POSITIONS 6000
 #define THREADS 8
 
@@ -671,12 +684,8 @@ static void test_threads(void **state)
     assert_non_null(pos);
     uint64_t seed = 88172645463325252ull;
     for (int k = 0; k < THREAD_POSITIONS; k++) {
-        seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
-        const dtb_solved_table *t = dtb_solved_find(solved, mats[seed % (uint64_t)nmats]);
         dtb_pos p;
-        dtb_index_pos(t->index, (seed >> 20) % dtb_index_size(t->index), &p);
-        if (seed >> 63)
-            dtb_pos_flip(&board, &p, &p);
+        random_position(&seed, &p);
         pos[k] = pub(&p);
     }
     static int single[THREAD_POSITIONS][3];
@@ -779,12 +788,8 @@ static void test_many(void **state)
     uint64_t seed = 0x2545F4914F6CDD1Dull;
     int invalid = 0;
     for (int k = 0; k < MANY_POSITIONS; k++) {
-        seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
-        const dtb_solved_table *t = dtb_solved_find(solved, mats[seed % (uint64_t)nmats]);
         dtb_pos p;
-        dtb_index_pos(t->index, (seed >> 20) % dtb_index_size(t->index), &p);
-        if (seed >> 63)
-            dtb_pos_flip(&board, &p, &p);
+        random_position(&seed, &p);
         want[k] = expected(&p);
         pos[k] = pub(&p);
         if (seed % 97 == 0) { /* a white man on white's promotion row (square 1): invalid */
