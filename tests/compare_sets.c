@@ -2,7 +2,7 @@
  * hand on sets too large for the test suite, e.g. a full set against its compact set; not a test).
  *
  * usage: dtb_compare_sets FULLDIR OTHERDIR [--pieces N] [--min-pieces M] [--sample K] [--seed S]
- *                         [--threads T]
+ *                         [--threads T] [--metrics wdl|both]
  *
  * For every material of M..N pieces (default 2..the largest complete piece count of FULLDIR),
  * every position of its index (or K evenly random ones when --sample is given), white to move
@@ -15,6 +15,7 @@
 #include "dtb.h"
 
 #include <omp.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,13 +40,17 @@ static dtb_db *open_set(const char *dir)
     return db;
 }
 
-/* 0 when p answers the same in a and b (both OK), else 1 with the difference in why. */
-static int compare(dtb_db *a, dtb_db *b, const dtb_position *p, char *why, size_t size)
+/* 0 when p answers the same in a and b (both OK), else 1 with the difference in why. Without
+ * dtw only the WDL probes (a set converted one metric at a time). */
+static int compare(dtb_db *a, dtb_db *b, const dtb_position *p, bool dtw, char *why, size_t size)
 {
-    dtb_wdl wa = DTB_DRAW, wb = DTB_DRAW, da_w = DTB_DRAW, db_w = DTB_DRAW;
+    dtb_wdl wa = DTB_DRAW, wb = DTB_DRAW, da_w = wa, db_w = wa;
     int da = -1, db = -1;
     const dtb_status s1 = dtb_probe_wdl(a, p, 0, &wa), s2 = dtb_probe_wdl(b, p, 0, &wb);
-    const dtb_status s3 = dtb_probe_dtw(a, p, 0, &da_w, &da), s4 = dtb_probe_dtw(b, p, 0, &db_w, &db);
+    if (!dtw)
+        da_w = db_w = wa, da = db = 0;
+    const dtb_status s3 = dtw ? dtb_probe_dtw(a, p, 0, &da_w, &da) : DTB_OK;
+    const dtb_status s4 = dtw ? dtb_probe_dtw(b, p, 0, &db_w, &db) : DTB_OK;
     if (s1 == DTB_OK && s2 == DTB_OK && s3 == DTB_OK && s4 == DTB_OK && wa == wb && da_w == db_w &&
         da == db && wa == da_w)
         return 0;
@@ -63,10 +68,11 @@ int main(int argc, char **argv)
 {
     if (argc < 3) {
         fprintf(stderr, "usage: dtb_compare_sets FULLDIR OTHERDIR [--pieces N] [--min-pieces M] "
-                        "[--sample K] [--seed S] [--threads T]\n");
+                        "[--sample K] [--seed S] [--threads T] [--metrics wdl|both]\n");
         return 2;
     }
     int pieces = 0, min_pieces = 2, threads = 0;
+    bool dtw = true; /* --metrics wdl: WDL probes only (OTHERDIR may hold WLD tables only) */
     uint64_t sample = 0, seed = 1;
     for (int i = 3; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--pieces") == 0)
@@ -79,6 +85,10 @@ int main(int argc, char **argv)
             seed = strtoull(argv[i + 1], NULL, 10);
         else if (strcmp(argv[i], "--threads") == 0)
             threads = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--metrics") == 0 && strcmp(argv[i + 1], "wdl") == 0)
+            dtw = false;
+        else if (strcmp(argv[i], "--metrics") == 0 && strcmp(argv[i + 1], "both") == 0)
+            dtw = true;
         else {
             fprintf(stderr, "dtb_compare_sets: unknown option %s\n", argv[i]);
             return 2;
@@ -119,7 +129,7 @@ int main(int argc, char **argv)
                 const dtb_position x = pub(side ? &f : &p);
                 char why[400];
                 probed++;
-                if (compare(a, b, &x, why, sizeof why)) {
+                if (compare(a, b, &x, dtw, why, sizeof why)) {
                     if (mine_bad++ < 5) {
                         char fen[DTB_FEN_MAX];
                         dtb_fen_write(&board, side ? &f : &p, fen, sizeof fen);
