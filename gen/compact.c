@@ -398,6 +398,8 @@ static dtb_status write_form(const run *r, entry *x, int k, int form, const uint
     w.block_positions = r->block_positions ? r->block_positions : info->block_positions;
     w.zstd_level = r->zstd_level ? r->zstd_level : info->zstd_level;
     w.threads = threads_for(r, info->positions);
+    if (form == FORM_DERIVED) /* every position don't-care: no order compresses better */
+        w.tile_columns = DTB_TILE_NONE;
     char path[TMPPATH_MAX];
     candidate_path(r, x, k, form, path, sizeof path);
     const dtb_table_dontcare dc = {.bits = dc_bits, .marker = -1};
@@ -409,6 +411,8 @@ static dtb_status write_form(const run *r, entry *x, int k, int form, const uint
     }
     return s;
 }
+
+static bool keeps(const run *r, const entry *x, int k);
 
 /* Before the choice (chosen false): makes the candidates of x that the choice needs, both
  * metrics, and records their sizes: the derived form of a pair member (every position
@@ -427,10 +431,14 @@ static dtb_status prepare(run *r, entry *x, bool chosen, dtb_error *e)
             continue;
         if (chosen) {
             need[k][FORM_STORED] = x->reencode[k] && !x->derived[k];
+            need[k][FORM_DERIVED] = x->derived[k] && !keeps(r, x, k) && !x->made[k][FORM_DERIVED];
         } else {
-            need[k][FORM_DERIVED] = x->flip >= 0;
             need[k][FORM_KEEP] = x->flip >= 0 && x->target >= 0;
+            need[k][FORM_DERIVED] = need[k][FORM_KEEP]; /* the others' after the choice */
             x->bytes[k][FORM_STORED] = dtb_tablefile_get_info(x->tf[k])->file_size;
+            x->quiet_dontcare[0] = x->quiet_dontcare[1] =
+                dtb_tablefile_get_info(x->tf[k])->positions -
+                dtb_tablefile_get_info(x->tf[k])->dontcare_count; /* captures only */
         }
         read |= need[k][FORM_STORED] || need[k][FORM_KEEP];
     }
@@ -452,12 +460,8 @@ static dtb_status prepare(run *r, entry *x, bool chosen, dtb_error *e)
             position_bits(r, x, cap, keep, &captures, &promoting);
             for (uint64_t w = 0; w < words; w++) /* don't-care: everything not promoting */
                 keep[w] = ~keep[w];
-        } else {
-            for (int k = 0; k < 2; k++) /* the quiet count without the capture test */
-                if (x->tf[k])
-                    captures = dtb_tablefile_get_info(x->tf[k])->dontcare_count;
         }
-        if (!chosen) {
+        if (!chosen && read) {
             x->quiet_dontcare[0] = n - captures;
             x->quiet_dontcare[1] = n - captures - promoting;
         }
@@ -648,9 +652,20 @@ static void turn(run *r, int i, int k)
     r->list[r->list[i].flip].derived[k] = !r->list[r->list[i].flip].derived[k];
 }
 
-/* Chooses the derived member of every pair of metric k (the file comment says how and why). */
+/* Chooses the derived member of every pair of metric k (the file comment says how and why).
+ * A derived form made only after the choice (a member without white men, whose promotions
+ * cannot keep anything) costs what its partner's does: a table and its flip have as many
+ * positions, names as long, and every position don't-care, so the same file size; when
+ * neither member was made, the same unknown size on both sides does not change the choice. */
 static void choose(run *r, int k)
 {
+    for (int i = 0; i < r->n; i++) {
+        entry *x = &r->list[i];
+        if (x->tf[k] && x->flip >= 0 && !x->made[k][FORM_DERIVED])
+            x->bytes[k][FORM_DERIVED] = r->list[x->flip].made[k][FORM_DERIVED]
+                                            ? r->list[x->flip].bytes[k][FORM_DERIVED]
+                                            : 0;
+    }
     int *pairs = malloc((size_t)r->n * sizeof *pairs), np = 0;
     for (int i = 0; i < r->n; i++) {
         entry *x = &r->list[i];
