@@ -160,10 +160,17 @@ static uint16_t succ_value(const ref *r, uint32_t number)
 }
 
 /* Pass n decides the positions whose DTW is exactly n; values decided in this pass have DTW n
- * and are ignored by the tests for "< n". A pass deciding nothing ends the iteration. */
+ * and are ignored by the tests for "< n". A pass deciding nothing ends the iteration. A position
+ * is decided in pass n >= 1 only through a successor of DTW n - 1 (a loss in n - 1, or the
+ * longest of all-won successors): one that pass n - 1 decided, or one without pieces (a loss in
+ * 0) when n is 1. Positions without such a successor are passed over after a look at a bitmap
+ * of the previous pass's decisions (small, so the pass does not wait for the whole value array
+ * of every draw again and again); the rest of the pass is the plain rule. */
 static void ref_solve(ref *r)
 {
     uint32_t *open = malloc(r->n * sizeof *open); /* the undecided positions */
+    const size_t words = r->n / 64 + 1;
+    uint64_t *prev = calloc(words, sizeof *prev), *cur = calloc(words, sizeof *cur);
     size_t nopen = r->n;
     for (size_t i = 0; i < r->n; i++)
         open[i] = (uint32_t)i;
@@ -171,6 +178,15 @@ static void ref_solve(ref *r)
         size_t decided = 0, kept = 0;
         for (size_t o = 0; o < nopen; o++) {
             const uint32_t i = open[o];
+            bool reachable = n == 0;
+            for (size_t s = r->first[i]; s < r->first[i + 1] && !reachable; s++) {
+                const uint32_t q = r->succ[s];
+                reachable = q == NO_PIECES ? n == 1 : (prev[q / 64] >> (q % 64) & 1);
+            }
+            if (!reachable) {
+                open[kept++] = i;
+                continue;
+            }
             bool win = false, all_won = true;
             int longest = -1;
             for (size_t s = r->first[i]; s < r->first[i + 1]; s++) {
@@ -183,18 +199,24 @@ static void ref_solve(ref *r)
                 else if ((int)(v >> 1) > longest)
                     longest = v >> 1;
             }
-            if (win)
-                r->value[i] = (uint16_t)(n * 2 + 1), decided++;
-            else if (all_won && longest == n - 1)
-                r->value[i] = (uint16_t)(n * 2), decided++;
-            else
+            if (win || (all_won && longest == n - 1)) {
+                r->value[i] = (uint16_t)(n * 2 + win);
+                cur[i / 64] |= 1ull << (i % 64);
+                decided++;
+            } else {
                 open[kept++] = i;
+            }
         }
         nopen = kept;
         if (!decided && n > 0)
             break;
+        uint64_t *t = prev;
+        prev = cur, cur = t;
+        memset(cur, 0, words * sizeof *cur);
     }
     free(open);
+    free(prev);
+    free(cur);
 }
 
 static void ref_free(ref *r)
@@ -379,6 +401,13 @@ static dtb_value value_of(const dtb_solved *s, const char *fen)
     return dtb_solved_value(s, &p);
 }
 
+/* The 3 v 2 kings fact solves a 5-piece material (2 M positions): left to the Release build. */
+#ifdef DTB_SANITIZED_BUILD
+#define THREE_V_TWO 0
+#else
+#define THREE_V_TWO 1
+#endif
+
 static void english_facts(void **state)
 {
     (void)state;
@@ -387,9 +416,13 @@ static void english_facts(void **state)
     /* The facts below have at most one man: solving the rest of 2..4 would only cost time. */
     dtb_solved *s = solve_upto(&b, 4, 1);
     dtb_material kk;
+#if !THREE_V_TWO
+    (void)kk;
+#else
     /* The 3 v 2 kings needs only king materials, all solved by now but this one. */
     assert_int_equal(dtb_material_parse("KKKvKK", &kk, NULL), DTB_OK);
     assert_int_equal(dtb_solve_pair(s, kk, (dtb_solve_stats[2]){0}, NULL, NULL, NULL), DTB_OK);
+#endif
     assert_int_equal(dtb_material_parse("KvK", &kk, NULL), DTB_OK);
     const dtb_solved_table *t = dtb_solved_find(s, kk);
     uint64_t w = 0, d = 0, l = 0;
@@ -411,8 +444,10 @@ static void english_facts(void **state)
     assert_int_equal(value_of(s, "B:WK32:BK26"), DTB_VALUE_DRAW);
     assert_true(dtb_value_is_win(value_of(s, "W:WK19,K23:BK28,12")));
     assert_int_equal(value_of(s, "B:WK19,K23:BK28,12"), DTB_VALUE_DRAW);
+#if THREE_V_TWO
     assert_true(dtb_value_is_win(value_of(s, "W:WK22,K23,K24:BK31,K32")));
     assert_true(dtb_value_is_loss(value_of(s, "B:WK22,K23,K24:BK31,K32")));
+#endif
     dtb_solved_free(s);
 }
 
