@@ -287,29 +287,33 @@ static inline bool dtb_blockcache_get(dtb_blockcache *c, uint64_t key, uint64_t 
     return dtb_blockcache_get_locked_(s, key, h, offset, bits, value);
 }
 
+/* The slot table of key's shard, its mask and key's home slot i (where its probe run starts). */
+static inline dtb_blockcache_slot_ *dtb_blockcache_home_(dtb_blockcache *c, uint64_t key,
+                                                         uint32_t *mask, uint32_t *i)
+{
+    const uint64_t h = dtb_blockcache_hash_(key);
+    dtb_blockcache_shard_ *s = dtb_blockcache_shard_of_((const dtb_blockcache_head_ *)(void *)c, h);
+    *mask = atomic_load_explicit(&s->mask, memory_order_acquire);
+    *i = (uint32_t)(h >> 20) & *mask;
+    return atomic_load_explicit(&s->slots, memory_order_acquire);
+}
+
 /* Hints for a batch of lookups (dtb_probe_wdl_many): start fetching, without waiting, the slot
  * line where key's block would be found, and (once that line is there) the line of the value
  * at offset. Nothing is checked or changed: a racing writer can only make a hint useless, the
  * lookup that follows (dtb_blockcache_get) is the one that counts. Thread-safe. */
 static inline void dtb_blockcache_prefetch_slot(dtb_blockcache *c, uint64_t key)
 {
-    const dtb_blockcache_head_ *head = (const dtb_blockcache_head_ *)(void *)c;
-    const uint64_t h = dtb_blockcache_hash_(key);
-    dtb_blockcache_shard_ *s = dtb_blockcache_shard_of_(head, h);
-    const uint32_t mask = atomic_load_explicit(&s->mask, memory_order_acquire);
-    dtb_blockcache_slot_ *const slots = atomic_load_explicit(&s->slots, memory_order_acquire);
-    __builtin_prefetch(&slots[(uint32_t)(h >> 20) & mask]);
+    uint32_t mask, i;
+    const dtb_blockcache_slot_ *slots = dtb_blockcache_home_(c, key, &mask, &i);
+    __builtin_prefetch(&slots[i]);
 }
 
 static inline void dtb_blockcache_prefetch_value(dtb_blockcache *c, uint64_t key, uint64_t offset,
                                                  unsigned bits)
 {
-    const dtb_blockcache_head_ *head = (const dtb_blockcache_head_ *)(void *)c;
-    const uint64_t h = dtb_blockcache_hash_(key);
-    dtb_blockcache_shard_ *s = dtb_blockcache_shard_of_(head, h);
-    const uint32_t mask = atomic_load_explicit(&s->mask, memory_order_acquire);
-    dtb_blockcache_slot_ *const slots = atomic_load_explicit(&s->slots, memory_order_acquire);
-    uint32_t i = (uint32_t)(h >> 20) & mask;
+    uint32_t mask, i;
+    dtb_blockcache_slot_ *slots = dtb_blockcache_home_(c, key, &mask, &i);
     /* The first few slots of the run only: a hint need not find every block. */
     for (int probes = 0; probes < 4; probes++, i = (i + 1) & mask) {
         uint8_t *d = atomic_load_explicit(&slots[i].data, memory_order_relaxed);

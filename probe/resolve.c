@@ -165,11 +165,9 @@ static dtb_status read_block(dtb_resolver *r, const dtb_ptable *t, uint64_t blk,
     return DTB_OK;
 }
 
-/* Whether the block of index i of table t is cached; if so *raw is i's stored value. Sets the
- * block and i's offset in it for a read on a miss: a shift and a mask when blocks hold a power of
- * two positions (the default), else a division. */
-ALWAYS_INLINE bool cached_value(dtb_resolver *r, const dtb_ptable *t, uint64_t i, unsigned *raw,
-                                uint64_t *blk, uint64_t *off)
+/* The block of index i of table t and i's offset in it: a shift and a mask when blocks hold a
+ * power of two positions (the default), else a division. */
+ALWAYS_INLINE void split_index(const dtb_ptable *t, uint64_t i, uint64_t *blk, uint64_t *off)
 {
     if (t->block_shift >= 0) {
         *blk = i >> t->block_shift;
@@ -178,6 +176,14 @@ ALWAYS_INLINE bool cached_value(dtb_resolver *r, const dtb_ptable *t, uint64_t i
         *blk = i / t->block_positions;
         *off = i % t->block_positions;
     }
+}
+
+/* Whether the block of index i of table t is cached; if so *raw is i's stored value. Sets the
+ * block and i's offset in it for a read on a miss. */
+ALWAYS_INLINE bool cached_value(dtb_resolver *r, const dtb_ptable *t, uint64_t i, unsigned *raw,
+                                uint64_t *blk, uint64_t *off)
+{
+    split_index(t, i, blk, off);
     return dtb_blockcache_get(r->cache, t->key_base | *blk, *off, t->bits, raw);
 }
 
@@ -603,13 +609,12 @@ ALWAYS_INLINE bool fast_locate(dtb_resolver *r, const uint64_t men[2][2], const 
     return true;
 }
 
-/* The stored value of index i of table t through the cache, or a block read; or
+/* The stored value at offset off of block blk of table t through the cache, or a block read; or
  * DTB_RESOLVE_SLOW. */
-ALWAYS_INLINE int fast_value(dtb_resolver *r, const dtb_ptable *t, uint64_t i, unsigned flags,
-                             unsigned *raw)
+ALWAYS_INLINE int fast_value_at(dtb_resolver *r, const dtb_ptable *t, uint64_t blk, uint64_t off,
+                                unsigned flags, unsigned *raw)
 {
-    uint64_t blk, off;
-    if (cached_value(r, t, i, raw, &blk, &off))
+    if (dtb_blockcache_get(r->cache, t->key_base | blk, off, t->bits, raw))
         return DTB_OK;
     if (flags & DTB_RESOLVE_CACHE_ONLY)
         return DTB_E_NOTCACHED;
@@ -622,43 +627,32 @@ ALWAYS_INLINE int fast_raw(dtb_resolver *r, const uint64_t men[2][2], const uint
                           int side, bool dtw, unsigned flags, const dtb_ptable **tp,
                           unsigned *raw)
 {
-    uint64_t i;
+    uint64_t i, blk, off;
     if (!fast_locate(r, men, kings, side, dtw, tp, &i))
         return DTB_RESOLVE_SLOW;
-    return fast_value(r, *tp, i, flags, raw);
-}
-
-/* Where index i of t lies: its block's cache key and the value's offset in the block. */
-ALWAYS_INLINE void block_key(const dtb_ptable *t, uint64_t i, uint64_t *key, uint64_t *off)
-{
-    const uint64_t blk = t->block_shift >= 0 ? i >> t->block_shift : i / t->block_positions;
-    *key = t->key_base | blk;
-    *off = t->block_shift >= 0 ? i & (t->block_positions - 1) : i % t->block_positions;
+    split_index(*tp, i, &blk, &off);
+    return fast_value_at(r, *tp, blk, off, flags, raw);
 }
 
 int dtb_resolve_fast_locate(dtb_resolver *r, const uint64_t men[2][2], const uint64_t kings[2][2],
                             int side, bool dtw, dtb_resolve_ticket *tk)
 {
     const dtb_ptable *t;
-    if (!fast_locate(r, men, kings, side, dtw, &t, &tk->index))
+    uint64_t i;
+    if (!fast_locate(r, men, kings, side, dtw, &t, &i))
         return tk->status = DTB_RESOLVE_SLOW;
     tk->table = t;
-    uint64_t key, off;
-    block_key(t, tk->index, &key, &off);
-    dtb_blockcache_prefetch_slot(r->cache, key);
+    split_index(t, i, &tk->block, &tk->offset);
+    dtb_blockcache_prefetch_slot(r->cache, t->key_base | tk->block);
     return tk->status = DTB_OK;
 }
 
 void dtb_resolve_fast_prefetch(dtb_resolver *r, const dtb_resolve_ticket *tk)
 {
-    if (tk->status != DTB_OK)
-        return;
-    const dtb_ptable *t = tk->table;
-    uint64_t key, off;
-    block_key(t, tk->index, &key, &off);
-    dtb_blockcache_prefetch_value(r->cache, key, off, t->bits);
+    if (tk->status == DTB_OK)
+        dtb_blockcache_prefetch_value(r->cache, tk->table->key_base | tk->block, tk->offset,
+                                      tk->table->bits);
 }
-
 
 /* The result of a stored value raw of table t as the fast path gives it. */
 ALWAYS_INLINE int fast_wdl(const dtb_ptable *t, unsigned raw, dtb_wdl *out)
@@ -699,7 +693,8 @@ int dtb_resolve_value_fast(dtb_resolver *r, const uint64_t men[2][2], const uint
 ALWAYS_INLINE int finish_raw(dtb_resolver *r, const dtb_resolve_ticket *tk, unsigned flags,
                              unsigned *raw)
 {
-    return tk->status != DTB_OK ? tk->status : fast_value(r, tk->table, tk->index, flags, raw);
+    return tk->status != DTB_OK ? tk->status
+                                : fast_value_at(r, tk->table, tk->block, tk->offset, flags, raw);
 }
 
 int dtb_resolve_fast_finish_wdl(dtb_resolver *r, const dtb_resolve_ticket *tk, unsigned flags,

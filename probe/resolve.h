@@ -59,8 +59,8 @@ int dtb_resolve_value_fast(dtb_resolver *r, const uint64_t men[2][2], const uint
  * the fast path's. A ticket is used by one thread; otherwise the same thread safety. */
 typedef struct dtb_resolve_ticket {
     const dtb_ptable *table;
-    uint64_t index;
-    int status; /* DTB_OK or DTB_RESOLVE_SLOW */
+    uint64_t block, offset; /* where the position's value lies in the table */
+    int status;             /* DTB_OK or DTB_RESOLVE_SLOW */
 } dtb_resolve_ticket;
 int dtb_resolve_fast_locate(dtb_resolver *r, const uint64_t men[2][2], const uint64_t kings[2][2],
                             int side, bool dtw, dtb_resolve_ticket *tk);
