@@ -643,17 +643,20 @@ static void probe_all(dtb_db *db, const dtb_position *pos, int start, int answer
     }
 }
 
-/* probe_all's answers from batches of 23 positions (both metrics on each batch). */
+/* probe_all's answers from batches of RUN positions (both metrics on each batch; 23 does not
+ * divide the chunks of the library's batch code). */
+enum { RUN = 23 };
+
 static void probe_all_batched(dtb_db *db, const dtb_position *pos, int start, int answers[][3])
 {
     for (int k = 0; k < THREAD_POSITIONS;) {
         const int i = (start + k) % THREAD_POSITIONS;
-        int m = THREAD_POSITIONS - i < 23 ? THREAD_POSITIONS - i : 23;
+        int m = THREAD_POSITIONS - i < RUN ? THREAD_POSITIONS - i : RUN;
         if (m > THREAD_POSITIONS - k)
             m = THREAD_POSITIONS - k;
-        dtb_wdl w[23] = {0}, wd[23] = {0};
-        int d[23] = {0};
-        dtb_status sw[23], sd[23];
+        dtb_wdl w[RUN] = {0}, wd[RUN] = {0};
+        int d[RUN] = {0};
+        dtb_status sw[RUN], sd[RUN];
         dtb_probe_wdl_many(db, &pos[i], m, 0, w, sw);
         dtb_probe_dtw_many(db, &pos[i], m, 0, wd, d, sd);
         for (int x = 0; x < m; x++) {
