@@ -621,19 +621,18 @@ static int run_compact(const dtbgen_options *o)
     const double secs = omp_get_wtime() - t0;
     if (o->json) {
         printf("{\"variant\":\"%s\",\"dir\":\"%s\",\"files\":%d,\"derived\":%d,"
-               "\"keeping\":%d,\"reencoded\":%d,",
-               v->name, o->dir, st.files, st.derived, st.keeping, st.reencoded);
+               "\"reencoded\":%d,",
+               v->name, o->dir, st.files, st.derived, st.reencoded);
         for (int k = 0; k < 2; k++)
             printf("\"%s\":{\"positions\":%llu,\"bytes_full\":%llu,\"bytes\":%llu},",
                    k ? "dtw" : "wld", (unsigned long long)st.positions[k],
                    (unsigned long long)st.bytes_in[k], (unsigned long long)st.bytes_out[k]);
-        printf("\"derived_positions\":%llu,\"kept_positions\":%llu,\"seconds\":%.1f}\n",
-               (unsigned long long)st.derived_dontcare, (unsigned long long)st.kept, secs);
+        printf("\"derived_positions\":%llu,\"seconds\":%.1f}\n",
+               (unsigned long long)st.derived_dontcare, secs);
         return 0;
     }
-    printf("compact %s set in %s/%s: %d files, %d derived (%d keeping promotions), %d re-encoded "
-           "(%.1f s)\n",
-           v->name, o->dir, v->name, st.files, st.derived, st.keeping, st.reencoded, secs);
+    printf("compact %s set in %s/%s: %d files, %d derived, %d re-encoded (%.1f s)\n", v->name,
+           o->dir, v->name, st.files, st.derived, st.reencoded, secs);
     for (int k = 0; k < 2; k++)
         if (st.positions[k])
             printf("  %s: %llu -> %llu bytes, %.1f -> %.1f positions per byte\n", k ? "DTW" : "WLD",

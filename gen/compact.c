@@ -1,26 +1,16 @@
 /* Full set -> compact set. First everything is opened and checked (bad input stops the run
- * before a byte is written); then, table by table, the candidates the choice needs are made in
- * the output directory: each pair member derived (all its quiet positions don't-care) and
- * derived keeping its promoting positions (when its promotions can land in a derived table);
- * their sizes, and the input sizes of the stored forms, are the costs. Then the derived member
- * of every pair is chosen for the whole set, the chosen candidates are renamed into place, the
- * stored tables copied (or re-encoded, when the output's parameters differ from the input's),
- * and the other candidates removed.
+ * before a byte is written); then the derived member of every pair is chosen, and table by
+ * table the stored ones are copied (or re-encoded, when the output's parameters differ from the
+ * input's) and the derived ones written with every position don't-care.
  *
- * Why a whole-set choice: derived table M whose white promotions land in a derived table keeps
- * the values of its promoting quiet positions (probe/pairsplit.h), so the cost of deriving M
- * depends on the choice in the pair of its promotion target. Deriving the larger file of each
- * pair on its own left 0.98 MB of kept positions in the 10.4 MB of the international 2..5 WLD
- * set and 5.7 MB in the 60.9 MB of DTW. The set's bytes are
- *     sum over pairs of the stored member's bytes + sum over derived members of their bytes,
- * the latter depending on whether the target is derived; the choice starts from the per-pair
- * one and takes single and double pair flips that make the sum smaller, until none does (a
- * local search over ~40 pairs of measured costs; from random starts it found nothing smaller on
- * international 2..5). A choice closed under white promotion (M derived => M's promotion target
- * stored) has no kept positions but is not always smaller: storing the other member can cost
- * more than the kept positions (MMvKKM keeps 242 KB of WLD; storing it instead of KKMvMM costs
- * 318 KB more). Ties keep the earlier choice, and the search is sequential, so the choice
- * depends on the input and options only. */
+ * Why a derived table keeps nothing: a quiet position of derived table M is answered by a
+ * one-ply search whose successors are positions of M's stored partner, captures (resolved by
+ * search) and, after a promoting move, positions of the promotion target's table, which may be
+ * derived too; the probe then derives that position in the same way. The recursion ends, since
+ * each step through a derived promotion target costs a white man. Keeping the values of the
+ * promoting positions where the target is derived (an earlier form of compact sets) cut that
+ * recursion but made the choice of derived members depend on each other; it cost 0.86 MB of the
+ * 8.28 MB international 2..5 WLD set, which derives to 7.43 MB without. */
 #define _XOPEN_SOURCE 700 /* realpath */
 
 #include "compact.h"
@@ -43,18 +33,12 @@
 #include "index.h"
 #include "material.h"
 #include "movegen.h"
-#include "pairsplit.h"
 #include "tableformat.h"
 #include "tablewrite.h"
 
 enum { MAX_PIECES = 8 }; /* dtbgen's limit */
 /* Path buffers: a directory, a file in it, that file's .tmp / .new companion. */
 enum { DIRPATH_MAX = 4096, FILEPATH_MAX = DIRPATH_MAX + 128, TMPPATH_MAX = FILEPATH_MAX + 16 };
-
-/* The forms a table can take in the compact set (candidate files <table>.stored / .derived /
- * .keep while the choice is made). */
-enum { FORM_STORED, FORM_DERIVED, FORM_KEEP, FORMS };
-static const char *const form_suffix[FORMS] = {"stored", "derived", "keep"};
 
 typedef struct entry {
     dtb_material m;
@@ -63,14 +47,8 @@ typedef struct entry {
     dtb_tablefile *tf[2]; /* [metric - 1]; NULL when the full set has no such file */
     char *path[2];
     int flip;             /* list index of the colour flip; -1: its own flip */
-    int target;           /* list index of the table a white promotion lands in (black to move
-                             after it: the flip of this material with a white man made a king);
-                             -1: no white man, or that table is its own flip (always stored) */
     bool reencode[2];     /* stored, it is re-encoded (the output parameters differ) */
-    uint64_t bytes[2][FORMS]; /* [metric - 1][form]: file size of each form */
-    bool made[2][FORMS];  /* candidate file written */
-    uint64_t quiet_dontcare[2]; /* quiet positions without a value when derived: [keeping] */
-    bool derived[2];
+    bool derived[2];      /* the chosen derived member of its pair */
 } entry;
 
 typedef struct run {
@@ -290,7 +268,7 @@ static dtb_status copy_file(const char *from, const char *to, const dtb_tablefil
     return s;
 }
 
-/* ---- the derived member ------------------------------------------------------------------- */
+/* ---- writing a table ---------------------------------------------------------------------- */
 
 /* The threads to work on a table of n positions with: one for small tables, whose work is
  * shorter than what waking a team costs (and its threads spinning after it, which doubled the
@@ -337,166 +315,73 @@ static dtb_status read_all(const run *r, const dtb_tablefile *tf, uint8_t *value
     return bad;
 }
 
-/* The name of x's candidate file of metric k in the given form. */
-static void candidate_path(const run *r, const entry *x, int k, int form, char *buf, size_t size)
-{
-    snprintf(buf, size, "%s/%s.%s.%s", r->out, x->name, dtb_metric_name(metrics[k]),
-             form_suffix[form]);
-}
-
-/* The capture positions of x (cap) and, of its quiet positions, those where white has a
- * promoting move (pro), as bits (bit i % 64 of word i / 64); counts both. */
-static void position_bits(const run *r, const entry *x, uint64_t *cap, uint64_t *pro,
-                          uint64_t *captures, uint64_t *promoting)
+/* The capture positions of x as bits (bit i % 64 of word i / 64): the don't-care set of a
+ * re-encoded stored table, as the full set has it. */
+static void capture_bits(const run *r, const entry *x, uint64_t *cap)
 {
     const uint64_t n = dtb_index_size(x->ix), words = (n + 63) / 64;
     dtb_capturetest ct;
     dtb_capturetest_init(&ct, &r->board);
-    uint64_t nc = 0, np = 0;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 256) reduction(+ : nc, np) num_threads(threads_for(r, n))
+#pragma omp parallel for schedule(dynamic, 256) num_threads(threads_for(r, n))
 #endif
     for (uint64_t w = 0; w < words; w++) {
-        uint64_t c = 0, q = 0;
+        uint64_t c = 0;
         for (uint64_t i = w * 64; i < n && i < (w + 1) * 64; i++) {
             dtb_pos p;
             dtb_index_pos(x->ix, i, &p);
-            if (ct.usable ? dtb_capturetest_has(&ct, &p) : dtb_has_capture(&r->board, &p)) {
+            if (ct.usable ? dtb_capturetest_has(&ct, &p) : dtb_has_capture(&r->board, &p))
                 c |= 1ull << (i % 64);
-                nc++;
-            } else if (dtb_pairsplit_promotes(&r->board, &p)) {
-                q |= 1ull << (i % 64);
-                np++;
-            }
         }
         cap[w] = c;
-        pro[w] = q;
     }
-    *captures = nc;
-    *promoting = np;
 }
 
-/* Writes x's table of metric k in the given form to its candidate file, with the output's
- * parameters; values are the full set's (for the derived form, whose every position is
- * don't-care, they do not matter), dc the form's don't-care bits. */
-static dtb_status write_form(const run *r, entry *x, int k, int form, const uint8_t *values,
-                             const uint64_t *dc_bits, dtb_error *e)
+/* Writes x's table of metric k with the output's parameters to path: derived (every position
+ * don't-care, nothing read) or stored and re-encoded (the full set's values, the capture
+ * positions don't-care). *bytes is the file's size. */
+static dtb_status write_table(const run *r, const entry *x, int k, const char *path,
+                              uint64_t *bytes, dtb_error *e)
 {
     const dtb_tablefile_info *info = dtb_tablefile_get_info(x->tf[k]);
-    dtb_table_write_options w = dtb_table_write_defaults();
-    w.variant = info->variant;
-    w.gametype = info->gametype;
-    w.material = info->material;
-    w.metric = info->metric;
-    w.index_version = info->index_version;
-    w.value_encoding = info->value_encoding;
-    w.dontcare_kind = form == FORM_STORED ? info->dontcare_kind
-                                          : DTB_DONTCARE_CAPTURES | DTB_DONTCARE_DERIVED;
-    w.flags = form == FORM_STORED  ? 0u
-              : form == FORM_KEEP ? DTB_TABLE_DERIVED | DTB_TABLE_KEEP_PROMOTIONS
-                                  : DTB_TABLE_DERIVED;
-    w.block_positions = r->block_positions ? r->block_positions : info->block_positions;
-    w.zstd_level = r->zstd_level ? r->zstd_level : info->zstd_level;
-    w.threads = threads_for(r, info->positions);
-    if (form == FORM_DERIVED) /* every position don't-care: no order compresses better */
-        w.tile_columns = DTB_TILE_NONE;
-    char path[TMPPATH_MAX];
-    candidate_path(r, x, k, form, path, sizeof path);
-    const dtb_table_dontcare dc = {.bits = dc_bits, .marker = -1};
-    dtb_table_write_stats ws;
-    const dtb_status s = dtb_table_write(path, &w, values, info->positions, &dc, &ws, e);
-    if (s == DTB_OK) {
-        x->made[k][form] = true;
-        x->bytes[k][form] = ws.file_size;
-    }
-    return s;
-}
-
-static bool keeps(const run *r, const entry *x, int k);
-
-/* Before the choice (chosen false): makes the candidates of x that the choice needs, both
- * metrics, and records their sizes: the derived form of a pair member (every position
- * don't-care: values are not read), and its keeping form when its promotions may land in a
- * derived table (the full set's values, capture and non-promoting quiet positions don't-care).
- * A stored table's cost is its input file's size, also when it is re-encoded: measuring both
- * members of each pair re-encoded would double the conversion's longest part (at level 15 or
- * more) for a choice that moves by a few KB. After the choice (chosen true): the stored form
- * of x when it is re-encoded (capture positions don't-care, recomputed with the capture test,
- * as the full set has them). */
-static dtb_status prepare(run *r, entry *x, bool chosen, dtb_error *e)
-{
-    bool need[2][FORMS] = {{false}}, read = false;
-    for (int k = 0; k < 2; k++) {
-        if (!x->tf[k])
-            continue;
-        if (chosen) {
-            need[k][FORM_STORED] = x->reencode[k] && !x->derived[k];
-            need[k][FORM_DERIVED] = x->derived[k] && !keeps(r, x, k) && !x->made[k][FORM_DERIVED];
-        } else {
-            need[k][FORM_KEEP] = x->flip >= 0 && x->target >= 0;
-            need[k][FORM_DERIVED] = need[k][FORM_KEEP]; /* the others' after the choice */
-            x->bytes[k][FORM_STORED] = dtb_tablefile_get_info(x->tf[k])->file_size;
-            x->quiet_dontcare[0] = x->quiet_dontcare[1] =
-                dtb_tablefile_get_info(x->tf[k])->positions -
-                dtb_tablefile_get_info(x->tf[k])->dontcare_count; /* captures only */
-        }
-        read |= need[k][FORM_STORED] || need[k][FORM_KEEP];
-    }
-    if (!need[0][FORM_DERIVED] && !need[1][FORM_DERIVED] && !read)
-        return DTB_OK;
-    const uint64_t n = dtb_index_size(x->ix), words = (n + 63) / 64;
-    uint8_t *values = read ? malloc((size_t)n) : calloc((size_t)n, 1);
-    uint64_t *all = malloc((size_t)words * sizeof *all);
-    uint64_t *cap = read ? malloc((size_t)words * sizeof *cap) : NULL;
-    uint64_t *keep = read ? malloc((size_t)words * sizeof *keep) : NULL;
+    const bool derived = x->derived[k];
+    const uint64_t n = info->positions, words = (n + 63) / 64;
+    uint8_t *values = derived ? calloc((size_t)n, 1) : malloc((size_t)n);
+    uint64_t *dc_bits = malloc((size_t)words * sizeof *dc_bits);
     dtb_status s = DTB_OK;
-    if (!values || !all || (read && (!cap || !keep)))
+    if (!values || !dc_bits)
         s = dtb_error_set(e, DTB_E_NOMEM, "out of memory for %s (%llu positions)", x->name,
                           (unsigned long long)n);
-    if (s == DTB_OK) {
-        memset(all, 0xff, (size_t)words * sizeof *all);
-        uint64_t captures = 0, promoting = 0;
-        if (read) {
-            position_bits(r, x, cap, keep, &captures, &promoting);
-            for (uint64_t w = 0; w < words; w++) /* don't-care: everything not promoting */
-                keep[w] = ~keep[w];
-        }
-        if (!chosen && read) {
-            x->quiet_dontcare[0] = n - captures;
-            x->quiet_dontcare[1] = n - captures - promoting;
-        }
+    if (s == DTB_OK && derived)
+        memset(dc_bits, 0xff, (size_t)words * sizeof *dc_bits);
+    if (s == DTB_OK && !derived) {
+        capture_bits(r, x, dc_bits);
+        s = read_all(r, x->tf[k], values, e);
     }
-    for (int k = 0; k < 2 && s == DTB_OK; k++) {
-        if (!x->tf[k])
-            continue;
-        if (need[k][FORM_STORED] || need[k][FORM_KEEP])
-            s = read_all(r, x->tf[k], values, e);
-        if (s == DTB_OK && need[k][FORM_STORED])
-            s = write_form(r, x, k, FORM_STORED, values, cap, e);
-        if (s == DTB_OK && need[k][FORM_KEEP])
-            s = write_form(r, x, k, FORM_KEEP, values, keep, e);
-        if (s == DTB_OK && need[k][FORM_DERIVED])
-            s = write_form(r, x, k, FORM_DERIVED, values, all, e);
+    if (s == DTB_OK) {
+        dtb_table_write_options w = dtb_table_write_defaults();
+        w.variant = info->variant;
+        w.gametype = info->gametype;
+        w.material = info->material;
+        w.metric = info->metric;
+        w.index_version = info->index_version;
+        w.value_encoding = info->value_encoding;
+        w.dontcare_kind =
+            derived ? DTB_DONTCARE_CAPTURES | DTB_DONTCARE_DERIVED : info->dontcare_kind;
+        w.flags = derived ? DTB_TABLE_DERIVED : 0u;
+        w.block_positions = r->block_positions ? r->block_positions : info->block_positions;
+        w.zstd_level = r->zstd_level ? r->zstd_level : info->zstd_level;
+        w.threads = threads_for(r, n);
+        if (derived) /* every position don't-care: no order compresses better */
+            w.tile_columns = DTB_TILE_NONE;
+        const dtb_table_dontcare dc = {.bits = dc_bits, .marker = -1};
+        dtb_table_write_stats ws;
+        if ((s = dtb_table_write(path, &w, values, n, &dc, &ws, e)) == DTB_OK)
+            *bytes = ws.file_size;
     }
     free(values);
-    free(all);
-    free(cap);
-    free(keep);
+    free(dc_bits);
     return s;
-}
-
-/* Removes every candidate file still in place. */
-static void remove_candidates(run *r)
-{
-    for (int i = 0; i < r->n; i++)
-        for (int k = 0; k < 2; k++)
-            for (int f = 0; f < FORMS; f++)
-                if (r->list[i].made[k][f]) {
-                    char path[TMPPATH_MAX];
-                    candidate_path(r, &r->list[i], k, f, path, sizeof path);
-                    unlink(path);
-                    r->list[i].made[k][f] = false;
-                }
 }
 
 /* ---- the run ------------------------------------------------------------------------------ */
@@ -563,13 +448,14 @@ static int entry_at(const run *r, dtb_material m)
     return x ? (int)(x - r->list) : -1;
 }
 
-/* Links every table to its pair partner and promotion target, which must be there; decides
- * which stored tables are re-encoded. */
+/* Links every table to its pair partner; checks that it and the table its white promotions
+ * reach (which a derived table's probes read) are there; decides which stored tables are
+ * re-encoded. */
 static dtb_status link_pairs(run *r, dtb_error *e)
 {
     for (int i = 0; i < r->n; i++) {
         entry *x = &r->list[i];
-        x->flip = x->target = -1;
+        x->flip = -1;
         for (int k = 0; k < 2; k++)
             if (x->tf[k]) {
                 const dtb_tablefile_info *in = dtb_tablefile_get_info(x->tf[k]);
@@ -618,90 +504,27 @@ static dtb_status link_pairs(run *r, dtb_error *e)
                                      x->path[k], name, dtb_metric_name(metrics[k]));
             }
         }
-        if (!is_own_flip(&ft))
-            x->target = y;
     }
     return DTB_OK;
 }
 
-/* Whether derived table x of metric k keeps its promoting positions under the current choice
- * (its promotions land in a derived table). */
-static bool keeps(const run *r, const entry *x, int k)
-{
-    return x->derived[k] && x->target >= 0 && r->list[x->target].derived[k];
-}
-
-/* The bytes of the set's tables of metric k under the current choice. */
-static uint64_t set_bytes(const run *r, int k)
-{
-    uint64_t sum = 0;
-    for (int i = 0; i < r->n; i++) {
-        const entry *x = &r->list[i];
-        if (x->tf[k])
-            sum += x->bytes[k][!x->derived[k]  ? FORM_STORED
-                               : keeps(r, x, k) ? FORM_KEEP
-                                                : FORM_DERIVED];
-    }
-    return sum;
-}
-
-/* Swaps the roles in the pair of entry i, metric k. */
-static void turn(run *r, int i, int k)
-{
-    r->list[i].derived[k] = !r->list[i].derived[k];
-    r->list[r->list[i].flip].derived[k] = !r->list[r->list[i].flip].derived[k];
-}
-
-/* Chooses the derived member of every pair of metric k (the file comment says how and why).
- * A derived form made only after the choice (a member without white men, whose promotions
- * cannot keep anything) costs what its partner's does: a table and its flip have as many
- * positions, names as long, and every position don't-care, so the same file size; when
- * neither member was made, the same unknown size on both sides does not change the choice. */
+/* Chooses the derived member of every pair of metric k: the one whose stored file is larger (a
+ * tie derives the name that sorts last). A derived file holds no value, and a table and its
+ * flip have as many positions and names as long, so the two derived files have the same size:
+ * the smaller stored file makes the smaller set. The stored size is the input file's, also
+ * when it is re-encoded: re-encoding both members of every pair to measure them would double
+ * the conversion's longest part for a choice that moves by a few KB. */
 static void choose(run *r, int k)
 {
-    for (int i = 0; i < r->n; i++) {
-        entry *x = &r->list[i];
-        if (x->tf[k] && x->flip >= 0 && !x->made[k][FORM_DERIVED])
-            x->bytes[k][FORM_DERIVED] = r->list[x->flip].made[k][FORM_DERIVED]
-                                            ? r->list[x->flip].bytes[k][FORM_DERIVED]
-                                            : 0;
-    }
-    int *pairs = malloc((size_t)r->n * sizeof *pairs), np = 0;
     for (int i = 0; i < r->n; i++) {
         entry *x = &r->list[i];
         if (!x->tf[k] || x->flip < 0)
             continue;
         const entry *f = &r->list[x->flip];
-        const uint64_t mine = x->bytes[k][FORM_STORED], theirs = f->bytes[k][FORM_STORED];
+        const uint64_t mine = dtb_tablefile_get_info(x->tf[k])->file_size,
+                       theirs = dtb_tablefile_get_info(f->tf[k])->file_size;
         x->derived[k] = mine > theirs || (mine == theirs && strcmp(x->name, f->name) > 0);
-        if (pairs && x->flip > i)
-            pairs[np++] = i;
     }
-    uint64_t best = set_bytes(r, k);
-    for (bool better = true; better && pairs;) {
-        better = false;
-        for (int a = 0; a < np; a++) {
-            turn(r, pairs[a], k);
-            const uint64_t c = set_bytes(r, k);
-            if (c < best)
-                best = c, better = true;
-            else
-                turn(r, pairs[a], k);
-        }
-        for (int a = 0; a < np && !better; a++)
-            for (int b = a + 1; b < np && !better; b++) {
-                turn(r, pairs[a], k);
-                turn(r, pairs[b], k);
-                const uint64_t c = set_bytes(r, k);
-                if (c < best) {
-                    best = c, better = true;
-                } else {
-                    turn(r, pairs[a], k);
-                    turn(r, pairs[b], k);
-                }
-            }
-    }
-    free(pairs); /* without memory for the list the per-pair choice stands */
 }
 
 /* Puts candidate file cand in place at to, or, when to exists, checks that it holds the same
@@ -723,34 +546,34 @@ static dtb_status place(const char *cand, const char *to, bool *unchanged, dtb_e
     return s;
 }
 
-/* Puts table x of metric k into the output in its chosen form. */
+/* Puts table x of metric k into the output in its chosen form: a copy of the input, or a file
+ * written as <name>.new next to its final name and renamed into place. */
 static dtb_status convert(run *r, entry *x, int k, dtb_compact_stats *st, dtb_error *e)
 {
     char to[FILEPATH_MAX], cand[TMPPATH_MAX];
     snprintf(to, sizeof to, "%s/%s.%s", r->out, x->name, dtb_metric_name(metrics[k]));
     const dtb_tablefile_info *info = dtb_tablefile_get_info(x->tf[k]);
-    const bool keep = keeps(r, x, k);
-    const int form = !x->derived[k] ? FORM_STORED : keep ? FORM_KEEP : FORM_DERIVED;
+    const bool copy = !x->derived[k] && !x->reencode[k];
     dtb_status s;
     bool unchanged;
-    if (form == FORM_STORED && !x->reencode[k]) {
+    uint64_t bytes = info->file_size;
+    if (copy) {
         s = copy_file(x->path[k], to, info, &unchanged, e);
     } else {
-        candidate_path(r, x, k, form, cand, sizeof cand);
-        s = place(cand, to, &unchanged, e);
-        x->made[k][form] = false;
+        snprintf(cand, sizeof cand, "%s.new", to);
+        s = write_table(r, x, k, cand, &bytes, e);
+        if (s == DTB_OK)
+            s = place(cand, to, &unchanged, e);
+        if (s != DTB_OK)
+            unlink(cand);
     }
     if (s != DTB_OK)
         return s;
-    const uint64_t bytes = x->bytes[k][form];
     st->files++;
     st->derived += x->derived[k];
-    st->reencoded += form == FORM_STORED && x->reencode[k];
-    st->keeping += keep;
-    if (x->derived[k]) {
-        st->derived_dontcare += x->quiet_dontcare[keep];
-        st->kept += x->quiet_dontcare[0] - x->quiet_dontcare[keep];
-    }
+    st->reencoded += !x->derived[k] && x->reencode[k];
+    if (x->derived[k])
+        st->derived_dontcare += info->positions - info->dontcare_count; /* its quiet positions */
     st->positions[k] += info->positions;
     st->bytes_in[k] += info->file_size;
     st->bytes_out[k] += bytes;
@@ -881,18 +704,13 @@ dtb_status dtb_compact(const dtb_compact_options *o, dtb_compact_stats *st_out, 
                 s = dtb_tablefile_verify(r.list[i].tf[k], false, NULL, NULL, e);
     if (s == DTB_OK && (s = make_dir(o->out_dir, e)) == DTB_OK)
         s = make_dir(r.out, e);
-    for (int i = 0; i < r.n && s == DTB_OK; i++)
-        s = prepare(&r, &r.list[i], false, e);
     if (s == DTB_OK)
         for (int k = 0; k < 2; k++)
             choose(&r, k);
-    for (int i = 0; i < r.n && s == DTB_OK; i++) {
-        s = prepare(&r, &r.list[i], true, e);
+    for (int i = 0; i < r.n && s == DTB_OK; i++)
         for (int k = 0; k < 2 && s == DTB_OK; k++)
             if (r.list[i].tf[k])
                 s = convert(&r, &r.list[i], k, &st, e);
-    }
-    remove_candidates(&r);
     if (s == DTB_OK)
         s = copy_stats(&r, e);
     free_run(&r);

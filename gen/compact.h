@@ -1,15 +1,13 @@
 /* Making a compact table set from a full one, without solving anything (tables/FORMAT.md,
- * "Compact sets"; the rule is in probe/pairsplit.h).
+ * "Compact sets").
  *
  * Of every material and its colour flip (a material that is its own flip excepted), per metric,
- * one table is stored and the other is rewritten as a derived table, whose quiet positions hold
- * no value when all their moves land in stored tables: libdtb answers them by a one-ply search,
- * so they compress to almost nothing. Which member of each pair is derived is chosen for the
- * whole set at once, to make the set's bytes smallest (a derived table whose promotions land in
- * a derived table keeps its promoting positions, so the choices of pairs depend on each other).
- * Stored tables are copied byte for byte when the output's compression parameters are the
- * input's, and re-encoded otherwise. Probing the compact set gives the same values as the full
- * set; probes of derived positions cost a dozen lookups instead of one.
+ * one table is stored and the other is rewritten as a derived table, which holds no value:
+ * libdtb answers its quiet positions by a one-ply search, so it compresses to almost nothing.
+ * Of each pair the member with the larger file is derived. Stored tables are copied byte for
+ * byte when the output's compression parameters are the input's, and re-encoded otherwise.
+ * Probing the compact set gives the same values as the full set; probes of derived positions
+ * cost a dozen lookups or more instead of one.
  *
  * Usage:
  *     dtb_compact_options o = {.from_dir = "tables", .out_dir = "compact", .variant = v};
@@ -17,11 +15,10 @@
  *     if (dtb_compact(&o, &st, &err) != DTB_OK) { report err.msg; }
  *
  * Every input file is checked before anything is written (it opens cleanly, is a full set's
- * table, has its pair partner and its promotion target's pair); each file read is verified
- * against its checksums. Files appear whole or not at all (.tmp, fsync, rename); the candidates
- * the choice is measured on are made as <table>.stored / .derived / .keep next to their final
- * name and removed. An output file that already exists is left alone when it has the bytes this
- * run would write, and is an error otherwise (never overwritten). The same input and options
+ * table, has its pair partner and the table its promotions reach); each file read is verified
+ * against its checksums. Files appear whole or not at all (.tmp, fsync, rename); a written
+ * table is made as <table>.new next to its final name, then renamed. An output file that
+ * already exists is left alone when it has the bytes this run would write, and is an error otherwise (never overwritten). The same input and options
  * give the same bytes, whatever the thread count. Never prints, never exits: messages go to the
  * log callback. Not thread-safe with respect to the same output directory. */
 #ifndef DTB_COMPACT_H
@@ -71,13 +68,10 @@ typedef struct dtb_compact_stats {
     int files;                  /* table files in the set */
     int derived;                /* of which derived */
     int reencoded;              /* of which stored and re-encoded */
-    int keeping;                /* of which derived keeping their promoting positions */
     uint64_t positions[2];      /* [metric - 1]: positions in the tables of that metric */
     uint64_t bytes_in[2];       /* [metric - 1]: bytes of the full set's files */
     uint64_t bytes_out[2];      /* [metric - 1]: bytes of the compact set's files */
-    uint64_t derived_dontcare;  /* quiet positions of derived tables that hold no value */
-    uint64_t kept;              /* quiet positions of derived tables that keep their value (a
-                                   promoting move into a derived table) */
+    uint64_t derived_dontcare;  /* quiet positions of derived tables (all hold no value) */
 } dtb_compact_stats;
 
 /* Converts the tables of o->variant in o->from_dir into a compact set in o->out_dir (with the

@@ -21,10 +21,11 @@
  * value takes the best over all captures. The move list is allocated per searched node (it is
  * large, and engines may probe from threads with small stacks).
  *
- * A compact set's derived tables (probe/pairsplit.h) leave most quiet positions unstored; such a
- * position is searched the same way over its quiet moves, one ply: each lands in the stored
+ * A compact set's derived tables store no quiet position (tables/FORMAT.md, "Compact sets"); such
+ * a position is searched the same way over its quiet moves, one ply: each lands in the stored
  * partner table (one lookup, or a capture search when the opponent must capture) or, promoting,
- * in a material with a man fewer. A derived table is never in the fast path's table array, so
+ * in a material with a man fewer, whose table may be derived in its turn (each such step costs
+ * a man, so the recursion ends). A derived table is never in the fast path's table array, so
  * only its positions pay for the test; every other probe takes the same instructions as in a
  * full set. Cost measured in tables/FORMAT.md ("Compact sets"). */
 #include "resolve.h"
@@ -36,7 +37,6 @@
 
 #include "capturetest.h"
 #include "movegen.h"
-#include "pairsplit.h"
 
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
 #define KINDS (DTB_TABLESET_MAX_KIND + 1)
@@ -438,9 +438,8 @@ static dtb_status check_partner(dtb_resolver *r, const dtb_ptable *t, bool dtw, 
 }
 
 /* The value of quiet position p (either side to move) from the table for WDL (dtw false) or DTW
- * probes of its material: its stored value, or, for a position that a derived table does not
- * store (probe/pairsplit.h), the best over its moves, every one of which lands in a stored table
- * or in a capture. */
+ * probes of its material: its stored value, or, in a derived table, the best over its moves,
+ * each of which lands in the stored partner, in a capture or in a promotion's material. */
 static dtb_status quiet_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, int alpha,
                             int beta, dtb_wdl *out, dtb_error *e)
 {
@@ -450,7 +449,7 @@ static dtb_status quiet_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, i
     dtb_status s = find_table(r, dtb_material_of(w), false, flags, &t, e);
     if (s != DTB_OK)
         return s;
-    if (t->derived && dtb_pairsplit_dontcare(r->board, t->keep_promotions, w)) {
+    if (t->derived) {
         s = check_partner(r, t, false, flags, e);
         return s == DTB_OK ? search_wdl(r, w, flags, alpha, beta, out, e) : s;
     }
@@ -468,7 +467,7 @@ static dtb_status quiet_value(dtb_resolver *r, const dtb_pos *p, unsigned flags,
     dtb_status s = find_table(r, dtb_material_of(w), true, flags, &t, e);
     if (s != DTB_OK)
         return s;
-    if (t->derived && dtb_pairsplit_dontcare(r->board, t->keep_promotions, w)) {
+    if (t->derived) {
         s = check_partner(r, t, true, flags, e);
         return s == DTB_OK ? search_value(r, w, flags, alpha, beta, out, e) : s;
     }

@@ -224,8 +224,6 @@ static dtb_status parse_header(dtb_tablefile *tf, const unsigned char *h, uint64
                                  in->dontcare_kind);
     /* A derived table is answered from its partner: never one that is its own partner, and its
      * derived positions exist only in a derived table. */
-    if ((in->flags & DTB_TABLE_KEEP_PROMOTIONS) && !(in->flags & DTB_TABLE_DERIVED))
-        return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "promotion flag on a table that is not derived");
     if ((in->dontcare_kind & DTB_DONTCARE_DERIVED) && !(in->flags & DTB_TABLE_DERIVED))
         return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "derived positions in a table that is not derived");
     if ((in->flags & DTB_TABLE_DERIVED) && is_own_flip(in->material))

@@ -35,16 +35,14 @@ typedef enum dtb_metric {
 /* Which positions of a file hold arbitrary (don't-care) values: a bit set. */
 enum {
     DTB_DONTCARE_CAPTURES = 1u, /* positions where the side to move must capture */
-    DTB_DONTCARE_DERIVED = 2u,  /* quiet positions of a derived table (probe/pairsplit.h) */
+    DTB_DONTCARE_DERIVED = 2u,  /* quiet positions of a derived table (all of them) */
 };
 
 /* Header flags (tables/FORMAT.md): what a reader must know to answer from the file. Readers
  * from before compact sets refuse any flag, so none of them can read a derived table as full. */
 enum {
-    DTB_TABLE_DERIVED = 1u,         /* the derived member of a pair of a compact set: the quiet
-                                       positions probe/pairsplit.h names hold no value */
-    DTB_TABLE_KEEP_PROMOTIONS = 2u, /* (with DERIVED) the promotion target is derived too: quiet
-                                       positions with a promoting move keep their values */
+    DTB_TABLE_DERIVED = 1u, /* the derived member of a pair of a compact set: its quiet positions
+                               hold no value */
 };
 
 /* What a file says about itself. Strings are NUL-terminated. */

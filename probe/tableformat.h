@@ -46,7 +46,7 @@ enum {
     DTB_TF_OFF_META_HASH = 248,     /* u64 */
 };
 /* The header flags and don't-care kinds this reader knows (tablefile.h): any other bit is refused. */
-#define DTB_TF_KNOWN_FLAGS 3u    /* DTB_TABLE_DERIVED | DTB_TABLE_KEEP_PROMOTIONS */
+#define DTB_TF_KNOWN_FLAGS 1u    /* DTB_TABLE_DERIVED */
 #define DTB_TF_KNOWN_DONTCARE 3u /* DTB_DONTCARE_CAPTURES | DTB_DONTCARE_DERIVED */
 #define DTB_TF_VARIANT_LEN 24
 #define DTB_TF_MATERIAL_LEN 64

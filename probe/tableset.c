@@ -453,7 +453,6 @@ static tslot *make_slot(dtb_tableset *ts, dtb_material m, dtb_metric metric)
     t->metric = metric;
     t->material = m;
     t->derived = info->flags & DTB_TABLE_DERIVED;
-    t->keep_promotions = info->flags & DTB_TABLE_KEEP_PROMOTIONS;
     snprintf(t->name, sizeof t->name, "%s", file);
     atomic_init(&t->block_error_logged, false);
     s->table = t;

@@ -38,8 +38,7 @@ typedef struct dtb_ptable {
     dtb_index_fast ixf;
     dtb_metric metric;
     dtb_material material;
-    bool derived;             /* the derived member of a pair (DTB_TABLE_DERIVED, pairsplit.h) */
-    bool keep_promotions;     /* DTB_TABLE_KEEP_PROMOTIONS */
+    bool derived;             /* the derived member of a pair (DTB_TABLE_DERIVED) */
     char name[80];            /* "KKvK.wld", for messages */
     atomic_bool block_error_logged;
 } dtb_ptable;

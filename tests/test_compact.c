@@ -1,4 +1,4 @@
-/* Compact table sets (gen/compact.c, probe/pairsplit.h, the derived path of probe/resolve.c).
+/* Compact table sets (gen/compact.c, the derived path of probe/resolve.c).
  *
  * The fixture builds a full international set with dtb_build (the generator's own files): every
  * material of 2 and 3 pieces (men on one side and on both, promotions into derived and into
@@ -35,7 +35,6 @@
 #include "fen.h"
 #include "index.h"
 #include "movegen.h"
-#include "pairsplit.h"
 #include "splitmix.h"
 #include "tableformat.h"
 #include "tablewrite.h"
@@ -182,8 +181,7 @@ static dtb_pos derived_position(const char *name, dtb_metric metric, uint64_t fr
     for (uint64_t i = from; i < dtb_index_size(ix); i++) {
         dtb_pos p;
         dtb_index_pos(ix, i, &p);
-        if (!dtb_has_capture(&board, &p) &&
-            dtb_pairsplit_dontcare(&board, in.flags & DTB_TABLE_KEEP_PROMOTIONS, &p)) {
+        if (!dtb_has_capture(&board, &p)) {
             dtb_index_free(ix);
             return p;
         }
@@ -240,52 +238,24 @@ static int teardown(void **state)
 
 /* ---- the files ---------------------------------------------------------------------------- */
 
-/* What a table of the fixture costs in each form the compact set can give it, measured here
- * from the full set's values with the writer (tables/FORMAT.md, "Compact sets"): stored (the
- * full set's file, copied), derived (every position don't-care) and derived keeping the values
- * of its quiet promoting positions. */
-typedef struct form_cost {
-    long stored, derived, keep;
-} form_cost;
-
-static int mat_index(const dtb_material *m);
-static uint64_t *keep_bits[64]; /* [material]: don't-care bits of the keeping form, once made */
-
-static long write_derived_form(const dtb_material *m, dtb_metric metric, bool keep)
+/* The derived form of table m written here with the writer, independently of the converter:
+ * every position don't-care, the converter's parameters for derived tables (the input's block
+ * size and level, no tiling). Returns its path (one per metric, overwritten by the next call). */
+static const char *derived_form(const dtb_material *m, dtb_metric metric)
 {
-    char full[512], to[512], name[DTB_MATERIAL_NAME_MAX];
+    static char to[2][512];
+    char full[512], name[DTB_MATERIAL_NAME_MAX];
     table_path(full, sizeof full, fulldir, m, metric);
     dtb_material_name(m, name, sizeof name);
     const dtb_tablefile_info in = info_of(full);
-    dtb_tablefile *tf;
-    dtb_error e;
-    assert_int_equal(dtb_tablefile_open(full, NULL, &tf, &e), DTB_OK);
     dtb_index *ix;
     assert_int_equal(dtb_index_create(&board, *m, &ix), DTB_OK);
-    const uint64_t n = dtb_index_size(ix);
+    const uint64_t n = dtb_index_size(ix), words = (n + 63) / 64;
     uint8_t *v = calloc((size_t)n, 1);
-    uint64_t *bits = calloc((size_t)(n + 63) / 64, sizeof *bits);
+    uint64_t *bits = malloc((size_t)words * sizeof *bits);
     assert_non_null(v);
     assert_non_null(bits);
-    for (uint64_t b = 0; b < in.blocks && keep; b++)
-        assert_int_equal(dtb_tablefile_read_block(tf, b, v + b * in.block_positions,
-                                                  (size_t)dtb_tablefile_block_len(tf, b), NULL, &e),
-                         DTB_OK);
-    if (!keep) /* every position don't-care */
-        memset(bits, 0xff, (size_t)(n + 63) / 64 * sizeof *bits);
-    else if (keep_bits[mat_index(m)]) /* the other metric's */
-        memcpy(bits, keep_bits[mat_index(m)], (size_t)(n + 63) / 64 * sizeof *bits);
-    for (uint64_t i = 0; i < n && keep && !keep_bits[mat_index(m)]; i++) {
-        dtb_pos p;
-        dtb_index_pos(ix, i, &p);
-        if (dtb_has_capture(&board, &p) || !dtb_pairsplit_promotes(&board, &p))
-            bits[i / 64] |= 1ull << (i % 64);
-    }
-    if (keep && !keep_bits[mat_index(m)]) {
-        keep_bits[mat_index(m)] = malloc((size_t)(n + 63) / 64 * sizeof *bits);
-        assert_non_null(keep_bits[mat_index(m)]);
-        memcpy(keep_bits[mat_index(m)], bits, (size_t)(n + 63) / 64 * sizeof *bits);
-    }
+    memset(bits, 0xff, (size_t)words * sizeof *bits);
     dtb_table_write_options o = dtb_table_write_defaults();
     o.variant = board.variant->name;
     o.gametype = board.variant->gametype;
@@ -294,33 +264,21 @@ static long write_derived_form(const dtb_material *m, dtb_metric metric, bool ke
     o.index_version = DTB_INDEX_VERSION;
     o.value_encoding = in.value_encoding;
     o.dontcare_kind = DTB_DONTCARE_CAPTURES | DTB_DONTCARE_DERIVED;
-    o.flags = DTB_TABLE_DERIVED | (keep ? DTB_TABLE_KEEP_PROMOTIONS : 0u);
+    o.flags = DTB_TABLE_DERIVED;
     o.block_positions = in.block_positions;
     o.zstd_level = in.zstd_level;
-    o.threads = 1; /* small tables: a team costs more than it saves */
-    o.tile_columns = keep ? DTB_TILE_AUTO : DTB_TILE_NONE; /* as the converter writes them */
-    snprintf(to, sizeof to, "%s/form.%s", root, dtb_metric_name(metric));
+    o.threads = 1;
+    o.tile_columns = DTB_TILE_NONE;
+    const int k = metric == DTB_METRIC_DTW;
+    snprintf(to[k], sizeof to[k], "%s/form.%s", root, dtb_metric_name(metric));
     const dtb_table_dontcare dc = {.bits = bits, .marker = -1};
     dtb_table_write_stats ws;
-    assert_int_equal(dtb_table_write(to, &o, v, n, &dc, &ws, &e), DTB_OK);
-    unlink(to);
+    dtb_error e;
+    assert_int_equal(dtb_table_write(to[k], &o, v, n, &dc, &ws, &e), DTB_OK);
     free(v);
     free(bits);
     dtb_index_free(ix);
-    dtb_tablefile_close(tf);
-    return (long)ws.file_size;
-}
-
-/* The material a white promotion of m lands in (black to move in m with a white man made a
- * king, i.e. white to move in its flip); m itself when m has no white man. */
-static dtb_material promotion_target(const dtb_material *m)
-{
-    if (m->men[DTB_WHITE] == 0)
-        return *m;
-    dtb_material t = *m;
-    t.men[DTB_WHITE]--;
-    t.kings[DTB_WHITE]++;
-    return dtb_material_flip(t);
+    return to[k];
 }
 
 static int mat_index(const dtb_material *m)
@@ -331,62 +289,47 @@ static int mat_index(const dtb_material *m)
     return -1;
 }
 
-/* The bytes of the fixture's set of one metric when derived[i] says which materials are
- * derived; *keeping counts the derived tables whose promotions land in a derived table. */
-static long choice_bytes(const form_cost *c, const bool *derived, int *keeping)
+/* The material a white promotion of m lands in (black to move in m with a white man made a
+ * king, i.e. white to move in its flip). */
+static dtb_material promotion_target(const dtb_material *m)
 {
-    long sum = 0;
-    *keeping = 0;
-    for (int i = 0; i < nmats; i++) {
-        if (!derived[i]) {
-            sum += c[i].stored;
-            continue;
-        }
-        const dtb_material t = promotion_target(&mats[i]);
-        const int j = mat_index(&t);
-        const bool keep = mats[i].men[DTB_WHITE] > 0 && j >= 0 && derived[j];
-        sum += keep ? c[i].keep : c[i].derived;
-        *keeping += keep;
-    }
-    return sum;
+    dtb_material t = *m;
+    t.men[DTB_WHITE]--;
+    t.kings[DTB_WHITE]++;
+    return dtb_material_flip(t);
 }
 
-/* Of every pair and metric one member is derived and the other copied byte for byte; a
- * material that is its own flip is copied; derived files say so, and carry the promotion flag
- * exactly when their promotions land in a derived table. The choice makes the set's bytes the
- * smallest of all 2^pairs choices (tried one by one here): in particular no derived table keeps
- * positions when a choice without any (closed under promotion) is as small. */
+/* Of every pair and metric the member with the larger full file (a tie: the name that sorts
+ * last) is derived, the other copied byte for byte; a material that is its own flip is copied.
+ * A derived file is exactly the all-don't-care file the writer makes of it. The fixture has
+ * derived tables whose promotions land in a stored table and ones whose promotions land in a
+ * derived table (which the probe derives in its turn: the sweeps below check the values). */
 static void test_files(void **state)
 {
     (void)state;
-    int derived = 0, keep = 0, promote_through = 0, copies = 0, beaten = 0;
+    int derived = 0, copies = 0, through_stored = 0, through_derived = 0;
     for (int k = 0; k < 2; k++) {
         const dtb_metric metric = k ? DTB_METRIC_DTW : DTB_METRIC_WLD;
-        form_cost c[64];
         bool is_derived[64] = {false};
-        int pair[64], npairs = 0;
-        long out_total = 0;
         for (int i = 0; i < nmats; i++) {
             const dtb_material m = mats[i], f = dtb_material_flip(m);
-            char full[512], out[512];
+            char full[512], out[512], ffull[512], name[DTB_MATERIAL_NAME_MAX],
+                fname[DTB_MATERIAL_NAME_MAX];
             table_path(full, sizeof full, fulldir, &m, metric);
+            table_path(ffull, sizeof ffull, fulldir, &f, metric);
             table_path(out, sizeof out, compactdir, &m, metric);
+            dtb_material_name(&m, name, sizeof name);
+            dtb_material_name(&f, fname, sizeof fname);
             const dtb_tablefile_info in = info_of(out);
-            out_total += file_size(out);
-            c[i].stored = file_size(full);
-            if (dtb_material_equal(&m, &f)) {
-                assert_int_equal(in.flags, 0);
-            } else {
-                /* A table and its flip have as many positions and names as long: with every
-                 * position don't-care their derived files are the same size. */
-                const int j = mat_index(&f);
-                c[i].derived = j < i ? c[j].derived : write_derived_form(&m, metric, false);
-                c[i].keep = m.men[DTB_WHITE] ? write_derived_form(&m, metric, true) : c[i].derived;
-                if (mat_index(&f) > i)
-                    pair[npairs++] = i;
-            }
+            const long mine = file_size(full), theirs = file_size(ffull);
+            const bool want = !dtb_material_equal(&m, &f) &&
+                              (mine > theirs || (mine == theirs && strcmp(name, fname) > 0));
             is_derived[i] = in.flags & DTB_TABLE_DERIVED;
-            if (!is_derived[i]) {
+            if (is_derived[i] != want)
+                fail_msg("%s: %s, expected %s (full files %ld, its flip's %ld bytes)", out,
+                         is_derived[i] ? "derived" : "stored", want ? "derived" : "stored", mine,
+                         theirs);
+            if (!want) {
                 if (!same_file(full, out))
                     fail_msg("%s: a stored table, not a copy of the full set's", out);
                 assert_int_equal(in.flags, 0);
@@ -394,76 +337,27 @@ static void test_files(void **state)
                 continue;
             }
             derived++;
+            assert_int_equal(in.flags, DTB_TABLE_DERIVED);
             assert_true(in.dontcare_kind == (DTB_DONTCARE_CAPTURES | DTB_DONTCARE_DERIVED));
-            assert_true(file_size(out) <= c[i].stored);
+            if (!same_file(derived_form(&m, metric), out))
+                fail_msg("%s: not the all-don't-care file of its material", out);
         }
-        /* Exactly one of each pair derived; the promotion flag as the choice implies. */
         for (int i = 0; i < nmats; i++) {
-            const dtb_material f = dtb_material_flip(mats[i]);
-            if (!dtb_material_equal(&mats[i], &f))
-                assert_int_not_equal(is_derived[i], is_derived[mat_index(&f)]);
-            if (!is_derived[i])
+            if (!is_derived[i] || mats[i].men[DTB_WHITE] == 0)
                 continue;
             const dtb_material t = promotion_target(&mats[i]);
             const int j = mat_index(&t);
-            const bool target_derived = mats[i].men[DTB_WHITE] > 0 && j >= 0 && is_derived[j];
-            char out[512];
-            table_path(out, sizeof out, compactdir, &mats[i], metric);
-            assert_int_equal(!!(info_of(out).flags & DTB_TABLE_KEEP_PROMOTIONS), target_derived);
-            keep += target_derived;
-            promote_through += mats[i].men[DTB_WHITE] > 0 && !target_derived;
+            assert_true(j >= 0);
+            through_derived += is_derived[j];
+            through_stored += !is_derived[j];
         }
-        int keeping;
-        assert_int_equal(choice_bytes(c, is_derived, &keeping), out_total);
-        /* Every choice, against the one made; and the per-pair one (the larger file derived). */
-        long best = LONG_MAX, best_closed = LONG_MAX;
-        for (unsigned long bits = 0; bits < 1ul << npairs; bits++) {
-            bool d[64] = {false};
-            for (int p = 0; p < npairs; p++) {
-                const dtb_material f = dtb_material_flip(mats[pair[p]]);
-                d[bits >> p & 1 ? pair[p] : mat_index(&f)] = true;
-            }
-            int kp;
-            const long bytes = choice_bytes(c, d, &kp);
-            best = bytes < best ? bytes : best;
-            if (kp == 0 && bytes < best_closed)
-                best_closed = bytes;
-        }
-        bool per_pair[64] = {false};
-        for (int i = 0; i < nmats; i++) {
-            const dtb_material f = dtb_material_flip(mats[i]);
-            const int j = mat_index(&f);
-            char a[DTB_MATERIAL_NAME_MAX], b[DTB_MATERIAL_NAME_MAX];
-            dtb_material_name(&mats[i], a, sizeof a);
-            dtb_material_name(&f, b, sizeof b);
-            per_pair[i] = j != i && (c[i].stored > c[j].stored ||
-                                     (c[i].stored == c[j].stored && strcmp(a, b) > 0));
-        }
-        int kp;
-        const long simple = choice_bytes(c, per_pair, &kp);
-        print_message("%s: %d pairs; the set %ld bytes (%d keeping), the smallest choice %ld, the "
-                      "smallest closed one %ld, per pair %ld (%d keeping)\n",
-                      dtb_metric_name(metric), npairs, out_total, keeping, best, best_closed,
-                      simple, kp);
-        if (keeping > 0 && best_closed <= out_total)
-            fail_msg("%s: %d derived tables keep positions, but a closed choice has %ld bytes "
-                     "against %ld", dtb_metric_name(metric), keeping, best_closed, out_total);
-        assert_int_equal(out_total, best);
-        beaten += simple > best;
     }
-    /* Both kinds of derived table with promotions are in the fixture, and the whole-set
-     * choice is smaller than the per-pair one in at least one metric (so that the check above
-     * can tell them apart). */
-    assert_true(promote_through > 0);
+    print_message("%d files copied, %d derived; derived tables with promotions into a stored "
+                  "table %d, into a derived one %d\n",
+                  copies, derived, through_stored, through_derived);
     assert_true(copies > derived);
-    for (int i = 0; i < nmats; i++) {
-        free(keep_bits[i]);
-        keep_bits[i] = NULL;
-    }
-    print_message("%d files copied, %d derived (%d keep their promoting positions, %d derive "
-                  "them through a stored target); the per-pair choice is larger in %d metrics\n",
-                  copies, derived, keep, promote_through, beaten);
-    assert_true(beaten > 0);
+    assert_true(through_stored > 0);
+    assert_true(through_derived > 0);
 }
 
 /* ---- every position ----------------------------------------------------------------------- */
@@ -819,8 +713,8 @@ static void test_damaged_compact_set(void **state)
     dtb_close(db);
 }
 
-/* The reader refuses what no writer makes: a derived table that is its own flip, the promotion
- * flag without the derived one, unknown flags. */
+/* The reader refuses what no writer makes: a derived table that is its own flip, unknown flags
+ * (among them bit 1, which early compact sets set: such sets must be made again). */
 static void test_bad_flags(void **state)
 {
     (void)state;
@@ -834,7 +728,7 @@ static void test_bad_flags(void **state)
         const char *words;
     } cases[] = {
         {"KvK", DTB_TABLE_DERIVED, "own colour flip"},
-        {"KMvK", DTB_TABLE_KEEP_PROMOTIONS, "not derived"},
+        {"KMvK", DTB_TABLE_DERIVED | 2u, "unknown flags"},
         {"KMvK", 4, "unknown flags"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
