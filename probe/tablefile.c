@@ -217,6 +217,10 @@ static dtb_status parse_header(dtb_tablefile *tf, const unsigned char *h, uint64
     tf->data_offset = dtb_tf_get64(h + DTB_TF_OFF_DATA_OFFSET);
 
     in->flags = dtb_tf_get32(h + DTB_TF_OFF_FLAGS);
+    if ((in->flags & ~(uint32_t)DTB_TF_KNOWN_FLAGS) == DTB_TF_RETIRED_FLAG_KEEP)
+        return dtb_tf_file_error(e, DTB_E_VERSION, path,
+                                 "early compact set (flag 0x%x): remake it (dtbgen --compact)",
+                                 DTB_TF_RETIRED_FLAG_KEEP);
     if (in->flags & ~(uint32_t)DTB_TF_KNOWN_FLAGS)
         return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "unknown flags 0x%x", in->flags);
     if (in->dontcare_kind & ~(uint32_t)DTB_TF_KNOWN_DONTCARE)
