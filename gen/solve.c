@@ -345,12 +345,109 @@ static bool node_learn(node *nd, int d, bool is_win, int *level)
     return true;
 }
 
+/* Squares a king on y reaches in one quiet move over the empty squares (occ: the occupied
+ * ones), on boards of up to 64 squares: per direction the empty run up to the nearest piece,
+ * cut from the ray mask as count_flying64 does (core/movegen.c); one step when kings do not fly. */
+static inline uint64_t king_reach64(const dtb_board *b, int y, uint64_t occ, bool fly)
+{
+    uint64_t to = 0;
+    if (!fly) {
+        for (int d = 0; d < DTB_DIRS; d++)
+            if (b->next[y][d] >= 0)
+                to |= 1ull << b->next[y][d];
+        return to & ~occ;
+    }
+    for (int d = DTB_NW; d <= DTB_NE; d++) { /* towards lower squares: the nearest is the highest */
+        const uint64_t r = (uint64_t)b->ray[y][d], m = r & occ;
+        to |= m ? r & ~((2ull << (63 - __builtin_clzll(m))) - 1) : r;
+    }
+    for (int d = DTB_SW; d <= DTB_SE; d++) { /* towards higher squares: the nearest is the lowest */
+        const uint64_t r = (uint64_t)b->ray[y][d], m = r & occ;
+        to |= r & ((m & -m) - 1);
+    }
+    return to;
+}
+
+/* predecessors in words, for halves with an inline index (f: the predecessor half's). The ranks
+ * of the placements one white king's retrograde moves reach are computed from terms summed once
+ * per king, as dtb_index_kings_of_moved does for the white kings (core/index.c); the black
+ * kings likewise: the white king's square x counts below black king i (the i-th from the bottom,
+ * d_i free squares below it with x empty) exactly when x is below it, so its term is
+ * C(d_i, i + 1) for black kings under x and C(d_i - 1, i + 1) above: two sums split at the
+ * number of black kings under x. */
+static int predecessors_narrow(const unit *u, const dtb_index_fast *f, int h, int ph, uint32_t id,
+                               uint32_t pids[DTB_MAX_MOVES])
+{
+    const dtb_board *b = u->b;
+    const half *hf = &u->h[h];
+    dtb_bb wkb, bkb;
+    dtb_index_kings_at(hf->t->index, hf->men, id % u->K, &wkb, &bkb);
+    /* black to move after the flip, in the predecessor's orientation: its white kings moved */
+    const int shift = 64 - b->squares;
+    const uint64_t fwk = dtb_reverse64((uint64_t)bkb) >> shift;
+    const uint64_t fbk = dtb_reverse64((uint64_t)wkb) >> shift;
+    const uint64_t men = (uint64_t)u->h[ph].men, empty = f->all & ~men, occ = men | fwk | fbk;
+    const bool fly = b->variant->kings_fly;
+    const uint64_t (*const binom)[64] = dtb_index_binom64;
+    const uint64_t base = (uint64_t)ph * u->K, nbk = f->nbk_count;
+    const int nw = f->wk - 1, nb = f->bk; /* white kings besides the moving one; black kings */
+    int np = 0;
+    for (uint64_t kings = fwk; kings; kings &= kings - 1) {
+        const int y = __builtin_ctzll(kings);
+        uint64_t to = king_reach64(b, y, occ, fly);
+        if (!to)
+            continue;
+        const uint64_t rest = fwk ^ (1ull << y);
+        /* white: a[m] the terms of rest's m lowest kings in place, c[m] those above, each one
+         * place up (the moved king is under them) */
+        uint64_t a[DTB_INDEX_KMAX64 + 1], c[DTB_INDEX_KMAX64 + 1];
+        {
+            int cnt[DTB_INDEX_KMAX64];
+            uint64_t s = rest;
+            for (int j = 0; j < nw; j++, s &= s - 1)
+                cnt[j] = __builtin_popcountll(empty & ((s & -s) - 1));
+            a[0] = 0;
+            for (int m = 1; m <= nw; m++)
+                a[m] = a[m - 1] + binom[m][cnt[m - 1]];
+            c[nw] = 0;
+            for (int m = nw - 1; m >= 0; m--)
+                c[m] = c[m + 1] + binom[m + 2][cnt[m]];
+        }
+        /* black: p[m] the terms of the m lowest black kings (x above them), q[m] of the others
+         * (x below them: one free square fewer) */
+        uint64_t pb[DTB_INDEX_KMAX64 + 1], qb[DTB_INDEX_KMAX64 + 1];
+        {
+            const uint64_t free = empty & ~rest;
+            int cnt[DTB_INDEX_KMAX64];
+            uint64_t s = fbk;
+            for (int i = 0; i < nb; i++, s &= s - 1)
+                cnt[i] = __builtin_popcountll(free & ((s & -s) - 1));
+            pb[0] = 0;
+            for (int i = 0; i < nb; i++)
+                pb[i + 1] = pb[i] + binom[i + 1][cnt[i]];
+            qb[nb] = 0;
+            for (int i = nb - 1; i >= 0; i--)
+                qb[i] = qb[i + 1] + binom[i + 1][cnt[i] > 0 ? cnt[i] - 1 : 0];
+        }
+        for (; to; to &= to - 1) {
+            const uint64_t below = (to & -to) - 1;
+            const int m = __builtin_popcountll(rest & below), mb = __builtin_popcountll(fbk & below);
+            const uint64_t rw = a[m] + binom[m + 1][__builtin_popcountll(empty & below)] + c[m];
+            assert(np < DTB_MAX_MOVES);
+            pids[np++] = (uint32_t)(base + rw * nbk + pb[mb] + qb[mb]);
+        }
+    }
+    return np;
+}
+
 /* The in-unit predecessors of id into pids: a predecessor un-moves one white king of the
  * flipped position along an empty ray; it counts only when it has no capture (node_learn skips
  * capture positions: there the king move was not legal). Returns how many. */
 static int predecessors(const unit *u, uint32_t id, uint32_t pids[DTB_MAX_MOVES])
 {
     const int h = (int)(id / u->K), ph = other(u, h);
+    if (u->fx[ph] && u->fx[ph]->wk <= DTB_INDEX_KMAX64 && u->fx[ph]->bk <= DTB_INDEX_KMAX64)
+        return predecessors_narrow(u, u->fx[ph], h, ph, id, pids);
     const dtb_board *b = u->b;
     dtb_pos q, qb;
     local_pos(u, id, &q);
