@@ -47,6 +47,7 @@ typedef struct man_exit {
     const dtb_value *values;
     dtb_bb men;               /* all men of the target block */
     uint64_t base;            /* its first index */
+    uint64_t free;            /* squares free of men in the target block (boards of <= 64) */
 } man_exit;
 
 /* White men a side can have, so white man moves: at most two each. */
@@ -58,6 +59,7 @@ typedef struct half {
     uint64_t base; /* index of the block's first position */
     man_exit ex[MAX_MAN_EXITS];
     int nex;
+    const dtb_index_fast *exf; /* inline index of the exits' table (flipped material), or NULL */
     dtb_bb promoting; /* white men one step from promotion (their moves take the generic path) */
     int slot;         /* which of the pair's stats this half counts into */
 } half;
@@ -247,7 +249,21 @@ static void init_position(const unit *u, lane *ln, batch *bt, uint32_t id, const
         const dtb_bb empty = b->all & ~dtb_pos_occupied(&p);
         cnt = dtb_count_king_steps(b, p.kings[DTB_WHITE], empty);
         const half *hf = &u->h[id / u->K];
-        if (hf->nex) { /* kings as the flipped target blocks see them */
+        if (hf->nex && hf->exf) { /* in words: the kings as the flipped target blocks see them */
+            const dtb_index_fast *f = hf->exf;
+            const int shift = 64 - b->squares;
+            const uint64_t fwk = dtb_reverse64((uint64_t)p.kings[DTB_BLACK]) >> shift;
+            const uint64_t fbk = dtb_reverse64((uint64_t)p.kings[DTB_WHITE]) >> shift;
+            const uint64_t empty64 = (uint64_t)empty;
+            for (int i = 0; i < hf->nex; i++) {
+                const man_exit *x = &hf->ex[i];
+                if (!((uint64_t)x->to & empty64))
+                    continue;
+                const uint64_t r = dtb_index_rank64_(fwk, f->wk, x->free) * f->nbk_count +
+                                   dtb_index_rank64_(fbk, f->bk, x->free & ~fwk);
+                add_exit(bt, &x->values[x->base + r]);
+            }
+        } else if (hf->nex) { /* kings as the flipped target blocks see them */
             const dtb_bb fwk = dtb_bb_reverse(b, p.kings[DTB_BLACK]);
             const dtb_bb fbk = dtb_bb_reverse(b, p.kings[DTB_WHITE]);
             for (int i = 0; i < hf->nex; i++) {
@@ -261,17 +277,12 @@ static void init_position(const unit *u, lane *ln, batch *bt, uint32_t id, const
         for (int k = 0; k < 2; k++) {
             const int d = dtb_forward_dir(DTB_WHITE, k);
             dtb_bb to = dtb_board_step(b, p.men[DTB_WHITE] & hf->promoting, d) & empty;
-            while (to) {
+            while (to) { /* a promotion (only promoting men step here) */
                 const int t = dtb_bb_pop(&to);
-                const dtb_bb move = dtb_bb_bit(t) | dtb_bb_bit(b->next[t][d ^ 3]);
-                dtb_pos q = p;
-                q.side = DTB_BLACK;
-                q.men[DTB_WHITE] ^= move;
-                if (dtb_bb_has(b->promotion[DTB_WHITE], t)) {
-                    q.men[DTB_WHITE] &= ~dtb_bb_bit(t);
-                    q.kings[DTB_WHITE] |= dtb_bb_bit(t);
-                }
-                add_exit(bt, dtb_solved_value_at(u->s, &q));
+                assert(dtb_bb_has(b->promotion[DTB_WHITE], t));
+                const dtb_move mv = {.from = (uint8_t)b->next[t][d ^ 3], .to = (uint8_t)t,
+                                     .promotes = true};
+                add_exit(bt, dtb_solved_value_after(u->s, &p, &mv));
             }
         }
         assert(bt->nexit - first <= QUIET_EXITS_MAX);
@@ -814,6 +825,7 @@ static void man_exits(const dtb_board *b, half *hf, const dtb_solved_table *to)
             x->values = to->values;
             x->men = fw | fb;
             x->base = dtb_index_block_of(to->index, fw, fb) * dtb_index_block_size(to->index);
+            x->free = (uint64_t)(b->all & ~x->men);
         }
     }
 }
@@ -902,6 +914,7 @@ static void unit_setup(unit *u, const work *wk, dtb_solved_table *t, dtb_solved_
     for (int h = 0; h < 2; h++) {
         u->h[h].men = u->h[h].wmen | u->h[h].bmen;
         man_exits(u->b, &u->h[h], h == 0 ? ft : t);
+        u->h[h].exf = u->fx[1 - h]; /* the exits of half 0 land in ft, of half 1 in t */
     }
 }
 
