@@ -41,6 +41,10 @@
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
 #define KINDS (DTB_TABLESET_MAX_KIND + 1)
 #define NMAT (KINDS * KINDS * KINDS * KINDS)
+#define SPARE_BITS 4 /* 16 spare slots of search lists (search_lists) */
+
+struct search_lists;
+static void search_lists_free(struct search_lists *l);
 
 struct dtb_resolver {
     /* Tables already found, by material: [0] for WDL probes, [1] for DTW. A plain array and one
@@ -60,6 +64,12 @@ struct dtb_resolver {
     pthread_mutex_t pool_lock;
     dtb_tablefile_ctx **pool;
     int npool, pool_cap;
+    /* Search lists of finished probes for the next ones (search_list), a slot per cache line
+     * (threads mostly keep to slots of their own). */
+    struct {
+        _Atomic(struct search_lists *) lists;
+        char pad[64 - sizeof(_Atomic(struct search_lists *))];
+    } spare[1 << SPARE_BITS];
 };
 
 dtb_resolver *dtb_resolver_create(dtb_tableset *ts, uint64_t cache_bytes, dtb_tableset_log log,
@@ -71,6 +81,8 @@ dtb_resolver *dtb_resolver_create(dtb_tableset *ts, uint64_t cache_bytes, dtb_ta
     for (int k = 0; k < 2; k++)
         for (int i = 0; i < NMAT; i++)
             atomic_init(&r->found[k][i], NULL);
+    for (int i = 0; i < 1 << SPARE_BITS; i++)
+        atomic_init(&r->spare[i].lists, NULL);
     r->ts = ts;
     r->board = dtb_tableset_board(ts);
     r->narrow = r->board->squares <= 64;
@@ -96,6 +108,8 @@ void dtb_resolver_free(dtb_resolver *r)
     for (int i = 0; i < r->npool; i++)
         dtb_tablefile_ctx_free(r->pool[i]);
     free(r->pool);
+    for (int i = 0; i < 1 << SPARE_BITS; i++)
+        search_lists_free(atomic_load(&r->spare[i].lists));
     dtb_blockcache_free(r->cache);
     pthread_mutex_destroy(&r->pool_lock);
     free(r);
@@ -289,225 +303,7 @@ static inline dtb_status wdl_of_raw(const dtb_ptable *t, unsigned raw, dtb_wdl *
     return DTB_OK;
 }
 
-/* The moves of p in a fresh list (NULL after setting *s). */
-static dtb_movelist *moves_of(const dtb_resolver *r, const dtb_pos *p, dtb_status *s, dtb_error *e)
-{
-    dtb_movelist *list = malloc(sizeof *list);
-    if (!list) {
-        *s = dtb_error_set(e, DTB_E_NOMEM, "out of memory for a search");
-        return NULL;
-    }
-    if ((*s = dtb_generate(r->board, p, list)) != DTB_OK) {
-        free(list);
-        *s = dtb_error_set(e, *s, "too many moves to list");
-        return NULL;
-    }
-    return list;
-}
-
-static dtb_status quiet_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, int alpha,
-                            int beta, dtb_wdl *out, dtb_error *e);
-static dtb_status quiet_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, int alpha,
-                              int beta, dtb_value *out, dtb_error *e);
-
-/* The WDL of p as the best over its legal moves of the negated successor values (a loss when it
- * has none): for a capture position (its moves are its captures) and a derived one. An
- * alpha-beta search on the three values: only an answer strictly between alpha and beta is
- * exact; one at or below alpha says the value is at most that, one at or above beta at least
- * that (fail-soft). The caller of a position wants its exact value (alpha -2, beta 2); inside
- * the search a successor only has to tell whether it beats what is in hand, which ends most
- * capture searches after their first capture. Moves whose successor is quiet (one lookup) come
- * first, those that need the opponent's capture search after them, with a narrower window.
- * Decided as soon as a move reaches beta (a win, at the top), even when the tables of other
- * moves fail; otherwise the first failure is the status. */
-static dtb_status search_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, int alpha,
-                             int beta, dtb_wdl *out, dtb_error *e)
-{
-    dtb_status s;
-    dtb_movelist *list = moves_of(r, p, &s, e);
-    if (!list)
-        return s;
-    int best = DTB_LOSS;
-    dtb_status failed = DTB_OK;
-    dtb_error later;
-    uint64_t capture[DTB_MAX_MOVES / 64] = {0}; /* the successors left for the second pass */
-    for (int pass = 0; pass < 2 && best < beta && best < DTB_WIN; pass++)
-        for (int i = 0; i < list->count && best < beta && best < DTB_WIN; i++) {
-            if (pass == 1 && !(capture[i / 64] >> (i % 64) & 1))
-                continue;
-            dtb_pos q;
-            dtb_make_move(p, &list->moves[i], &q);
-            const int a = alpha > best ? alpha : best;
-            dtb_wdl v = DTB_LOSS; /* the opponent has no piece left */
-            s = DTB_OK;
-            if (pass == 1) {
-                s = search_wdl(r, &q, flags, -beta, -a, &v, failed == DTB_OK ? e : &later);
-            } else if (dtb_pos_pieces(&q, q.side)) {
-                if (must_capture(r, &q)) {
-                    capture[i / 64] |= 1ull << (i % 64);
-                    continue;
-                }
-                s = quiet_wdl(r, &q, flags, -beta, -a, &v, failed == DTB_OK ? e : &later);
-            }
-            if (s != DTB_OK) {
-                if (failed == DTB_OK)
-                    failed = s;
-                continue;
-            }
-            if (-(int)v > best)
-                best = -(int)v;
-        }
-    free(list);
-    if (failed != DTB_OK && best < beta && best < DTB_WIN)
-        return failed;
-    *out = (dtb_wdl)best;
-    return DTB_OK;
-}
-
-/* The value of rank k (dtb_value_rank: wins above draws above losses, the shorter win and the
- * longer loss the higher), k a rank of a value or the lowest one (-512, a loss in 0). */
-static inline dtb_value value_of_rank(int k)
-{
-    return k > 0 ? dtb_value_win(512 - k) : k < 0 ? dtb_value_loss(k + 512) : DTB_VALUE_DRAW;
-}
-
-/* The rank k of a successor's value seen from the side that moved into it is rank(parent(value))
- * = -k + sign(k), a strictly decreasing map; its inverse is -k - sign(k). */
-static inline int rank_back(int k) { return -k - (k > 0) + (k < 0); }
-
-/* The exact value of p as the best over its legal moves (the generator's rule: the shortest win,
- * else a draw, else the longest loss; a loss in 0 when it has no move): search_wdl's alpha-beta
- * search on ranks (dtb_value_rank) instead of three values, the window passed to a successor
- * through the parent map's inverse. The caller of a position passes -1000, 1000 for the exact
- * value. Any failure is the status. */
-static dtb_status search_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, int alpha,
-                               int beta, dtb_value *out, dtb_error *e)
-{
-    dtb_status s;
-    dtb_movelist *list = moves_of(r, p, &s, e);
-    if (!list)
-        return s;
-    int best = dtb_value_rank(dtb_value_loss(0)); /* the lowest rank */
-    uint64_t capture[DTB_MAX_MOVES / 64] = {0}; /* the successors left for the second pass */
-    s = DTB_OK;
-    for (int pass = 0; pass < 2 && best < beta && s == DTB_OK; pass++)
-        for (int i = 0; i < list->count && best < beta && s == DTB_OK; i++) {
-            if (pass == 1 && !(capture[i / 64] >> (i % 64) & 1))
-                continue;
-            dtb_pos q;
-            dtb_make_move(p, &list->moves[i], &q);
-            const int a = alpha > best ? alpha : best;
-            dtb_value v = dtb_value_loss(0); /* the opponent has no piece left */
-            if (pass == 1) {
-                s = search_value(r, &q, flags, rank_back(beta), rank_back(a), &v, e);
-            } else if (dtb_pos_pieces(&q, q.side)) {
-                if (must_capture(r, &q)) {
-                    capture[i / 64] |= 1ull << (i % 64);
-                    continue;
-                }
-                s = quiet_value(r, &q, flags, rank_back(beta), rank_back(a), &v, e);
-            }
-            const int mine = dtb_value_rank(dtb_value_parent(v));
-            if (s == DTB_OK && mine > best)
-                best = mine;
-        }
-    free(list);
-    if (s == DTB_OK)
-        *out = value_of_rank(best);
-    return s;
-}
-
-/* Before deriving a position of derived table t: its partner (the colour flip of its material,
- * where every non-promoting move lands) must be there and stored, else the derivation would go
- * round between the two. Moves into smaller materials (captures, promotions) always end. */
-static dtb_status check_partner(dtb_resolver *r, const dtb_ptable *t, bool dtw, unsigned flags,
-                                dtb_error *e)
-{
-    const dtb_ptable *pt;
-    dtb_error inner;
-    const dtb_status s = find_table(r, dtb_material_flip(t->material), dtw, flags, &pt, &inner);
-    if (s == DTB_E_NOTCACHED)
-        return s;
-    if (s != DTB_OK)
-        return dtb_error_set(e, s, "%s is derived from its pair: %s", t->name, inner.msg);
-    if (pt->derived)
-        return dtb_error_set(e, DTB_E_CORRUPT,
-                             "%s and %s are both derived (a compact set stores one of each pair)",
-                             t->name, pt->name);
-    return DTB_OK;
-}
-
-/* The value of quiet position p (either side to move) from the table for WDL (dtw false) or DTW
- * probes of its material: its stored value, or, in a derived table, the best over its moves,
- * each of which lands in the stored partner, in a capture or in a promotion's material. */
-static dtb_status quiet_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, int alpha,
-                            int beta, dtb_wdl *out, dtb_error *e)
-{
-    dtb_pos buf;
-    const dtb_pos *w = white_to_move(r, p, &buf);
-    const dtb_ptable *t;
-    dtb_status s = find_table(r, dtb_material_of(w), false, flags, &t, e);
-    if (s != DTB_OK)
-        return s;
-    if (t->derived) {
-        s = check_partner(r, t, false, flags, e);
-        return s == DTB_OK ? search_wdl(r, w, flags, alpha, beta, out, e) : s;
-    }
-    unsigned raw;
-    s = lookup(r, t, w, flags, &raw, e);
-    return s == DTB_OK ? wdl_of_raw(t, raw, out, e) : s;
-}
-
-static dtb_status quiet_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, int alpha,
-                              int beta, dtb_value *out, dtb_error *e)
-{
-    dtb_pos buf;
-    const dtb_pos *w = white_to_move(r, p, &buf);
-    const dtb_ptable *t;
-    dtb_status s = find_table(r, dtb_material_of(w), true, flags, &t, e);
-    if (s != DTB_OK)
-        return s;
-    if (t->derived) {
-        s = check_partner(r, t, true, flags, e);
-        return s == DTB_OK ? search_value(r, w, flags, alpha, beta, out, e) : s;
-    }
-    unsigned raw;
-    s = lookup(r, t, w, flags, &raw, e);
-    if (s == DTB_OK)
-        *out = (dtb_value)raw;
-    return s;
-}
-
-/* The WDL of p within the window (alpha, beta), as search_wdl says. */
-static dtb_status resolve_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, int alpha,
-                              int beta, dtb_wdl *out, dtb_error *e)
-{
-    if (!dtb_pos_pieces(p, p->side)) {
-        *out = DTB_LOSS;
-        return DTB_OK;
-    }
-    return must_capture(r, p) ? search_wdl(r, p, flags, alpha, beta, out, e)
-                              : quiet_wdl(r, p, flags, alpha, beta, out, e);
-}
-
-dtb_status dtb_resolve_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_wdl *out,
-                           dtb_error *e)
-{
-    return resolve_wdl(r, p, flags, DTB_LOSS - 1, DTB_WIN + 1, out, e);
-}
-
-dtb_status dtb_resolve_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_value *out,
-                             dtb_error *e)
-{
-    if (!dtb_pos_pieces(p, p->side)) {
-        *out = dtb_value_loss(0);
-        return DTB_OK;
-    }
-    return must_capture(r, p) ? search_value(r, p, flags, -1000, 1000, out, e)
-                              : quiet_value(r, p, flags, -1000, 1000, out, e);
-}
-
-/* ---- boards of up to 64 squares: the quiet probe on words ----------------------------------- */
+/* ---- the search: capture positions and derived ones --------------------------------------- */
 
 #if defined(__AVX2__)
 /* The four sets (white men, white kings, black men, black kings) of a position on a board of up
@@ -544,6 +340,389 @@ ALWAYS_INLINE bool quiet_sets64(const dtb_resolver *r, const uint64_t sets[4], d
     const dtb_pos q = {{w[0], w[2]}, {w[1], w[3]}, DTB_WHITE};
     return !dtb_has_capture(r->board, &q);
 }
+
+/* The table already found (stored, never derived) of the quiet position w (white to move, its
+ * sets as quiet_sets64 gives them) and w's index in it; false when find_table must say. */
+ALWAYS_INLINE bool locate_sets(dtb_resolver *r, const uint64_t w[4], bool dtw,
+                               const dtb_ptable **tp, uint64_t *index)
+{
+    const unsigned wm = (unsigned)__builtin_popcountll(w[0]);
+    const unsigned wk = (unsigned)__builtin_popcountll(w[1]);
+    const unsigned bm = (unsigned)__builtin_popcountll(w[2]);
+    const unsigned bk = (unsigned)__builtin_popcountll(w[3]);
+    /* find_table's slot, with one test that every count fits (at most 7; else find_table) */
+    const unsigned slot = ((wk * KINDS + wm) * KINDS + bk) * KINDS + bm;
+    const dtb_ptable *t;
+    if ((wm | wk | bm | bk) >= 8 ||
+        !(t = atomic_load_explicit(&r->found[dtw][slot], memory_order_acquire)))
+        return false;
+    *tp = t;
+    uint64_t i;
+#if defined(__POPCNT__)
+    if (t->fast) /* inline, with this file's popcount instruction */
+        i = dtb_index_fast_of(&t->ixf, w[0], w[2], w[1], w[3]);
+    else
+#endif
+    {
+        const dtb_pos q = {{w[0], w[2]}, {w[1], w[3]}, DTB_WHITE};
+        i = dtb_index_of(t->ix, &q);
+    }
+    *index = i;
+    return true;
+}
+
+/* The move lists of one probe's search, one per depth (a node's list lives while it tries its
+ * moves). A list is large (DTB_MAX_MOVES moves) and engines may probe from threads with small
+ * stacks, so lists are never on the stack; and a malloc and free of one per searched node cost
+ * an eighth of a derived probe, so the lists of a finished probe are kept in the resolver's
+ * spare slots for the next one (most probes then allocate nothing). */
+typedef struct search_lists {
+    dtb_movelist **level;
+    int n, cap;
+} search_lists;
+
+static void search_lists_free(search_lists *l)
+{
+    if (!l)
+        return;
+    for (int i = 0; i < l->n; i++)
+        free(l->level[i]);
+    free(l->level);
+    free(l);
+}
+
+/* One probe's search: the resolver, the probe's flags, its lists (NULL until a node needs one)
+ * and the depth of the node being searched. */
+typedef struct search {
+    dtb_resolver *r;
+    unsigned flags;
+    search_lists *lists;
+    unsigned spare; /* the spare slot the lists came from and go back to */
+    int depth;
+} search;
+
+/* The spare slot of the calling thread: its stack's address hashed, so that threads mostly use
+ * slots of their own (a thread that finds its slot empty allocates, and frees what it cannot put
+ * back: two threads on one slot cost their allocations, never an error). */
+static unsigned spare_slot(void)
+{
+    const char here = 0;
+    const uint64_t a = (uint64_t)(uintptr_t)&here >> 12;
+    return (unsigned)((a * 0x9E3779B97F4A7C15ull) >> (64 - SPARE_BITS));
+}
+
+static void search_begin(search *sc, dtb_resolver *r, unsigned flags)
+{
+    sc->r = r;
+    sc->flags = flags;
+    sc->lists = NULL;
+    sc->depth = 0;
+}
+
+/* The lists back to the spare slot (or freed when it holds some already). */
+static void search_end(search *sc)
+{
+    if (!sc->lists)
+        return;
+    search_lists *expected = NULL;
+    if (!atomic_compare_exchange_strong(&sc->r->spare[sc->spare].lists, &expected, sc->lists))
+        search_lists_free(sc->lists);
+}
+
+/* The list of the node at sc->depth, taken from the spare slot or allocated; NULL when out of
+ * memory. */
+static dtb_movelist *search_list(search *sc)
+{
+    if (!sc->lists) {
+        sc->spare = spare_slot();
+        sc->lists = atomic_exchange(&sc->r->spare[sc->spare].lists, NULL);
+        if (!sc->lists && !(sc->lists = calloc(1, sizeof *sc->lists)))
+            return NULL;
+    }
+    search_lists *l = sc->lists;
+    if (sc->depth < l->n)
+        return l->level[sc->depth];
+    if (l->n == l->cap) {
+        const int cap = l->cap ? 2 * l->cap : 8;
+        dtb_movelist **bigger = realloc(l->level, (size_t)cap * sizeof *bigger);
+        if (!bigger)
+            return NULL;
+        l->level = bigger;
+        l->cap = cap;
+    }
+    /* depth grows one node at a time: the missing level is the next one */
+    dtb_movelist *list = malloc(sizeof *list);
+    if (list)
+        l->level[l->n++] = list;
+    return list;
+}
+
+/* The moves of p into the list of the node at sc->depth (NULL after setting *s). */
+static dtb_movelist *moves_of(search *sc, const dtb_pos *p, dtb_status *s, dtb_error *e)
+{
+    dtb_movelist *list = search_list(sc);
+    if (!list) {
+        *s = dtb_error_set(e, DTB_E_NOMEM, "out of memory for a search");
+        return NULL;
+    }
+    if ((*s = dtb_generate(sc->r->board, p, list)) != DTB_OK) {
+        *s = dtb_error_set(e, *s, "too many moves to list");
+        return NULL;
+    }
+    return list;
+}
+
+/* What a search node learns of a successor q (the opponent to move, with a piece) before its
+ * value: a capture position (searched in the second pass), a quiet position of a stored table
+ * already found (*t and *index), or anything else (quiet_wdl / quiet_value say). On boards of up
+ * to 64 squares the fast path's words: one flip, capture test and slot for both questions,
+ * instead of must_capture, then white_to_move and find_table. */
+enum { SUCC_CAPTURE, SUCC_STORED, SUCC_GENERAL };
+ALWAYS_INLINE int successor_kind(dtb_resolver *r, const dtb_pos *q, bool dtw,
+                                 const dtb_ptable **t, uint64_t *index)
+{
+    if (r->narrow) {
+        const uint64_t sets[4] = {(uint64_t)q->men[DTB_WHITE], (uint64_t)q->men[DTB_BLACK],
+                                  (uint64_t)q->kings[DTB_WHITE], (uint64_t)q->kings[DTB_BLACK]};
+        uint64_t w[4];
+        if (!quiet_sets64(r, sets, q->side, w))
+            return SUCC_CAPTURE;
+        return locate_sets(r, w, dtw, t, index) ? SUCC_STORED : SUCC_GENERAL;
+    }
+    return must_capture(r, q) ? SUCC_CAPTURE : SUCC_GENERAL;
+}
+
+static dtb_status quiet_wdl(search *sc, const dtb_pos *p, int alpha, int beta, dtb_wdl *out,
+                            dtb_error *e);
+static dtb_status quiet_value(search *sc, const dtb_pos *p, int alpha, int beta, dtb_value *out,
+                              dtb_error *e);
+
+/* The WDL of p as the best over its legal moves of the negated successor values (a loss when it
+ * has none): for a capture position (its moves are its captures) and a derived one. An
+ * alpha-beta search on the three values: only an answer strictly between alpha and beta is
+ * exact; one at or below alpha says the value is at most that, one at or above beta at least
+ * that (fail-soft). The caller of a position wants its exact value (alpha -2, beta 2); inside
+ * the search a successor only has to tell whether it beats what is in hand, which ends most
+ * capture searches after their first capture. Moves whose successor is quiet (one lookup) come
+ * first, those that need the opponent's capture search after them, with a narrower window.
+ * Decided as soon as a move reaches beta (a win, at the top), even when the tables of other
+ * moves fail; otherwise the first failure is the status. */
+static dtb_status search_wdl(search *sc, const dtb_pos *p, int alpha, int beta, dtb_wdl *out,
+                             dtb_error *e)
+{
+    dtb_resolver *const r = sc->r;
+    dtb_status s;
+    dtb_movelist *list = moves_of(sc, p, &s, e);
+    if (!list)
+        return s;
+    sc->depth++;
+    int best = DTB_LOSS;
+    dtb_status failed = DTB_OK;
+    dtb_error later;
+    uint64_t capture[DTB_MAX_MOVES / 64] = {0}; /* the successors left for the second pass */
+    for (int pass = 0; pass < 2 && best < beta && best < DTB_WIN; pass++)
+        for (int i = 0; i < list->count && best < beta && best < DTB_WIN; i++) {
+            if (pass == 1 && !(capture[i / 64] >> (i % 64) & 1))
+                continue;
+            dtb_pos q;
+            dtb_make_move(p, &list->moves[i], &q);
+            const int a = alpha > best ? alpha : best;
+            dtb_wdl v = DTB_LOSS; /* the opponent has no piece left */
+            dtb_error *const err = failed == DTB_OK ? e : &later;
+            s = DTB_OK;
+            if (pass == 1) {
+                s = search_wdl(sc, &q, -beta, -a, &v, err);
+            } else if (dtb_pos_pieces(&q, q.side)) {
+                const dtb_ptable *t;
+                uint64_t index;
+                const int kind = successor_kind(r, &q, false, &t, &index);
+                if (kind == SUCC_CAPTURE) {
+                    capture[i / 64] |= 1ull << (i % 64);
+                    continue;
+                }
+                if (kind == SUCC_STORED) {
+                    unsigned raw;
+                    s = lookup_index(r, t, index, sc->flags, &raw, err);
+                    if (s == DTB_OK)
+                        s = wdl_of_raw(t, raw, &v, err);
+                } else {
+                    s = quiet_wdl(sc, &q, -beta, -a, &v, err);
+                }
+            }
+            if (s != DTB_OK) {
+                if (failed == DTB_OK)
+                    failed = s;
+                continue;
+            }
+            if (-(int)v > best)
+                best = -(int)v;
+        }
+    sc->depth--;
+    if (failed != DTB_OK && best < beta && best < DTB_WIN)
+        return failed;
+    *out = (dtb_wdl)best;
+    return DTB_OK;
+}
+
+/* The value of rank k (dtb_value_rank: wins above draws above losses, the shorter win and the
+ * longer loss the higher), k a rank of a value or the lowest one (-512, a loss in 0). */
+static inline dtb_value value_of_rank(int k)
+{
+    return k > 0 ? dtb_value_win(512 - k) : k < 0 ? dtb_value_loss(k + 512) : DTB_VALUE_DRAW;
+}
+
+/* The rank k of a successor's value seen from the side that moved into it is rank(parent(value))
+ * = -k + sign(k), a strictly decreasing map; its inverse is -k - sign(k). */
+static inline int rank_back(int k) { return -k - (k > 0) + (k < 0); }
+
+/* The exact value of p as the best over its legal moves (the generator's rule: the shortest win,
+ * else a draw, else the longest loss; a loss in 0 when it has no move): search_wdl's alpha-beta
+ * search on ranks (dtb_value_rank) instead of three values, the window passed to a successor
+ * through the parent map's inverse. The caller of a position passes -1000, 1000 for the exact
+ * value. Any failure is the status. */
+static dtb_status search_value(search *sc, const dtb_pos *p, int alpha, int beta, dtb_value *out,
+                               dtb_error *e)
+{
+    dtb_resolver *const r = sc->r;
+    dtb_status s;
+    dtb_movelist *list = moves_of(sc, p, &s, e);
+    if (!list)
+        return s;
+    sc->depth++;
+    int best = dtb_value_rank(dtb_value_loss(0)); /* the lowest rank */
+    uint64_t capture[DTB_MAX_MOVES / 64] = {0}; /* the successors left for the second pass */
+    s = DTB_OK;
+    for (int pass = 0; pass < 2 && best < beta && s == DTB_OK; pass++)
+        for (int i = 0; i < list->count && best < beta && s == DTB_OK; i++) {
+            if (pass == 1 && !(capture[i / 64] >> (i % 64) & 1))
+                continue;
+            dtb_pos q;
+            dtb_make_move(p, &list->moves[i], &q);
+            const int a = alpha > best ? alpha : best;
+            dtb_value v = dtb_value_loss(0); /* the opponent has no piece left */
+            if (pass == 1) {
+                s = search_value(sc, &q, rank_back(beta), rank_back(a), &v, e);
+            } else if (dtb_pos_pieces(&q, q.side)) {
+                const dtb_ptable *t;
+                uint64_t index;
+                const int kind = successor_kind(r, &q, true, &t, &index);
+                if (kind == SUCC_CAPTURE) {
+                    capture[i / 64] |= 1ull << (i % 64);
+                    continue;
+                }
+                if (kind == SUCC_STORED) {
+                    unsigned raw;
+                    s = lookup_index(r, t, index, sc->flags, &raw, e);
+                    v = (dtb_value)raw;
+                } else {
+                    s = quiet_value(sc, &q, rank_back(beta), rank_back(a), &v, e);
+                }
+            }
+            const int mine = dtb_value_rank(dtb_value_parent(v));
+            if (s == DTB_OK && mine > best)
+                best = mine;
+        }
+    sc->depth--;
+    if (s == DTB_OK)
+        *out = value_of_rank(best);
+    return s;
+}
+
+/* Before deriving a position of derived table t: its partner (the colour flip of its material,
+ * where every non-promoting move lands) must be there and stored, else the derivation would go
+ * round between the two. Moves into smaller materials (captures, promotions) always end. */
+static dtb_status check_partner(dtb_resolver *r, const dtb_ptable *t, bool dtw, unsigned flags,
+                                dtb_error *e)
+{
+    const dtb_ptable *pt;
+    dtb_error inner;
+    const dtb_status s = find_table(r, dtb_material_flip(t->material), dtw, flags, &pt, &inner);
+    if (s == DTB_E_NOTCACHED)
+        return s;
+    if (s != DTB_OK)
+        return dtb_error_set(e, s, "%s is derived from its pair: %s", t->name, inner.msg);
+    if (pt->derived)
+        return dtb_error_set(e, DTB_E_CORRUPT,
+                             "%s and %s are both derived (a compact set stores one of each pair)",
+                             t->name, pt->name);
+    return DTB_OK;
+}
+
+/* The value of quiet position p (either side to move) from the table for WDL (dtw false) or DTW
+ * probes of its material: its stored value, or, in a derived table, the best over its moves,
+ * each of which lands in the stored partner, in a capture or in a promotion's material. */
+static dtb_status quiet_wdl(search *sc, const dtb_pos *p, int alpha, int beta, dtb_wdl *out,
+                            dtb_error *e)
+{
+    dtb_resolver *const r = sc->r;
+    dtb_pos buf;
+    const dtb_pos *w = white_to_move(r, p, &buf);
+    const dtb_ptable *t;
+    dtb_status s = find_table(r, dtb_material_of(w), false, sc->flags, &t, e);
+    if (s != DTB_OK)
+        return s;
+    if (t->derived) {
+        s = check_partner(r, t, false, sc->flags, e);
+        return s == DTB_OK ? search_wdl(sc, w, alpha, beta, out, e) : s;
+    }
+    unsigned raw;
+    s = lookup(r, t, w, sc->flags, &raw, e);
+    return s == DTB_OK ? wdl_of_raw(t, raw, out, e) : s;
+}
+
+static dtb_status quiet_value(search *sc, const dtb_pos *p, int alpha, int beta, dtb_value *out,
+                              dtb_error *e)
+{
+    dtb_resolver *const r = sc->r;
+    dtb_pos buf;
+    const dtb_pos *w = white_to_move(r, p, &buf);
+    const dtb_ptable *t;
+    dtb_status s = find_table(r, dtb_material_of(w), true, sc->flags, &t, e);
+    if (s != DTB_OK)
+        return s;
+    if (t->derived) {
+        s = check_partner(r, t, true, sc->flags, e);
+        return s == DTB_OK ? search_value(sc, w, alpha, beta, out, e) : s;
+    }
+    unsigned raw;
+    s = lookup(r, t, w, sc->flags, &raw, e);
+    if (s == DTB_OK)
+        *out = (dtb_value)raw;
+    return s;
+}
+
+dtb_status dtb_resolve_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_wdl *out,
+                           dtb_error *e)
+{
+    if (!dtb_pos_pieces(p, p->side)) {
+        *out = DTB_LOSS;
+        return DTB_OK;
+    }
+    search sc;
+    search_begin(&sc, r, flags);
+    const dtb_status s = must_capture(r, p)
+                             ? search_wdl(&sc, p, DTB_LOSS - 1, DTB_WIN + 1, out, e)
+                             : quiet_wdl(&sc, p, DTB_LOSS - 1, DTB_WIN + 1, out, e);
+    search_end(&sc);
+    return s;
+}
+
+dtb_status dtb_resolve_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_value *out,
+                             dtb_error *e)
+{
+    if (!dtb_pos_pieces(p, p->side)) {
+        *out = dtb_value_loss(0);
+        return DTB_OK;
+    }
+    search sc;
+    search_begin(&sc, r, flags);
+    const dtb_status s = must_capture(r, p) ? search_value(&sc, p, -1000, 1000, out, e)
+                                            : quiet_value(&sc, p, -1000, 1000, out, e);
+    search_end(&sc);
+    return s;
+}
+
+/* ---- boards of up to 64 squares: the quiet probe on words ----------------------------------- */
 
 /* A block read on a miss of the fast path: the value, or a status (the general path, taken after
  * a failure, words the message). Not inline: the message buffer stays off the hot path. */
@@ -583,29 +762,7 @@ ALWAYS_INLINE bool fast_locate(dtb_resolver *r, const uint64_t men[2][2], const 
     if (!r->narrow || !sets_of_words(r, men, kings, side, sets) || !(sets[side] | sets[2 + side]) ||
         !quiet_sets64(r, sets, (dtb_color)side, w))
         return false;
-    const unsigned wm = (unsigned)__builtin_popcountll(w[0]);
-    const unsigned wk = (unsigned)__builtin_popcountll(w[1]);
-    const unsigned bm = (unsigned)__builtin_popcountll(w[2]);
-    const unsigned bk = (unsigned)__builtin_popcountll(w[3]);
-    /* find_table's slot, with one test that every count fits (at most 7; else find_table) */
-    const unsigned slot = ((wk * KINDS + wm) * KINDS + bk) * KINDS + bm;
-    const dtb_ptable *t;
-    if ((wm | wk | bm | bk) >= 8 ||
-        !(t = atomic_load_explicit(&r->found[dtw][slot], memory_order_acquire)))
-        return false;
-    *tp = t;
-    uint64_t i;
-#if defined(__POPCNT__)
-    if (t->fast) /* inline, with this file's popcount instruction */
-        i = dtb_index_fast_of(&t->ixf, w[0], w[2], w[1], w[3]);
-    else
-#endif
-    {
-        const dtb_pos q = {{w[0], w[2]}, {w[1], w[3]}, DTB_WHITE};
-        i = dtb_index_of(t->ix, &q);
-    }
-    *index = i;
-    return true;
+    return locate_sets(r, w, dtw, tp, index);
 }
 
 /* The stored value at offset off of block blk of table t through the cache, or a block read; or
