@@ -457,39 +457,115 @@ static dtb_movelist *search_list(search *sc)
     return list;
 }
 
-/* The moves of p into the list of the node at sc->depth (NULL after setting *s). */
-static dtb_movelist *moves_of(search *sc, const dtb_pos *p, dtb_status *s, dtb_error *e)
+/* dtb_bb_shift on a word. */
+static inline uint64_t shift64(uint64_t x, int n) { return n >= 0 ? x << n : x >> -n; }
+
+/* The moves of quiet position p (its side to move has no capture: a derived one) on a board of
+ * up to 64 squares, on words: dtb_generate's moves, with the kings' moves first. A WDL search
+ * stops at its first win, and in these endgames the kings' moves win most often: kings first
+ * took 3.5% fewer instructions per probe of the compact 2..5 set than dtb_generate's order (men
+ * first). */
+static dtb_status quiet_moves64(const dtb_resolver *r, const dtb_pos *p, dtb_movelist *out)
+{
+    const dtb_board *b = r->board;
+    const dtb_color side = p->side;
+    const bool fly = b->variant->kings_fly;
+    const uint64_t empty = r->all64 & ~(uint64_t)dtb_pos_occupied(p);
+    int n = 0;
+    for (uint64_t kings = (uint64_t)p->kings[side]; kings; kings &= kings - 1) {
+        const int from = __builtin_ctzll(kings);
+        for (int d = 0; d < DTB_DIRS; d++)
+            for (int t = b->next[from][d]; t >= 0 && (empty >> t & 1); t = fly ? b->next[t][d] : -1) {
+                if (n == DTB_MAX_MOVES)
+                    return DTB_E_OVERFLOW;
+                out->moves[n++] = (dtb_move){.from = (uint8_t)from, .to = (uint8_t)t};
+            }
+    }
+    const uint64_t men = (uint64_t)p->men[side];
+    for (int k = 0; k < 2; k++) {
+        const int d = dtb_forward_dir(side, k);
+        uint64_t to = (shift64(men & (uint64_t)b->step_from[d][0], b->step_shift[d][0]) |
+                       shift64(men & (uint64_t)b->step_from[d][1], b->step_shift[d][1])) &
+                      empty;
+        for (; to; to &= to - 1) {
+            const int t = __builtin_ctzll(to);
+            if (n == DTB_MAX_MOVES)
+                return DTB_E_OVERFLOW;
+            out->moves[n++] = (dtb_move){.from = (uint8_t)b->next[t][d ^ 3], .to = (uint8_t)t,
+                                         .promotes = r->promotion64[side] >> t & 1};
+        }
+    }
+    out->count = n;
+    return DTB_OK;
+}
+
+/* The moves of p into the list of the node at sc->depth (NULL after setting *s); quiet: p has no
+ * capture. */
+static dtb_movelist *moves_of(search *sc, const dtb_pos *p, bool quiet, dtb_status *s,
+                              dtb_error *e)
 {
     dtb_movelist *list = search_list(sc);
     if (!list) {
         *s = dtb_error_set(e, DTB_E_NOMEM, "out of memory for a search");
         return NULL;
     }
-    if ((*s = dtb_generate(sc->r->board, p, list)) != DTB_OK) {
+    *s = quiet && sc->r->narrow ? quiet_moves64(sc->r, p, list) : dtb_generate(sc->r->board, p, list);
+    if (*s != DTB_OK) {
         *s = dtb_error_set(e, *s, "too many moves to list");
         return NULL;
     }
     return list;
 }
 
-/* What a search node learns of a successor q (the opponent to move, with a piece) before its
- * value: a capture position (searched in the second pass), a quiet position of a stored table
- * already found (*t and *index), or anything else (quiet_wdl / quiet_value say). On boards of up
- * to 64 squares the fast path's words: one flip, capture test and slot for both questions,
- * instead of must_capture, then white_to_move and find_table. */
-enum { SUCC_CAPTURE, SUCC_STORED, SUCC_GENERAL };
-ALWAYS_INLINE int successor_kind(dtb_resolver *r, const dtb_pos *q, bool dtw,
-                                 const dtb_ptable **t, uint64_t *index)
+/* What a search node learns of the successor q of p by move m before its value: the opponent
+ * has no piece (SUCC_NONE: q's value is a loss in 0), a capture position (searched in the
+ * second pass; q is not made), a quiet position of a stored table already found (*t and *index;
+ * q is not made), or anything else (q made: quiet_wdl / quiet_value say). On boards of up to 64
+ * squares all on words (ps: p's sets, white men, black men, white kings, black kings): the move
+ * made on four words, then the fast path's one flip, capture test and slot, instead of
+ * dtb_make_move on 128-bit sets, must_capture, white_to_move and find_table. */
+enum { SUCC_NONE, SUCC_CAPTURE, SUCC_STORED, SUCC_GENERAL };
+ALWAYS_INLINE int successor(dtb_resolver *r, const dtb_pos *p, const uint64_t ps[4],
+                            const dtb_move *m, bool dtw, dtb_pos *q, const dtb_ptable **t,
+                            uint64_t *index)
 {
     if (r->narrow) {
-        const uint64_t sets[4] = {(uint64_t)q->men[DTB_WHITE], (uint64_t)q->men[DTB_BLACK],
-                                  (uint64_t)q->kings[DTB_WHITE], (uint64_t)q->kings[DTB_BLACK]};
+        /* dtb_make_move on words */
+        const int side = (int)p->side, opp = side ^ 1;
+        const uint64_t from = 1ull << m->from, to = 1ull << m->to, cap = (uint64_t)m->captured;
+        uint64_t qs[4], men = ps[side], kings = ps[2 + side];
+        if (kings & from) {
+            kings = (kings & ~from) | to;
+        } else {
+            men &= ~from;
+            if (m->promotes)
+                kings |= to;
+            else
+                men |= to;
+        }
+        qs[side] = men, qs[2 + side] = kings;
+        qs[opp] = ps[opp] & ~cap, qs[2 + opp] = ps[2 + opp] & ~cap;
+        if (!(qs[opp] | qs[2 + opp]))
+            return SUCC_NONE;
         uint64_t w[4];
-        if (!quiet_sets64(r, sets, q->side, w))
+        if (!quiet_sets64(r, qs, (dtb_color)opp, w))
             return SUCC_CAPTURE;
-        return locate_sets(r, w, dtw, t, index) ? SUCC_STORED : SUCC_GENERAL;
+        if (locate_sets(r, w, dtw, t, index))
+            return SUCC_STORED;
+        *q = (dtb_pos){{qs[0], qs[1]}, {qs[2], qs[3]}, (dtb_color)opp};
+        return SUCC_GENERAL;
     }
+    dtb_make_move(p, m, q);
+    if (!dtb_pos_pieces(q, q->side))
+        return SUCC_NONE;
     return must_capture(r, q) ? SUCC_CAPTURE : SUCC_GENERAL;
+}
+
+/* p's sets as successor takes them (white men, black men, white kings, black kings). */
+ALWAYS_INLINE void sets_of_pos(const dtb_pos *p, uint64_t ps[4])
+{
+    ps[0] = (uint64_t)p->men[DTB_WHITE], ps[1] = (uint64_t)p->men[DTB_BLACK];
+    ps[2] = (uint64_t)p->kings[DTB_WHITE], ps[3] = (uint64_t)p->kings[DTB_BLACK];
 }
 
 static dtb_status quiet_wdl(search *sc, const dtb_pos *p, int alpha, int beta, dtb_wdl *out,
@@ -507,14 +583,16 @@ static dtb_status quiet_value(search *sc, const dtb_pos *p, int alpha, int beta,
  * first, those that need the opponent's capture search after them, with a narrower window.
  * Decided as soon as a move reaches beta (a win, at the top), even when the tables of other
  * moves fail; otherwise the first failure is the status. */
-static dtb_status search_wdl(search *sc, const dtb_pos *p, int alpha, int beta, dtb_wdl *out,
-                             dtb_error *e)
+static dtb_status search_wdl(search *sc, const dtb_pos *p, bool quiet, int alpha, int beta,
+                             dtb_wdl *out, dtb_error *e)
 {
     dtb_resolver *const r = sc->r;
     dtb_status s;
-    dtb_movelist *list = moves_of(sc, p, &s, e);
+    dtb_movelist *list = moves_of(sc, p, quiet, &s, e);
     if (!list)
         return s;
+    uint64_t ps[4];
+    sets_of_pos(p, ps);
     sc->depth++;
     int best = DTB_LOSS;
     dtb_status failed = DTB_OK;
@@ -525,17 +603,17 @@ static dtb_status search_wdl(search *sc, const dtb_pos *p, int alpha, int beta, 
             if (pass == 1 && !(capture[i / 64] >> (i % 64) & 1))
                 continue;
             dtb_pos q;
-            dtb_make_move(p, &list->moves[i], &q);
             const int a = alpha > best ? alpha : best;
             dtb_wdl v = DTB_LOSS; /* the opponent has no piece left */
             dtb_error *const err = failed == DTB_OK ? e : &later;
             s = DTB_OK;
             if (pass == 1) {
-                s = search_wdl(sc, &q, -beta, -a, &v, err);
-            } else if (dtb_pos_pieces(&q, q.side)) {
+                dtb_make_move(p, &list->moves[i], &q);
+                s = search_wdl(sc, &q, false, -beta, -a, &v, err);
+            } else {
                 const dtb_ptable *t;
                 uint64_t index;
-                const int kind = successor_kind(r, &q, false, &t, &index);
+                const int kind = successor(r, p, ps, &list->moves[i], false, &q, &t, &index);
                 if (kind == SUCC_CAPTURE) {
                     capture[i / 64] |= 1ull << (i % 64);
                     continue;
@@ -545,7 +623,7 @@ static dtb_status search_wdl(search *sc, const dtb_pos *p, int alpha, int beta, 
                     s = lookup_index(r, t, index, sc->flags, &raw, err);
                     if (s == DTB_OK)
                         s = wdl_of_raw(t, raw, &v, err);
-                } else {
+                } else if (kind == SUCC_GENERAL) {
                     s = quiet_wdl(sc, &q, -beta, -a, &v, err);
                 }
             }
@@ -580,14 +658,16 @@ static inline int rank_back(int k) { return -k - (k > 0) + (k < 0); }
  * search on ranks (dtb_value_rank) instead of three values, the window passed to a successor
  * through the parent map's inverse. The caller of a position passes -1000, 1000 for the exact
  * value. Any failure is the status. */
-static dtb_status search_value(search *sc, const dtb_pos *p, int alpha, int beta, dtb_value *out,
-                               dtb_error *e)
+static dtb_status search_value(search *sc, const dtb_pos *p, bool quiet, int alpha, int beta,
+                               dtb_value *out, dtb_error *e)
 {
     dtb_resolver *const r = sc->r;
     dtb_status s;
-    dtb_movelist *list = moves_of(sc, p, &s, e);
+    dtb_movelist *list = moves_of(sc, p, quiet, &s, e);
     if (!list)
         return s;
+    uint64_t ps[4];
+    sets_of_pos(p, ps);
     sc->depth++;
     int best = dtb_value_rank(dtb_value_loss(0)); /* the lowest rank */
     uint64_t capture[DTB_MAX_MOVES / 64] = {0}; /* the successors left for the second pass */
@@ -597,15 +677,15 @@ static dtb_status search_value(search *sc, const dtb_pos *p, int alpha, int beta
             if (pass == 1 && !(capture[i / 64] >> (i % 64) & 1))
                 continue;
             dtb_pos q;
-            dtb_make_move(p, &list->moves[i], &q);
             const int a = alpha > best ? alpha : best;
             dtb_value v = dtb_value_loss(0); /* the opponent has no piece left */
             if (pass == 1) {
-                s = search_value(sc, &q, rank_back(beta), rank_back(a), &v, e);
-            } else if (dtb_pos_pieces(&q, q.side)) {
+                dtb_make_move(p, &list->moves[i], &q);
+                s = search_value(sc, &q, false, rank_back(beta), rank_back(a), &v, e);
+            } else {
                 const dtb_ptable *t;
                 uint64_t index;
-                const int kind = successor_kind(r, &q, true, &t, &index);
+                const int kind = successor(r, p, ps, &list->moves[i], true, &q, &t, &index);
                 if (kind == SUCC_CAPTURE) {
                     capture[i / 64] |= 1ull << (i % 64);
                     continue;
@@ -614,7 +694,7 @@ static dtb_status search_value(search *sc, const dtb_pos *p, int alpha, int beta
                     unsigned raw;
                     s = lookup_index(r, t, index, sc->flags, &raw, e);
                     v = (dtb_value)raw;
-                } else {
+                } else if (kind == SUCC_GENERAL) {
                     s = quiet_value(sc, &q, rank_back(beta), rank_back(a), &v, e);
                 }
             }
@@ -663,7 +743,7 @@ static dtb_status quiet_wdl(search *sc, const dtb_pos *p, int alpha, int beta, d
         return s;
     if (t->derived) {
         s = check_partner(r, t, false, sc->flags, e);
-        return s == DTB_OK ? search_wdl(sc, w, alpha, beta, out, e) : s;
+        return s == DTB_OK ? search_wdl(sc, w, true, alpha, beta, out, e) : s;
     }
     unsigned raw;
     s = lookup(r, t, w, sc->flags, &raw, e);
@@ -682,7 +762,7 @@ static dtb_status quiet_value(search *sc, const dtb_pos *p, int alpha, int beta,
         return s;
     if (t->derived) {
         s = check_partner(r, t, true, sc->flags, e);
-        return s == DTB_OK ? search_value(sc, w, alpha, beta, out, e) : s;
+        return s == DTB_OK ? search_value(sc, w, true, alpha, beta, out, e) : s;
     }
     unsigned raw;
     s = lookup(r, t, w, sc->flags, &raw, e);
@@ -701,7 +781,7 @@ dtb_status dtb_resolve_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, dt
     search sc;
     search_begin(&sc, r, flags);
     const dtb_status s = must_capture(r, p)
-                             ? search_wdl(&sc, p, DTB_LOSS - 1, DTB_WIN + 1, out, e)
+                             ? search_wdl(&sc, p, false, DTB_LOSS - 1, DTB_WIN + 1, out, e)
                              : quiet_wdl(&sc, p, DTB_LOSS - 1, DTB_WIN + 1, out, e);
     search_end(&sc);
     return s;
@@ -716,7 +796,7 @@ dtb_status dtb_resolve_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, 
     }
     search sc;
     search_begin(&sc, r, flags);
-    const dtb_status s = must_capture(r, p) ? search_value(&sc, p, -1000, 1000, out, e)
+    const dtb_status s = must_capture(r, p) ? search_value(&sc, p, false, -1000, 1000, out, e)
                                             : quiet_value(&sc, p, -1000, 1000, out, e);
     search_end(&sc);
     return s;
