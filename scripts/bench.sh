@@ -1,23 +1,34 @@
 #!/usr/bin/env bash
 # Measures dtb's speed and compression and prints one table (never run by the tests).
 #
-# usage: scripts/bench.sh [--quick] [--threads T]
+# usage: scripts/bench.sh [--quick] [--threads T] [--set DIR [--compact-set CDIR]]
 #   --quick   a few minutes: perft depth 8, index, generation of 2..4 pieces, probes
 #   default   perft depth 9, generation of 2..4 and 2..5 pieces (long), probes
+#   --set     no generation: the bytes and probes of an existing international full set in DIR
+#             (e.g. 2..6, which takes hours to make), and of its compact set in CDIR if given
 # Generated tables go to build/bench-tables (deleted first), never to tables/; their compact set
 # to build/bench-tables-compact.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-quick=0
+quick=0 set_dir="" compact_dir=""
 threads=$(nproc 2>/dev/null || echo 2)
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1; shift ;;
     --threads) threads=$2; shift 2 ;;
-    -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --set) set_dir=$2; shift 2 ;;
+    --compact-set) compact_dir=$2; shift 2 ;;
+    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench.sh: unknown option $1" >&2; exit 2 ;;
   esac
+done
+
+if [ -n "$compact_dir" ] && [ -z "$set_dir" ]; then
+  echo "bench.sh: --compact-set needs --set (the full set it was made from)" >&2; exit 2
+fi
+for d in $set_dir $compact_dir; do
+  if [ ! -d "$d/international" ]; then echo "bench.sh: $d/international: no such directory" >&2; exit 2; fi
 done
 
 scripts/setup.sh
@@ -62,23 +73,47 @@ gen_run() { # pieces
   row "  compact set: WLD bytes, positions per byte" "$(awk -v b="$wld" -v p="$pos" 'BEGIN{printf "%d, %.0f", b, p/b}')"
   row "  compact set: DTW bytes, positions per byte" "$(awk -v b="$dtw" -v p="$pos" 'BEGIN{printf "%d, %.1f", b, p/b}')"
 }
-pieces_list=$([ "$quick" = 1 ] && echo 4 || echo "4 5")
-for n in $pieces_list; do
-  rm -rf "$out"
-  gen_run "$n"
-done
+# The files of an existing set: bytes and positions per byte (positions from its STATS records,
+# the last one of each material).
+set_rows() { # label, directory
+  local pos wld dtw
+  pos=$(python3 -c "
+import json
+last = {}
+for l in open('$2/international/STATS'):
+    r = json.loads(l); last[r['material']] = r['positions']
+print(sum(last.values()))")
+  wld=$(cat "$2"/international/*.wld | wc -c) dtw=$(cat "$2"/international/*.dtw 2>/dev/null | wc -c)
+  row "$1: positions" "$(awk -v p="$pos" 'BEGIN{printf "%.4g", p}')"
+  row "  WLD bytes, positions per byte" "$(awk -v b="$wld" -v p="$pos" 'BEGIN{printf "%d, %.1f", b, p/b}')"
+  [ "$dtw" -gt 0 ] && row "  DTW bytes, positions per byte" "$(awk -v b="$dtw" -v p="$pos" 'BEGIN{printf "%d, %.1f", b, p/b}')"
+  return 0
+}
+if [ -n "$set_dir" ]; then
+  out=$set_dir
+  set_rows "full set $set_dir" "$set_dir"
+  if [ -n "$compact_dir" ]; then set_rows "compact set $compact_dir" "$compact_dir"; fi
+else
+  pieces_list=$([ "$quick" = 1 ] && echo 4 || echo "4 5")
+  for n in $pieces_list; do
+    rm -rf "$out"
+    gen_run "$n"
+  done
+  compact_dir=$out-compact
+fi
 
 # Probes on the tables just generated (the largest complete piece count): cached WDL on one and
 # two threads, cached DTW, uncached WDL. per_cpu_second is the per-core rate. 1 M random positions
 # spread over the whole tables measure memory latency as much as code; 4096 positions (a working
 # set that stays in the CPU caches) measure the probe's code. Batches (dtb_probe_wdl_many) let the
-# cache misses of 64 probes overlap.
-probe_row() { # label, options...
+# cache misses of 64 probes overlap. The compact set's rows probe the same positions' kind through
+# its derived tables (a search over the moves for half of them).
+probe_row() { # label, options... (--tables DIR among them overrides the full set)
   local label=$1; shift
-  "$bin/tests/dtb_bench_probe" --tables "$out" "$@" 2>/dev/null | while read -r line; do
+  "$bin/tests/dtb_bench_probe" --variant international --tables "$out" "$@" 2>/dev/null | while read -r line; do
     set -- $line
     # probe <metric> <cached> pieces N threads T probes P seconds S per_second R ... per_cpu_second C
-    echo "$label, $7 thread(s), $5 pieces|$(awk -v r="${13}" -v c="${17}" 'BEGIN{printf "%.2f M/s (%.2f M/s per core)", r/1e6, c/1e6}')"
+    echo "$label, $7 thread(s), $5 pieces|$(awk -v r="${13}" -v c="${17}" 'BEGIN{if (r < 1e5) printf "%.1f k/s (%.1f k/s per core)", r/1e3, c/1e3; else printf "%.2f M/s (%.2f M/s per core)", r/1e6, c/1e6}')"
   done
 }
 while IFS='|' read -r label value; do
@@ -88,7 +123,11 @@ done < <(probe_row "probe WDL cached, 1M positions" --threads 1 --threads 2;
          probe_row "probe WDL cached, 1M positions, batches of 64" --batch 64 --threads 1 --threads 2;
          probe_row "probe DTW cached, 1M positions" --dtw --threads 1;
          probe_row "probe DTW cached, 1M positions, batches of 64" --dtw --batch 64 --threads 1;
-         probe_row "probe WDL uncached" --uncached --threads 1 --threads 2)
+         probe_row "probe WDL uncached (20000 positions)" --uncached --positions 20000 --rounds 1 --threads 1 --threads 2;
+         if [ -n "$compact_dir" ]; then
+           probe_row "probe WDL cached, compact set, 1M positions" --tables "$compact_dir" --threads 1 --threads 2
+           probe_row "probe WDL uncached, compact set (2000 positions)" --tables "$compact_dir" --uncached --positions 2000 --rounds 1 --threads 1
+         fi)
 
 echo
 echo "dtb benchmark, $(date -u +%Y-%m-%d), $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB"
