@@ -481,7 +481,8 @@ static dtb_status quiet_moves64(const dtb_resolver *r, const dtb_pos *p, dtb_mov
     for (uint64_t kings = (uint64_t)p->kings[side]; kings; kings &= kings - 1) {
         const int from = __builtin_ctzll(kings);
         for (int d = 0; d < DTB_DIRS; d++)
-            for (int t = b->next[from][d]; t >= 0 && (empty >> t & 1); t = fly ? b->next[t][d] : -1) {
+            for (int t = b->next[from][d]; t >= 0 && (empty >> t & 1);
+                 t = fly ? b->next[t][d] : -1) {
                 if (n == DTB_MAX_MOVES)
                     return DTB_E_OVERFLOW;
                 out->moves[n++] = (dtb_move){.from = (uint8_t)from, .to = (uint8_t)t};
@@ -515,7 +516,8 @@ static dtb_movelist *moves_of(search *sc, const dtb_pos *p, bool quiet, dtb_stat
         *s = dtb_error_set(e, DTB_E_NOMEM, "out of memory for a search");
         return NULL;
     }
-    *s = quiet && sc->r->narrow ? quiet_moves64(sc->r, p, list) : dtb_generate(sc->r->board, p, list);
+    *s = quiet && sc->r->narrow ? quiet_moves64(sc->r, p, list)
+                                : dtb_generate(sc->r->board, p, list);
     if (*s != DTB_OK) {
         *s = dtb_error_set(e, *s, "too many moves to list");
         return NULL;
