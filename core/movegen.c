@@ -705,6 +705,17 @@ dtb_status dtb_generate_captures(const dtb_board *b, const dtb_pos *p, dtb_movel
     }
 }
 
+dtb_status dtb_generate_captures_by(const dtb_board *b, const dtb_pos *p, dtb_bb men,
+                                    bool king_can, dtb_movelist *out)
+{
+    men &= p->men[p->side];
+    if (!men && !king_can) {
+        out->count = 0;
+        return DTB_OK;
+    }
+    return generate_captures(b, p, men, king_can, out);
+}
+
 bool dtb_has_capture(const dtb_board *b, const dtb_pos *p)
 {
 #define CALL(h) has_capture(b, p, h)

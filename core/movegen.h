@@ -48,6 +48,13 @@ bool dtb_has_capture(const dtb_board *b, const dtb_pos *p);
  * moves of capture positions only. Returns as dtb_generate. */
 dtb_status dtb_generate_captures(const dtb_board *b, const dtb_pos *p, dtb_movelist *out);
 
+/* dtb_generate_captures for a caller that knows which pieces can capture: the captures of the
+ * side to move's men in `men` and, when king_can, of its kings (out->count = 0 when there are
+ * none). The same list as dtb_generate_captures when men (a superset is fine) and king_can
+ * cover every piece that has a capture: the solver tells them from data kept per block. */
+dtb_status dtb_generate_captures_by(const dtb_board *b, const dtb_pos *p, dtb_bb men,
+                                    bool king_can, dtb_movelist *out);
+
 /* The position after move m (a legal move of p). out may alias p. Inline: the solver makes every
  * capture of every capture position. */
 static inline void dtb_make_move(const dtb_pos *p, const dtb_move *m, dtb_pos *out)

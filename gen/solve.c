@@ -60,6 +60,10 @@ typedef struct half {
     man_exit ex[MAX_MAN_EXITS];
     int nex;
     const dtb_index_fast *exf; /* inline index of the exits' table (flipped material), or NULL */
+    /* The white men's first jumps as far as the men alone decide them (see may_capture): the
+     * landing squares of jumps over black men, and the men-free squares a man could jump over
+     * (a black king there may be taken). */
+    uint64_t land_men, over_free;
     dtb_bb promoting; /* white men one step from promotion (their moves take the generic path) */
     int slot;         /* which of the pair's stats this half counts into */
 } half;
@@ -112,6 +116,7 @@ typedef struct lane {
 typedef struct unit {
     const dtb_board *b;
     const dtb_solved *s;
+    bool quick_capture; /* may_capture applies: at most 64 squares, flying kings */
     half h[2];
     int nhalves;  /* 1 when the block is its own flip */
     uint64_t K;   /* positions per half */
@@ -222,6 +227,69 @@ static void flush_batch(const unit *u, lane *ln, batch *bt)
     bt->npos = bt->nexit = 0;
 }
 
+/* One diagonal step of a set in words (boards of up to 64 squares; dtb_board_step): NW and NE
+ * steps go to lower squares, SW and SE to higher ones. */
+static inline uint64_t step64(const dtb_board *b, uint64_t s, int d)
+{
+    const uint64_t m0 = (uint64_t)b->step_from[d][0], m1 = (uint64_t)b->step_from[d][1];
+    if (d < DTB_SW)
+        return (s & m0) >> -b->step_shift[d][0] | (s & m1) >> -b->step_shift[d][1];
+    return (s & m0) << b->step_shift[d][0] | (s & m1) << b->step_shift[d][1];
+}
+
+/* Whether a white man of the half may jump a black king on one of the squares of kings (a
+ * subset of over_free): a white man before it, in a direction men capture in, and the square
+ * beyond free (occ: every piece). */
+static bool man_takes_king(const dtb_board *b, const half *hf, uint64_t kings, uint64_t occ)
+{
+    const bool backward = b->variant->men_capture_backward;
+    for (; kings; kings &= kings - 1) {
+        const int s = __builtin_ctzll(kings);
+        for (int d = 0; d < DTB_DIRS; d++) {
+            if (!backward && d != dtb_forward_dir(DTB_WHITE, 0) && d != dtb_forward_dir(DTB_WHITE, 1))
+                continue;
+            const int m = b->next[s][d ^ 3], l = b->next[s][d];
+            if (m >= 0 && l >= 0 && (((uint64_t)hf->wmen >> m) & 1) && !((occ >> l) & 1))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* The capture test of dtb_generate_captures for a position of the half with kings wk, bk (words;
+ * flying kings): *men gets the white men that may capture (all that have a jump the men allow:
+ * a superset), the result says whether a white king can. The men are those of the block, so
+ * their part is two masks: a jump over a black man needs its landing square free of kings, a
+ * jump over a men-free square a black king there. A flying king takes the nearest piece of a
+ * ray when it is black with a free square behind it. */
+static inline bool may_capture(const dtb_board *b, const half *hf, uint64_t wk, uint64_t bk,
+                               uint64_t *men)
+{
+    const uint64_t kings = wk | bk, occ = (uint64_t)hf->men | kings;
+    const bool mc = (hf->land_men & ~kings) || ((bk & hf->over_free) &&
+                                                man_takes_king(b, hf, bk & hf->over_free, occ));
+    *men = mc ? (uint64_t)hf->wmen : 0;
+    if (!wk)
+        return false;
+    /* As core/movegen.c's flying king test: jumpable[d], the black pieces with a free square
+     * behind them in direction d; along a ray the nearest piece must be one of them (the
+     * highest square of the ray's pieces towards NW and NE, the lowest towards SW and SE). */
+    const uint64_t opp = (uint64_t)hf->bmen | bk, empty = (uint64_t)b->all & ~occ;
+    uint64_t j[DTB_DIRS];
+#pragma GCC unroll 4
+    for (int d = 0; d < DTB_DIRS; d++)
+        j[d] = opp & step64(b, empty, d ^ 3);
+    for (uint64_t k = wk; k; k &= k - 1) {
+        const int sq = __builtin_ctzll(k);
+        const uint64_t m0 = (uint64_t)b->ray[sq][DTB_NW] & occ, m1 = (uint64_t)b->ray[sq][DTB_NE] & occ;
+        const uint64_t m2 = (uint64_t)b->ray[sq][DTB_SW] & occ, m3 = (uint64_t)b->ray[sq][DTB_SE] & occ;
+        if (((m0 & j[DTB_NW]) > (m0 & ~j[DTB_NW])) | ((m1 & j[DTB_NE]) > (m1 & ~j[DTB_NE])) |
+            ((m2 & -m2 & j[DTB_SW]) != 0) | ((m3 & -m3 & j[DTB_SE]) != 0))
+            return true;
+    }
+    return false;
+}
+
 /* Gathers what the moves of p (local id) lead to: counts in-unit successors (quiet king moves)
  * and lists where the exits' values are. Quiet positions (the most) skip the move list: king
  * moves are only counted, man moves made directly. */
@@ -231,7 +299,15 @@ static void init_position(const unit *u, lane *ln, batch *bt, uint32_t id, const
     const dtb_pos p = *pp;
     int cnt = 0;
     dtb_movelist ml;
-    const dtb_status st = dtb_generate_captures(b, &p, &ml);
+    const half *hf = &u->h[id / u->K];
+    dtb_status st;
+    if (u->quick_capture) {
+        uint64_t men;
+        const bool kc = may_capture(b, hf, (uint64_t)p.kings[DTB_WHITE], (uint64_t)p.kings[DTB_BLACK], &men);
+        st = dtb_generate_captures_by(b, &p, men, kc, &ml);
+    } else {
+        st = dtb_generate_captures(b, &p, &ml);
+    }
     assert(st == DTB_OK);
     (void)st;
     const bool capture = ml.count > 0;
@@ -248,7 +324,6 @@ static void init_position(const unit *u, lane *ln, batch *bt, uint32_t id, const
         first = bt->nexit;
         const dtb_bb empty = b->all & ~dtb_pos_occupied(&p);
         cnt = dtb_count_king_steps(b, p.kings[DTB_WHITE], empty);
-        const half *hf = &u->h[id / u->K];
         if (hf->nex && hf->exf) { /* in words: the kings as the flipped target blocks see them */
             const dtb_index_fast *f = hf->exf;
             const int shift = 64 - b->squares;
@@ -805,6 +880,25 @@ static void man_exits(const dtb_board *b, half *hf, const dtb_solved_table *to)
     hf->nex = 0;
     hf->promoting = 0;
     const dtb_bb empty = b->all & ~hf->men;
+    /* may_capture's masks: every first jump of a white man that the men allow */
+    hf->land_men = hf->over_free = 0;
+    if (b->squares <= 64) {
+        const bool backward = b->variant->men_capture_backward;
+        for (dtb_bb wm = hf->wmen; wm;) {
+            const int m = dtb_bb_pop(&wm);
+            for (int d = 0; d < DTB_DIRS; d++) {
+                if (!backward && d != dtb_forward_dir(DTB_WHITE, 0) && d != dtb_forward_dir(DTB_WHITE, 1))
+                    continue;
+                const int o = b->next[m][d], l = o >= 0 ? b->next[o][d] : -1;
+                if (l < 0 || dtb_bb_has(hf->men, l))
+                    continue;
+                if (dtb_bb_has(hf->bmen, o))
+                    hf->land_men |= 1ull << l;
+                else if (!dtb_bb_has(hf->wmen, o))
+                    hf->over_free |= 1ull << o;
+            }
+        }
+    }
     for (int k = 0; k < 2; k++) {
         const int d = dtb_forward_dir(DTB_WHITE, k);
         dtb_bb dest = dtb_board_step(b, hf->wmen, d) & empty;
@@ -979,6 +1073,7 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2
     dtb_index_fast fxt, fxft;
     const bool narrow = dtb_index_fast_get(t->index, &fxt) && dtb_index_fast_get(ft->index, &fxft);
     const dtb_index_fast *fx0 = narrow ? &fxt : NULL, *fx1 = narrow ? &fxft : NULL;
+    const bool quick = b->squares <= 64 && b->variant->kings_fly;
 
     const int nthreads = omp_get_max_threads();
     lane *lanes = calloc((size_t)nthreads, sizeof *lanes);
@@ -1007,7 +1102,7 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2
             }
             for (uint64_t i = lo; i < hi && !stop; i++) {
                 unit u = {.b = b, .s = s, .K = K, .n = shared_nodes, .shared = true,
-                          .fx = {fx0, fx1}};
+                          .fx = {fx0, fx1}, .quick_capture = quick};
                 unit_setup(&u, &w[i], t, ft, self);
                 solve_unit_shared(&u, lanes, nthreads);
                 stop = lanes_failed(lanes, nthreads);
@@ -1022,7 +1117,7 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2
 #pragma omp parallel if ((hi - lo) * K >= 65536)
         {
             lane *me = &lanes[omp_get_thread_num()];
-            unit u = {.b = b, .s = s, .K = K, .fx = {fx0, fx1}};
+            unit u = {.b = b, .s = s, .K = K, .fx = {fx0, fx1}, .quick_capture = quick};
             u.n = malloc(2 * K * sizeof *u.n);
             if (!u.n)
                 me->nomem = true;
