@@ -1077,7 +1077,6 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2
 
     const int nthreads = omp_get_max_threads();
     lane *lanes = calloc((size_t)nthreads, sizeof *lanes);
-    node *shared_nodes = NULL;
     if (!lanes) {
         free(w);
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
@@ -1095,34 +1094,20 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2
         uint64_t hi = lo;
         while (hi < nw && w[hi].adv == w[lo].adv)
             hi++;
-        if (nthreads > 1 && K >= SHARED_UNIT_MIN && hi - lo < 4 * (uint64_t)nthreads) {
-            if (!shared_nodes && !(shared_nodes = malloc(2 * K * sizeof *shared_nodes))) {
-                lanes[0].nomem = stop = true;
-                break;
-            }
-            for (uint64_t i = lo; i < hi && !stop; i++) {
-                unit u = {.b = b, .s = s, .K = K, .n = shared_nodes, .shared = true,
-                          .fx = {fx0, fx1}, .quick_capture = quick};
-                unit_setup(&u, &w[i], t, ft, self);
-                solve_unit_shared(&u, lanes, nthreads);
-                stop = lanes_failed(lanes, nthreads);
-                done += (uint64_t)u.nhalves * K;
-                if (progress)
-                    progress(user, done, total);
-            }
-            lo = hi;
-            continue;
-        }
+        /* A level of few large units: whole units to each thread as long as every thread gets
+         * one (no barrier inside a unit then), the rest shared by all threads. */
+        const bool few = nthreads > 1 && K >= SHARED_UNIT_MIN && hi - lo < 4 * (uint64_t)nthreads;
+        const uint64_t mid = few ? lo + (hi - lo) / (uint64_t)nthreads * (uint64_t)nthreads : hi;
         /* Tiny levels (a few small units) cost more to share out than to solve. */
-#pragma omp parallel if ((hi - lo) * K >= 65536)
-        {
+#pragma omp parallel if ((mid - lo) * K >= 65536)
+        if (mid > lo) {
             lane *me = &lanes[omp_get_thread_num()];
             unit u = {.b = b, .s = s, .K = K, .fx = {fx0, fx1}, .quick_capture = quick};
             u.n = malloc(2 * K * sizeof *u.n);
             if (!u.n)
                 me->nomem = true;
 #pragma omp for schedule(dynamic, 1)
-            for (uint64_t i = lo; i < hi; i++) {
+            for (uint64_t i = lo; i < mid; i++) {
                 if (me->nomem || me->overflow)
                     continue;
                 unit_setup(&u, &w[i], t, ft, self);
@@ -1136,6 +1121,25 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2
                 }
             }
             free(u.n);
+        }
+        stop = lanes_failed(lanes, nthreads);
+        if (mid < hi && !stop) {
+            node *shared_nodes = malloc(2 * K * sizeof *shared_nodes);
+            if (!shared_nodes) {
+                lanes[0].nomem = stop = true;
+                break;
+            }
+            for (uint64_t i = mid; i < hi && !stop; i++) {
+                unit u = {.b = b, .s = s, .K = K, .n = shared_nodes, .shared = true,
+                          .fx = {fx0, fx1}, .quick_capture = quick};
+                unit_setup(&u, &w[i], t, ft, self);
+                solve_unit_shared(&u, lanes, nthreads);
+                stop = lanes_failed(lanes, nthreads);
+                done += (uint64_t)u.nhalves * K;
+                if (progress)
+                    progress(user, done, total);
+            }
+            free(shared_nodes);
         }
         stop = lanes_failed(lanes, nthreads);
         lo = hi;
@@ -1155,7 +1159,6 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2
         free(lanes[l].fx.begin);
     }
     free(lanes);
-    free(shared_nodes);
     free(w);
     if (overflow)
         return dtb_error_set(e, DTB_E_RANGE, "a distance to win exceeds %d plies", DTB_DTW_MAX);
