@@ -127,6 +127,11 @@ typedef struct unit {
 
 static int other(const unit *u, int h) { return u->nhalves == 1 ? h : 1 - h; }
 
+/* The half of local id and its rank there: ids run over at most two halves of K, so a compare
+ * does what a division by K would (a 64-bit division several times per position). */
+static inline int half_of(const unit *u, uint32_t id) { return id >= u->K; }
+static inline uint64_t in_half(const unit *u, uint32_t id) { return id >= u->K ? id - u->K : id; }
+
 static void push(lane *ln, int level, uint32_t id)
 {
     if (level > DTB_DTW_MAX) {
@@ -152,11 +157,11 @@ static void push(lane *ln, int level, uint32_t id)
 /* The position of local id (white to move, in its half's orientation). */
 static void local_pos(const unit *u, uint32_t id, dtb_pos *p)
 {
-    const half *hf = &u->h[id / u->K];
+    const half *hf = &u->h[half_of(u, id)];
     p->men[DTB_WHITE] = hf->wmen;
     p->men[DTB_BLACK] = hf->bmen;
     p->side = DTB_WHITE;
-    dtb_index_kings_at(hf->t->index, hf->men, id % u->K, &p->kings[DTB_WHITE], &p->kings[DTB_BLACK]);
+    dtb_index_kings_at(hf->t->index, hf->men, in_half(u, id), &p->kings[DTB_WHITE], &p->kings[DTB_BLACK]);
 }
 
 /* Folds the value v of a successor (for the opponent, to move there) into what is known. */
@@ -215,8 +220,8 @@ static void flush_batch(const unit *u, lane *ln, batch *bt)
                           .lossmax = (uint8_t)(lossmax + 1),
                           .flags = (uint8_t)((capture ? F_CAPTURE : 0) | (drawexit ? F_DRAWEXIT : 0))};
         if (capture) { /* units share words of the bitmap at block edges, threads share units */
-            const int h = (int)(id / u->K);
-            const uint64_t idx = u->h[h].base + id % u->K;
+            const int h = half_of(u, id);
+            const uint64_t idx = u->h[h].base + in_half(u, id);
             __atomic_fetch_or(&u->h[h].t->captures[idx / 64], 1ull << (idx % 64), __ATOMIC_RELAXED);
         }
         if (wincand != NO_WIN)
@@ -299,7 +304,7 @@ static void init_position(const unit *u, lane *ln, batch *bt, uint32_t id, const
     const dtb_pos p = *pp;
     int cnt = 0;
     dtb_movelist ml;
-    const half *hf = &u->h[id / u->K];
+    const half *hf = &u->h[half_of(u, id)];
     dtb_status st;
     if (u->quick_capture) {
         uint64_t men;
@@ -378,11 +383,11 @@ static void init_range(const unit *u, lane *ln, uint32_t from, uint32_t to)
     dtb_pos p;
     for (uint32_t id = from; id < to; id++) {
         /* The kings step to the next rank, except at the start and where a half begins. */
-        if (id == from || id % u->K == 0) {
+        if (id == from || id == 0 || id == u->K) {
             local_pos(u, id, &p);
         } else {
-            const half *hf = &u->h[id / u->K];
-            const dtb_index_fast *f = u->fx[id / u->K];
+            const half *hf = &u->h[half_of(u, id)];
+            const dtb_index_fast *f = u->fx[half_of(u, id)];
             bool more;
             if (f) {
                 uint64_t wk = (uint64_t)p.kings[DTB_WHITE], bk = (uint64_t)p.kings[DTB_BLACK];
@@ -403,8 +408,8 @@ static void init_range(const unit *u, lane *ln, uint32_t from, uint32_t to)
 
 static void set_value(const unit *u, uint32_t id, dtb_value v)
 {
-    const int h = (int)(id / u->K);
-    u->h[h].t->values[u->h[h].base + id % u->K] = v;
+    const int h = half_of(u, id);
+    u->h[h].t->values[u->h[h].base + in_half(u, id)] = v;
 }
 
 /* What a successor resolved at level d (a win for its side when is_win) tells the node: returns
@@ -467,7 +472,7 @@ static int predecessors_narrow(const unit *u, const dtb_index_fast *f, int h, in
     const dtb_board *b = u->b;
     const half *hf = &u->h[h];
     dtb_bb wkb, bkb;
-    dtb_index_kings_at(hf->t->index, hf->men, id % u->K, &wkb, &bkb);
+    dtb_index_kings_at(hf->t->index, hf->men, in_half(u, id), &wkb, &bkb);
     /* black to move after the flip, in the predecessor's orientation: its white kings moved */
     const int shift = 64 - b->squares;
     const uint64_t fwk = dtb_reverse64((uint64_t)bkb) >> shift;
@@ -531,7 +536,7 @@ static int predecessors_narrow(const unit *u, const dtb_index_fast *f, int h, in
  * capture positions: there the king move was not legal). Returns how many. */
 static int predecessors(const unit *u, uint32_t id, uint32_t pids[DTB_MAX_MOVES])
 {
-    const int h = (int)(id / u->K), ph = other(u, h);
+    const int h = half_of(u, id), ph = other(u, h);
     if (u->fx[ph] && u->fx[ph]->wk <= DTB_INDEX_KMAX64 && u->fx[ph]->bk <= DTB_INDEX_KMAX64)
         return predecessors_narrow(u, u->fx[ph], h, ph, id, pids);
     const dtb_board *b = u->b;
@@ -584,9 +589,9 @@ static void propagate(const unit *u, lane *ln, uint32_t id, int d, bool is_win)
 
 static void note_result(const unit *u, lane *ln, uint32_t id, dtb_value v)
 {
-    const int h = (int)(id / u->K);
+    const int h = half_of(u, id);
     dtb_solve_stats *st = &ln->st[u->h[h].slot];
-    const uint64_t idx = u->h[h].base + id % u->K;
+    const uint64_t idx = u->h[h].base + in_half(u, id);
     if (dtb_value_is_win(v)) {
         st->wins++;
         const int d = dtb_value_dtw(v);
@@ -643,7 +648,7 @@ static void resolve_bucket(const unit *u, lane *ln, const bucket *q, size_t from
 static void count_unit(const unit *u, lane *ln, uint32_t from, uint32_t to)
 {
     for (uint32_t id = from; id < to; id++) {
-        dtb_solve_stats *st = &ln->st[u->h[id / u->K].slot];
+        dtb_solve_stats *st = &ln->st[u->h[half_of(u, id)].slot];
         st->positions++;
         if (u->n[id].flags & F_CAPTURE)
             st->captures++;
