@@ -336,6 +336,24 @@ static void check_tree(const dtb_board *b, const dtb_pos *p, int depth, long *ca
     assert_int_equal(dtb_count_moves(b, p), list.count);
     const bool capture = list.count > 0 && list.moves[0].ncaptured > 0;
     assert_int_equal(dtb_has_capture(b, p), capture);
+    /* dtb_generate_captures_by told exactly the pieces that capture (from the full list): the
+     * same list; told none: no capture. */
+    dtb_bb men = 0;
+    bool king_can = false;
+    for (int i = 0; capture && i < list.count; i++) {
+        if (dtb_bb_has(p->kings[p->side], list.moves[i].from))
+            king_can = true;
+        else
+            men |= dtb_bb_bit(list.moves[i].from);
+    }
+    dtb_movelist by;
+    assert_int_equal(dtb_generate_captures_by(b, p, men, king_can, &by), DTB_OK);
+    assert_int_equal(by.count, capture ? list.count : 0);
+    for (int i = 0; i < by.count; i++) {
+        const dtb_move *x = &by.moves[i], *y = &list.moves[i];
+        assert_true(x->captured == y->captured && x->from == y->from && x->to == y->to &&
+                    x->ncaptured == y->ncaptured && x->promotes == y->promotes);
+    }
     for (int i = 0; i < list.count; i++) {
         const dtb_move *m = &list.moves[i];
         assert_int_equal(m->ncaptured > 0, capture);
