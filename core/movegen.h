@@ -80,6 +80,28 @@ static inline void dtb_make_move(const dtb_pos *p, const dtb_move *m, dtb_pos *o
     out->side = opp;
 }
 
+/* dtb_make_move on boards of up to 64 squares, on words: the side to move's men and kings
+ * (*men, *kings) and its opponent's (*opp_men, *opp_kings) after move m, in place. For the
+ * solver's exit lookups and the probe's search, which keep positions as words. */
+static inline void dtb_make_move64(const dtb_move *m, uint64_t *men, uint64_t *kings,
+                                   uint64_t *opp_men, uint64_t *opp_kings)
+{
+    /* m legal: from holds a piece of the mover, to is empty (or from itself after a round trip,
+     * when from ^ to is 0), so exclusive ors move the piece. */
+    const uint64_t from = 1ull << m->from, to = 1ull << m->to, cap = (uint64_t)m->captured;
+    const uint64_t om = *opp_men & ~cap, ok = *opp_kings & ~cap;
+    uint64_t own_m = *men, own_k = *kings;
+    if (own_k & from) {
+        own_k ^= from ^ to;
+    } else if (m->promotes) {
+        own_m ^= from;
+        own_k |= to;
+    } else {
+        own_m ^= from ^ to;
+    }
+    *men = own_m, *kings = own_k, *opp_men = om, *opp_kings = ok;
+}
+
 /* The landing squares of one capture route of m (from excluded, to included) into path[], up to
  * cap entries; returns the number of landings, or -1 if no route of p realises m. Used to write
  * a capture unambiguously (28x19x8). */

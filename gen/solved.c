@@ -158,17 +158,9 @@ static const dtb_value *value_at_narrow(const dtb_solved *s, const dtb_pos *p)
 static const dtb_value *value_after_narrow(const dtb_solved *s, const dtb_pos *p, const dtb_move *m)
 {
     const dtb_color side = p->side, opp = (dtb_color)(side ^ 1);
-    const uint64_t from = 1ull << m->from, to = 1ull << m->to, cap = (uint64_t)m->captured;
     uint64_t own_m = (uint64_t)p->men[side], own_k = (uint64_t)p->kings[side];
-    const uint64_t opp_m = (uint64_t)p->men[opp] & ~cap, opp_k = (uint64_t)p->kings[opp] & ~cap;
-    if (own_k & from) {
-        own_k ^= from ^ to; /* from == to after a round trip: no change */
-    } else if (m->promotes) {
-        own_m ^= from;
-        own_k |= to;
-    } else {
-        own_m ^= from ^ to;
-    }
+    uint64_t opp_m = (uint64_t)p->men[opp], opp_k = (uint64_t)p->kings[opp];
+    dtb_make_move64(m, &own_m, &own_k, &opp_m, &opp_k);
     uint64_t x[4] = {opp_m, own_m, opp_k, own_k};
     if (side == DTB_WHITE) /* black to move */
         mirror_words(s->board->squares, x);

@@ -538,21 +538,9 @@ ALWAYS_INLINE int successor(dtb_resolver *r, const dtb_pos *p, const uint64_t ps
                             uint64_t *index)
 {
     if (r->narrow) {
-        /* dtb_make_move on words */
         const int side = (int)p->side, opp = side ^ 1;
-        const uint64_t from = 1ull << m->from, to = 1ull << m->to, cap = (uint64_t)m->captured;
-        uint64_t qs[4], men = ps[side], kings = ps[2 + side];
-        if (kings & from) {
-            kings = (kings & ~from) | to;
-        } else {
-            men &= ~from;
-            if (m->promotes)
-                kings |= to;
-            else
-                men |= to;
-        }
-        qs[side] = men, qs[2 + side] = kings;
-        qs[opp] = ps[opp] & ~cap, qs[2 + opp] = ps[2 + opp] & ~cap;
+        uint64_t qs[4] = {ps[0], ps[1], ps[2], ps[3]};
+        dtb_make_move64(m, &qs[side], &qs[2 + side], &qs[opp], &qs[2 + opp]);
         if (!(qs[opp] | qs[2 + opp]))
             return SUCC_NONE;
         uint64_t w[4];
