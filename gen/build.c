@@ -29,6 +29,19 @@ void dtb_build_table_path(char *buf, size_t size, const char *dir, const dtb_var
     snprintf(buf, size, "%s/%s/%s.%s", dir, v->name, name, dtb_metric_name(metric));
 }
 
+dtb_table_write_options dtb_build_write_options(const dtb_variant *v, const char *material,
+                                                dtb_metric metric)
+{
+    dtb_table_write_options o = dtb_table_write_defaults();
+    o.variant = v->name;
+    o.gametype = v->gametype;
+    o.material = material;
+    o.metric = metric;
+    o.index_version = DTB_INDEX_VERSION;
+    o.value_encoding = metric == DTB_METRIC_DTW ? DTB_ENCODING_DTW : DTB_ENCODING_WLD;
+    return o;
+}
+
 static void stats_path(char *buf, size_t size, const char *dir, const dtb_variant *v,
                        const dtb_material *m)
 {
@@ -226,13 +239,7 @@ static dtb_status write_table(const dtb_build_options *o, const dtb_solved_table
     char path[4096], name[DTB_MATERIAL_NAME_MAX];
     dtb_build_table_path(path, sizeof path, o->out_dir, o->variant, &t->material, metric);
     dtb_material_name(&t->material, name, sizeof name);
-    dtb_table_write_options w = dtb_table_write_defaults();
-    w.variant = o->variant->name;
-    w.gametype = o->variant->gametype;
-    w.material = name;
-    w.metric = metric;
-    w.index_version = DTB_INDEX_VERSION;
-    w.value_encoding = metric == DTB_METRIC_DTW ? DTB_ENCODING_DTW : DTB_ENCODING_WLD;
+    dtb_table_write_options w = dtb_build_write_options(o->variant, name, metric);
     w.dontcare_kind = DTB_DONTCARE_CAPTURES;
     w.threads = o->threads;
     if (o->zstd_level > 0)

@@ -9,6 +9,7 @@
 
 #include "solved.h"
 #include "tablefile.h"
+#include "tablewrite.h"
 
 /* Value encodings recorded in table headers: the one-byte DTW value of core/value.h, and the
  * WLD byte (0 draw, 1 win, 2 loss for the side to move). */
@@ -82,6 +83,12 @@ typedef void (*dtb_build_visit)(void *user, const dtb_solved *s, dtb_material m,
  * the status of a table that failed to load, with a message naming it. */
 dtb_status dtb_build_walk(const dtb_build_options *o, dtb_build_visit visit, void *user,
                           dtb_error *e);
+
+/* The writer's defaults with the fields that name a table of this build: variant v (name and
+ * GameType), material (a name that must outlive the options), metric, its value encoding and the
+ * index version above. Don't-care kind, flags and compression are left to the caller. */
+dtb_table_write_options dtb_build_write_options(const dtb_variant *v, const char *material,
+                                                dtb_metric metric);
 
 /* Path of a material's table file: dir/<variant>/<material>.<metric>. */
 void dtb_build_table_path(char *buf, size_t size, const char *dir, const dtb_variant *v,

@@ -207,13 +207,7 @@ static int write_fixture_table(const dtb_solved_table *t, dtb_metric metric)
     char name[DTB_MATERIAL_NAME_MAX], path[512];
     dtb_material_name(&t->material, name, sizeof name);
     dtb_build_table_path(path, sizeof path, maindir, board.variant, &t->material, metric);
-    dtb_table_write_options o = dtb_table_write_defaults();
-    o.variant = board.variant->name;
-    o.gametype = board.variant->gametype;
-    o.material = name;
-    o.metric = metric;
-    o.index_version = DTB_INDEX_VERSION;
-    o.value_encoding = metric == DTB_METRIC_DTW ? DTB_ENCODING_DTW : DTB_ENCODING_WLD;
+    dtb_table_write_options o = dtb_build_write_options(board.variant, name, metric);
     o.dontcare_kind = DTB_DONTCARE_CAPTURES;
     o.zstd_level = 1;
     o.fill = DTB_FILL_NONE;
