@@ -15,6 +15,7 @@ typedef uint8_t dtb_value;
 
 enum { DTB_DTW_MAX = 254 };
 #define DTB_VALUE_DRAW ((dtb_value)0)
+#define DTB_VALUE_LOST ((dtb_value)128) /* dtb_value_loss(0): no move left, e.g. no piece */
 
 /* probe/dtb.h carries an identical copy under the same guard. */
 #ifndef DTB_WDL_DEFINED

@@ -64,7 +64,10 @@ typedef struct half {
      * landing squares of jumps over black men, and the men-free squares a man could jump over
      * (a black king there may be taken). */
     uint64_t land_men, over_free;
-    dtb_bb promoting; /* white men one step from promotion (their moves take the generic path) */
+    /* Where white men one step from promotion promote, by forward direction (when the square is
+     * free of kings); those moves take the generic path, not ex[]. */
+    dtb_bb promo_to[2];
+    bool lone;        /* black has one piece: any capture takes it and wins at once */
     int slot;         /* which of the pair's stats this half counts into */
 } half;
 
@@ -305,24 +308,33 @@ static void init_position(const unit *u, lane *ln, batch *bt, uint32_t id, const
     int cnt = 0;
     dtb_movelist ml;
     const half *hf = &u->h[half_of(u, id)];
-    dtb_status st;
+    dtb_status st = DTB_OK;
+    bool king_takes_lone = false; /* a king can capture black's only piece: no list needed */
+    ml.count = 0;
     if (u->quick_capture) {
         uint64_t men;
         const bool kc = may_capture(b, hf, (uint64_t)p.kings[DTB_WHITE], (uint64_t)p.kings[DTB_BLACK], &men);
-        st = dtb_generate_captures_by(b, &p, men, kc, &ml);
+        king_takes_lone = kc && hf->lone;
+        if (!king_takes_lone)
+            st = dtb_generate_captures_by(b, &p, men, kc, &ml);
     } else {
         st = dtb_generate_captures(b, &p, &ml);
     }
     assert(st == DTB_OK);
     (void)st;
-    const bool capture = ml.count > 0;
+    const bool capture = king_takes_lone || ml.count > 0;
     int first;
     if (capture) {
         if (bt->nexit + ml.count > EXITS_CAP)
             flush_batch(u, ln, bt);
         first = bt->nexit;
-        for (int i = 0; i < ml.count; i++)
-            add_exit(bt, dtb_solved_value_after(u->s, &p, &ml.moves[i]));
+        if (hf->lone) { /* every capture takes black's last piece: a win in 1, whichever */
+            static const dtb_value no_piece_left = DTB_VALUE_LOST;
+            add_exit(bt, &no_piece_left);
+        } else {
+            for (int i = 0; i < ml.count; i++)
+                add_exit(bt, dtb_solved_value_after(u->s, &p, &ml.moves[i]));
+        }
     } else {
         if (bt->nexit + QUIET_EXITS_MAX > EXITS_CAP)
             flush_batch(u, ln, bt);
@@ -356,7 +368,7 @@ static void init_position(const unit *u, lane *ln, batch *bt, uint32_t id, const
         }
         for (int k = 0; k < 2; k++) {
             const int d = dtb_forward_dir(DTB_WHITE, k);
-            dtb_bb to = dtb_board_step(b, p.men[DTB_WHITE] & hf->promoting, d) & empty;
+            dtb_bb to = hf->promo_to[k] & empty;
             while (to) { /* a promotion (only promoting men step here) */
                 const int t = dtb_bb_pop(&to);
                 assert(dtb_bb_has(b->promotion[DTB_WHITE], t));
@@ -883,7 +895,7 @@ static void solve_unit_shared(const unit *u, lane *lanes, int nlanes)
 static void man_exits(const dtb_board *b, half *hf, const dtb_solved_table *to)
 {
     hf->nex = 0;
-    hf->promoting = 0;
+    hf->promo_to[0] = hf->promo_to[1] = 0;
     const dtb_bb empty = b->all & ~hf->men;
     /* may_capture's masks: every first jump of a white man that the men allow */
     hf->land_men = hf->over_free = 0;
@@ -911,7 +923,7 @@ static void man_exits(const dtb_board *b, half *hf, const dtb_solved_table *to)
             const int sq = dtb_bb_pop(&dest);
             const int from = b->next[sq][d ^ 3];
             if (dtb_bb_has(b->promotion[DTB_WHITE], sq)) {
-                hf->promoting |= dtb_bb_bit(from);
+                hf->promo_to[k] |= dtb_bb_bit(sq);
                 continue;
             }
             assert(hf->nex < MAX_MAN_EXITS);
@@ -1012,6 +1024,8 @@ static void unit_setup(unit *u, const work *wk, dtb_solved_table *t, dtb_solved_
     dtb_index_block_men(ft->index, wk->fblock, &u->h[1].wmen, &u->h[1].bmen);
     for (int h = 0; h < 2; h++) {
         u->h[h].men = u->h[h].wmen | u->h[h].bmen;
+        const dtb_material *hm = &u->h[h].t->material;
+        u->h[h].lone = hm->kings[DTB_BLACK] + hm->men[DTB_BLACK] == 1;
         man_exits(u->b, &u->h[h], h == 0 ? ft : t);
         u->h[h].exf = u->fx[1 - h]; /* the exits of half 0 land in ft, of half 1 in t */
     }

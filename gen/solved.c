@@ -104,7 +104,7 @@ void dtb_solved_drop(dtb_solved *s, dtb_material m)
     s->slot[slot_of(m)] = NULL;
 }
 
-static const dtb_value lost = 128; /* dtb_value_loss(0) */
+static const dtb_value lost = DTB_VALUE_LOST;
 
 
 /* The value slot of the white-to-move position with these sets (words, boards of up to 64
