@@ -7,8 +7,8 @@
  * as empty. Moves found by different routes with the same (from, to, captured set, promotion)
  * are merged; where the majority rule applies only the sequences taking the most pieces survive.
  * On boards of up to 64 squares (8x8, 10x10) the solver's hot paths run on uint64_t words instead
- * of dtb_bb: the capture test (capturing_men64), the loops over the capturing pieces and the
- * flying king's search (king_jumps64), listing the same moves in the same order.
+ * of dtb_bb: the capture test (capturing_men64) and the listing capture search (search64, which
+ * leaves the route mode to capture_search), listing the same moves in the same order.
  */
 #include "movegen.h"
 
@@ -29,7 +29,6 @@ typedef struct capture_search {
     int first;        /* first list entry of the current mover: duplicates can only be there */
     int best;         /* most pieces taken by a listed move (majority rule) */
     bool fly, majority, passing;
-    bool narrow;      /* at most 64 squares: flying kings search in words (king_jumps64) */
     int man_dirs[DTB_DIRS];
     int nman_dirs;
     dtb_status status;
@@ -74,16 +73,6 @@ static inline __attribute__((always_inline)) void add_capture(capture_search *cs
 }
 
 static void king_jumps(capture_search *cs, int sq, dtb_bb captured, int n, bool promoted);
-static void king_jumps64(capture_search *cs, int sq, uint64_t captured, int n, bool promoted);
-
-/* The search of a king at sq: king_jumps, or its word version where it applies. */
-static inline void king_search(capture_search *cs, int sq, dtb_bb captured, int n, bool promoted)
-{
-    if (cs->narrow)
-        king_jumps64(cs, sq, (uint64_t)captured, n, promoted);
-    else
-        king_jumps(cs, sq, captured, n, promoted);
-}
 
 /* A man at sq that has taken `captured` (n pieces) so far. */
 static void man_jumps(capture_search *cs, int sq, dtb_bb captured, int n)
@@ -105,7 +94,7 @@ static void man_jumps(capture_search *cs, int sq, dtb_bb captured, int n)
         cs->path[n] = (uint8_t)land;
         const dtb_bb c2 = captured | dtb_bb_bit(over);
         if (cs->passing && dtb_bb_has(cs->far_row, land))
-            king_search(cs, land, c2, n + 1, true);
+            king_jumps(cs, land, c2, n + 1, true);
         else
             man_jumps(cs, land, c2, n + 1);
     }
@@ -145,11 +134,10 @@ static bool king_can_jump(const capture_search *cs, int sq, dtb_bb captured)
 
 /* The king has taken the pieces c2 (its n + 1th jump) and may land on lands[0..nl): where some
  * landing square allows a further jump (go[], ngo of them) the sequence goes on from those only,
- * else it ends on any of them. `narrow` continues with king_jumps64 (words), else king_jumps. */
+ * else it ends on any of them. */
 static inline __attribute__((always_inline)) void land_king(capture_search *cs, const int *lands,
                                                             const bool *go, int nl, int ngo,
-                                                            dtb_bb c2, int n, bool promoted,
-                                                            bool narrow)
+                                                            dtb_bb c2, int n, bool promoted)
 {
     for (int i = 0; i < nl && !cs->found; i++) {
         if (ngo > 0 && !go[i])
@@ -157,8 +145,6 @@ static inline __attribute__((always_inline)) void land_king(capture_search *cs, 
         cs->path[n] = (uint8_t)lands[i];
         if (ngo == 0)
             add_capture(cs, lands[i], c2, n + 1, promoted);
-        else if (narrow)
-            king_jumps64(cs, lands[i], (uint64_t)c2, n + 1, promoted);
         else
             king_jumps(cs, lands[i], c2, n + 1, promoted);
     }
@@ -217,74 +203,241 @@ static void king_jumps(capture_search *cs, int sq, dtb_bb captured, int n, bool 
                 lands[nl++] = l;
             }
         }
-        land_king(cs, lands, go, nl, ngo, c2, n, promoted, false);
+        land_king(cs, lands, go, nl, ngo, c2, n, promoted);
     }
     if (!more && n > 0)
         add_capture(cs, sq, captured, n, promoted);
 }
 
-/* The square of s nearest to the start of a ray of direction d, -1 when s is empty (words). */
+/* ---- The list search in words (boards of up to 64 squares) -------------------------------- */
+
+/* State of a listing capture search on words: capture_search without the route mode, so that
+ * nothing in the hot loops tests for it. Lists the same moves in the same order. */
+typedef struct search64 {
+    const dtb_board *b;
+    dtb_movelist *out;
+    uint64_t empty;   /* where a piece may land: the empty squares plus the mover's start square */
+    uint64_t prey;    /* opponent pieces (captured ones included: `captured` masks them out) */
+    uint64_t far_row; /* the mover's promotion row */
+    int from;
+    int first;        /* first list entry of the current mover: duplicates can only be there */
+    int best;         /* most pieces taken by a listed move (majority rule) */
+    int man_lo, man_hi; /* men capture in the directions man_lo..man_hi */
+    bool fly, majority, passing;
+    dtb_status status;
+} search64;
+
+/* add_capture in words. */
+static inline __attribute__((always_inline)) void add64(search64 *s, int to, uint64_t captured,
+                                                        int n, bool promotes)
+{
+    dtb_movelist *out = s->out;
+    if (s->majority) {
+        if (n < s->best)
+            return;
+        if (n > s->best) {
+            s->best = n;
+            out->count = 0;
+            s->first = 0;
+        }
+    }
+    const int count = out->count;
+    if (n >= 2)
+        for (int i = s->first; i < count; i++) {
+            const dtb_move *m = &out->moves[i];
+            if (m->to == to && (uint64_t)m->captured == captured && m->promotes == promotes)
+                return;
+        }
+    if (count >= DTB_MAX_MOVES) {
+        s->status = DTB_E_OVERFLOW;
+        return;
+    }
+    out->moves[count] = (dtb_move){.captured = captured, .from = (uint8_t)s->from,
+                                   .to = (uint8_t)to, .ncaptured = (uint8_t)n,
+                                   .promotes = promotes};
+    out->count = count + 1;
+}
+
+/* The square of s (not empty) nearest to the start of a ray of direction d. */
 static inline int nearest64(uint64_t s, int d)
 {
-    if (!s)
-        return -1;
     return d < DTB_SW ? 63 - __builtin_clzll(s) : __builtin_ctzll(s);
 }
 
-/* Whether a flying king at sq can jump a piece of prey in direction d (words). */
+/* Whether a flying king at sq can jump a piece of prey in direction d. */
 static inline bool jump64(const dtb_board *b, int sq, uint64_t prey, uint64_t empty, int d)
 {
-    const int over = nearest64((uint64_t)b->ray[sq][d] & ~empty, d);
-    if (over < 0 || !((prey >> over) & 1))
+    const uint64_t met = (uint64_t)b->ray[sq][d] & ~empty;
+    if (!met)
+        return false;
+    const int over = nearest64(met, d);
+    if (!((prey >> over) & 1))
         return false;
     const int land = b->next[over][d];
     return land >= 0 && ((empty >> land) & 1);
 }
 
-/* king_jumps for flying kings on boards of at most 64 squares, in words: the same moves in the
- * same order. */
-static void king_jumps64(capture_search *cs, int sq, uint64_t captured, int n, bool promoted)
+static void king64(search64 *s, int sq, uint64_t captured, int n, bool promoted);
+static void short_king64(search64 *s, int sq, uint64_t captured, int n, bool promoted);
+
+/* Direction d of king64 (a compile-time constant once inlined): false when the king at sq has no
+ * jump that way, else the sequences through that jump are searched. The landing squares are the
+ * empty run behind the piece taken (over) up to the next piece (stop). On each of them the piece
+ * just taken blocks the way back and the way on meets stop: only the two crossing directions
+ * differ from square to square. Where some landing square allows a further jump the sequence
+ * goes on from those only, else it ends on any of them (nearest first, as king_jumps). */
+static inline __attribute__((always_inline)) bool king_dir64(search64 *s, int sq,
+                                                             uint64_t captured, uint64_t prey,
+                                                             int n, bool promoted, int d)
 {
-    const dtb_board *b = cs->b;
-    const uint64_t empty = (uint64_t)cs->empty, allowed = (uint64_t)cs->allowed;
-    const uint64_t prey = (uint64_t)cs->prey & ~captured;
+    const dtb_board *b = s->b;
+    const uint64_t empty = s->empty;
+    const uint64_t met = (uint64_t)b->ray[sq][d] & ~empty;
+    if (!met)
+        return false;
+    const int over = nearest64(met, d);
+    if (!((prey >> over) & 1))
+        return false;
+    const uint64_t behind = (uint64_t)b->ray[over][d], blocked = behind & ~empty;
+    uint64_t run = behind;
+    if (blocked) /* cut at stop: NW, NE keep the squares above it, SW, SE those below */
+        run &= d < DTB_SW ? ~((2ull << (63 - __builtin_clzll(blocked))) - 1)
+                          : (blocked & -blocked) - 1;
+    if (!run) /* the square behind over is taken or off the board */
+        return false;
+    const uint64_t c2 = captured | 1ull << over, prey2 = prey & ~(1ull << over);
+    bool on = false;
+    if (blocked) {
+        const int stop = nearest64(blocked, d);
+        const int land = b->next[stop][d];
+        on = ((prey2 >> stop) & 1) && land >= 0 && ((empty >> land) & 1);
+    }
+    if (!on) {
+        uint64_t go = 0;
+        for (uint64_t r = run; r; r &= r - 1) {
+            const int l = __builtin_ctzll(r);
+            if (jump64(b, l, prey2, empty, d ^ 1) || jump64(b, l, prey2, empty, d ^ 2))
+                go |= 1ull << l;
+        }
+        if (!go) {
+            while (run) {
+                const int l = nearest64(run, d);
+                run ^= 1ull << l;
+                add64(s, l, c2, n + 1, promoted);
+            }
+            return true;
+        }
+        run = go;
+    }
+    while (run) {
+        const int l = nearest64(run, d);
+        run ^= 1ull << l;
+        king64(s, l, c2, n + 1, promoted);
+    }
+    return true;
+}
+
+/* king_jumps for flying kings, listing only, in words. */
+static void king64(search64 *s, int sq, uint64_t captured, int n, bool promoted)
+{
+    const uint64_t prey = s->prey & ~captured;
+    bool more = king_dir64(s, sq, captured, prey, n, promoted, DTB_NW);
+    more |= king_dir64(s, sq, captured, prey, n, promoted, DTB_NE);
+    more |= king_dir64(s, sq, captured, prey, n, promoted, DTB_SW);
+    more |= king_dir64(s, sq, captured, prey, n, promoted, DTB_SE);
+    if (!more && n > 0)
+        add64(s, sq, captured, n, promoted);
+}
+
+/* king_jumps for short kings, listing only, in words. A short king lands on one square only:
+ * going on from it finds what king_jumps finds, the move ending there when it has no jump. */
+static void short_king64(search64 *s, int sq, uint64_t captured, int n, bool promoted)
+{
+    const dtb_board *b = s->b;
+    const uint64_t prey = s->prey & ~captured, empty = s->empty;
     bool more = false;
-    for (int d = 0; d < DTB_DIRS && !cs->found; d++) {
-        const int over = nearest64((uint64_t)b->ray[sq][d] & ~empty, d);
+    for (int d = 0; d < DTB_DIRS; d++) {
+        const int over = b->next[sq][d];
         if (over < 0 || !((prey >> over) & 1))
             continue;
-        const int land0 = b->next[over][d];
-        if (land0 < 0 || !((empty >> land0) & 1))
+        const int land = b->next[over][d];
+        if (land < 0 || !((empty >> land) & 1))
             continue;
         more = true;
-        if (!((allowed >> over) & 1))
-            continue;
-        const uint64_t c2 = captured | 1ull << over, prey2 = prey & ~(1ull << over);
-        /* Landing squares: the empty run behind the piece up to the next piece (stop). On each
-         * of them the piece just taken blocks the way back and the way on meets stop: only the
-         * two crossing directions differ from square to square. */
-        const uint64_t ray = (uint64_t)b->ray[over][d];
-        const int stop = nearest64(ray & ~empty, d);
-        uint64_t run = ray;
-        bool on = false;
-        if (stop >= 0) {
-            run &= ~((uint64_t)b->ray[stop][d] | 1ull << stop);
-            const int land = b->next[stop][d];
-            on = ((prey2 >> stop) & 1) && land >= 0 && ((empty >> land) & 1);
-        }
-        int lands[DTB_MAX_SQUARES / 4 + 2], nl = 0, ngo = 0;
-        bool go[DTB_MAX_SQUARES / 4 + 2];
-        while (run) {
-            const int l = nearest64(run, d);
-            run &= ~(1ull << l);
-            go[nl] = on || jump64(b, l, prey2, empty, d ^ 1) || jump64(b, l, prey2, empty, d ^ 2);
-            ngo += go[nl];
-            lands[nl++] = l;
-        }
-        land_king(cs, lands, go, nl, ngo, (dtb_bb)c2, n, promoted, true);
+        short_king64(s, land, captured | 1ull << over, n + 1, promoted);
     }
     if (!more && n > 0)
-        add_capture(cs, sq, (dtb_bb)captured, n, promoted);
+        add64(s, sq, captured, n, promoted);
+}
+
+/* man_jumps, listing only, in words. */
+static void man64(search64 *s, int sq, uint64_t captured, int n)
+{
+    const dtb_board *b = s->b;
+    const uint64_t prey = s->prey & ~captured, empty = s->empty;
+    bool more = false;
+    for (int d = s->man_lo; d <= s->man_hi; d++) {
+        const int over = b->next[sq][d];
+        if (over < 0 || !((prey >> over) & 1))
+            continue;
+        const int land = b->next[over][d];
+        if (land < 0 || !((empty >> land) & 1))
+            continue;
+        more = true;
+        const uint64_t c2 = captured | 1ull << over;
+        if (s->passing && ((s->far_row >> land) & 1)) {
+            if (s->fly)
+                king64(s, land, c2, n + 1, true);
+            else
+                short_king64(s, land, c2, n + 1, true);
+        } else {
+            man64(s, land, c2, n + 1);
+        }
+    }
+    if (!more && n > 0)
+        add64(s, sq, captured, n, (s->far_row >> sq) & 1);
+}
+
+/* generate_captures on words: men first, then kings, each in square order. */
+static dtb_status generate_captures64(const dtb_board *b, const dtb_pos *p, uint64_t men,
+                                      bool king_can, dtb_movelist *out)
+{
+    const dtb_variant *v = b->variant;
+    const dtb_color side = p->side;
+    search64 s;
+    s.b = b;
+    s.out = out;
+    s.prey = (uint64_t)dtb_pos_pieces(p, (dtb_color)(side ^ 1));
+    s.far_row = (uint64_t)b->promotion[side];
+    s.first = s.best = 0;
+    s.man_lo = v->men_capture_backward ? 0 : 2 * (int)side;
+    s.man_hi = v->men_capture_backward ? DTB_DIRS - 1 : 2 * (int)side + 1;
+    s.fly = v->kings_fly;
+    s.majority = v->majority_capture;
+    s.passing = v->promote_in_passing;
+    s.status = DTB_OK;
+    const uint64_t empty = (uint64_t)b->all & ~(uint64_t)dtb_pos_occupied(p);
+    uint64_t k = king_can ? (uint64_t)p->kings[side] : 0;
+    while (men && s.status == DTB_OK) {
+        const int from = __builtin_ctzll(men);
+        men &= men - 1;
+        s.from = from;
+        s.first = out->count;
+        s.empty = empty | 1ull << from;
+        man64(&s, from, 0, 0);
+    }
+    while (k && s.status == DTB_OK) {
+        const int from = __builtin_ctzll(k);
+        k &= k - 1;
+        s.from = from;
+        s.first = out->count;
+        s.empty = empty | 1ull << from;
+        if (s.fly)
+            king64(&s, from, 0, 0, false);
+        else
+            short_king64(&s, from, 0, 0, false);
+    }
+    return s.status;
 }
 
 /* Field by field: path[] needs no clearing (the generator never reads it). */
@@ -302,7 +455,6 @@ static inline void search_init(capture_search *cs, const dtb_board *b, const dtb
     cs->fly = v->kings_fly;
     cs->majority = v->majority_capture;
     cs->passing = v->promote_in_passing;
-    cs->narrow = v->kings_fly && b->squares <= 64;
     cs->nman_dirs = 0;
     cs->status = DTB_OK;
     cs->target = NULL;
@@ -486,30 +638,11 @@ static __attribute__((noinline)) dtb_status generate_captures(const dtb_board *b
                                                               dtb_movelist *out)
 {
     out->count = 0;
+    if (b->squares <= 64)
+        return generate_captures64(b, p, (uint64_t)men, king_can, out);
     capture_search cs;
     search_init(&cs, b, p);
     cs.out = out;
-    if (b->squares <= 64) { /* the same loops on words */
-        const uint64_t empty = (uint64_t)b->all & ~(uint64_t)dtb_pos_occupied(p);
-        uint64_t m = (uint64_t)men, k = king_can ? (uint64_t)p->kings[p->side] : 0;
-        while (m && cs.status == DTB_OK) {
-            const int from = __builtin_ctzll(m);
-            m &= m - 1;
-            cs.from = from;
-            cs.first = out->count;
-            cs.empty = empty | 1ull << from;
-            man_jumps(&cs, from, 0, 0);
-        }
-        while (k && cs.status == DTB_OK) {
-            const int from = __builtin_ctzll(k);
-            k &= k - 1;
-            cs.from = from;
-            cs.first = out->count;
-            cs.empty = empty | 1ull << from;
-            king_search(&cs, from, 0, 0, false);
-        }
-        return cs.status;
-    }
     const dtb_bb empty = b->all & ~dtb_pos_occupied(p);
     while (men && cs.status == DTB_OK) {
         const int from = dtb_bb_pop(&men);
@@ -524,7 +657,7 @@ static __attribute__((noinline)) dtb_status generate_captures(const dtb_board *b
         cs.from = from;
         cs.first = out->count;
         cs.empty = empty | dtb_bb_bit(from);
-        king_search(&cs, from, 0, 0, false);
+        king_jumps(&cs, from, 0, 0, false);
     }
     return cs.status;
 }
@@ -746,7 +879,7 @@ int dtb_capture_route(const dtb_board *b, const dtb_pos *p, const dtb_move *m, u
     cs.from = m->from;
     cs.empty = (b->all & ~dtb_pos_occupied(p)) | dtb_bb_bit(m->from);
     if (dtb_bb_has(p->kings[side], m->from))
-        king_search(&cs, m->from, 0, 0, false);
+        king_jumps(&cs, m->from, 0, 0, false);
     else
         man_jumps(&cs, m->from, 0, 0);
     if (!cs.found)
