@@ -194,35 +194,13 @@ dtb_status dtb_build_load(dtb_solved *s, const char *dir, dtb_material m, dtb_er
     }
     /* Capture positions are stored as don't-care: mark them, then derive their values from
      * their successors, which all lie in smaller materials (already exact in s), the way the
-     * solver does. Block by block: the men are unranked once, the kings stepped in rank order. Blocks
-     * share bitmap words at their edges, hence the atomic or. */
+     * solver does. */
     memset(t->captures, 0, (n / 64 + 1) * sizeof *t->captures);
     const uint64_t blocks = dtb_index_blocks(t->index), K = dtb_index_block_size(t->index);
     const uint64_t chunk = K >= 4096 ? 1 : 4096 / K;
 #pragma omp parallel for schedule(dynamic, chunk)
-    for (uint64_t blk = 0; blk < blocks; blk++) {
-        dtb_pos p = {.side = DTB_WHITE};
-        dtb_index_block_men(t->index, blk, &p.men[DTB_WHITE], &p.men[DTB_BLACK]);
-        const dtb_bb men = p.men[DTB_WHITE] | p.men[DTB_BLACK];
-        dtb_index_kings_at(t->index, men, 0, &p.kings[DTB_WHITE], &p.kings[DTB_BLACK]);
-        for (uint64_t r = 0; r < K; r++) {
-            if (r > 0) {
-                const bool more = dtb_index_kings_next(t->index, men, &p.kings[DTB_WHITE],
-                                                       &p.kings[DTB_BLACK]);
-                assert(more);
-                (void)more;
-            }
-            dtb_movelist ml;
-            const dtb_status cs = dtb_generate_captures(b, &p, &ml);
-            assert(cs == DTB_OK);
-            (void)cs;
-            if (ml.count == 0)
-                continue;
-            const uint64_t i = blk * K + r;
-            __atomic_fetch_or(&t->captures[i / 64], 1ull << (i % 64), __ATOMIC_RELAXED);
-            t->values[i] = dtb_solve_capture_value(s, &p, &ml);
-        }
-    }
+    for (uint64_t blk = 0; blk < blocks; blk++)
+        dtb_solve_block_captures(s, t, blk);
     return DTB_OK;
 }
 

@@ -178,23 +178,85 @@ static void fold_exit(dtb_value v, int *wincand, int *lossmax, bool *drawexit)
     }
 }
 
-dtb_value dtb_solve_capture_value(const dtb_solved *s, const dtb_pos *p, const dtb_movelist *ml)
+/* The value of a capture position from the values its captures reach (at[0..n), n > 0), as
+ * flush_batch and mark_resolved decide it (a capture position has no other moves). */
+static dtb_value capture_value(const dtb_value *const *at, int n)
 {
-    assert(ml->count > 0);
+    assert(n > 0);
     int wincand = NO_WIN, lossmax = -1;
     bool drawexit = false;
-    const dtb_value *at[DTB_MAX_MOVES]; /* all located (and fetched) first, as in a batch */
-    for (int i = 0; i < ml->count; i++) {
-        at[i] = dtb_solved_value_after(s, p, &ml->moves[i]);
-        __builtin_prefetch(at[i]);
-    }
-    for (int i = 0; i < ml->count; i++)
+    for (int i = 0; i < n; i++)
         fold_exit(*at[i], &wincand, &lossmax, &drawexit);
-    /* As flush_batch and mark_resolved decide a capture position (it has no other moves). */
     assert(wincand == NO_WIN || wincand <= DTB_DTW_MAX);
     if (wincand != NO_WIN)
         return dtb_value_win(wincand);
     return drawexit ? DTB_VALUE_DRAW : dtb_value_loss(lossmax + 1);
+}
+
+/* Capture positions whose exits are located (and prefetched) before any is read, as in a batch:
+ * the values lie in other tables, far apart, and reading them one position at a time waited
+ * for memory once per position. */
+typedef struct capture_batch {
+    uint64_t at[BATCH];            /* index of each pending position */
+    uint16_t first[BATCH], n[BATCH]; /* its exits in exit[] */
+    int npos, nexit;
+    const dtb_value *exit[EXITS_CAP];
+} capture_batch;
+
+static void flush_captures(dtb_solved_table *t, capture_batch *cb)
+{
+    for (int k = 0; k < cb->npos; k++)
+        t->values[cb->at[k]] = capture_value(&cb->exit[cb->first[k]], cb->n[k]);
+    cb->npos = cb->nexit = 0;
+}
+
+void dtb_solve_block_captures(const dtb_solved *s, dtb_solved_table *t, uint64_t blk)
+{
+    const dtb_board *b = dtb_solved_board(s);
+    const uint64_t K = dtb_index_block_size(t->index), first = blk * K;
+    /* Black's only piece: whichever capture is made takes it, a win in 1 (no list needed). */
+    const bool lone = t->material.kings[DTB_BLACK] + t->material.men[DTB_BLACK] == 1;
+    dtb_pos p = {.side = DTB_WHITE};
+    dtb_index_block_men(t->index, blk, &p.men[DTB_WHITE], &p.men[DTB_BLACK]);
+    const dtb_bb men = p.men[DTB_WHITE] | p.men[DTB_BLACK];
+    dtb_index_kings_at(t->index, men, 0, &p.kings[DTB_WHITE], &p.kings[DTB_BLACK]);
+    capture_batch cb;
+    cb.npos = cb.nexit = 0;
+    for (uint64_t r = 0; r < K; r++) {
+        if (r > 0) {
+            const bool more = dtb_index_kings_next(t->index, men, &p.kings[DTB_WHITE], &p.kings[DTB_BLACK]);
+            assert(more);
+            (void)more;
+        }
+        const uint64_t i = first + r;
+        dtb_movelist ml;
+        if (lone) {
+            if (!dtb_has_capture(b, &p))
+                continue;
+            t->values[i] = dtb_value_win(1);
+        } else {
+            const dtb_status st = dtb_generate_captures(b, &p, &ml);
+            assert(st == DTB_OK);
+            (void)st;
+            if (ml.count == 0)
+                continue;
+            if (cb.nexit + ml.count > EXITS_CAP)
+                flush_captures(t, &cb);
+            cb.at[cb.npos] = i;
+            cb.first[cb.npos] = (uint16_t)cb.nexit;
+            cb.n[cb.npos] = (uint16_t)ml.count;
+            for (int m = 0; m < ml.count; m++) {
+                const dtb_value *v = dtb_solved_value_after(s, &p, &ml.moves[m]);
+                __builtin_prefetch(v);
+                cb.exit[cb.nexit++] = v;
+            }
+            if (++cb.npos == BATCH)
+                flush_captures(t, &cb);
+        }
+        /* blocks share bitmap words at their edges */
+        __atomic_fetch_or(&t->captures[i / 64], 1ull << (i % 64), __ATOMIC_RELAXED);
+    }
+    flush_captures(t, &cb);
 }
 
 static void add_exit(batch *bt, const dtb_value *v)

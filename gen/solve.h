@@ -23,10 +23,12 @@ typedef void (*dtb_solve_progress)(void *user, uint64_t done, uint64_t total);
 dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2],
                           dtb_solve_progress progress, void *user, dtb_error *e);
 
-/* The value dtb_solve_pair gives capture position p (white to move; ml: all its captures), from
- * the values in s of the positions its captures reach (smaller materials, all present in s).
- * For tables read from files, which store capture positions as don't-care. Thread-safe. */
-dtb_value dtb_solve_capture_value(const dtb_solved *s, const dtb_pos *p, const dtb_movelist *ml);
+/* Gives the capture positions of block blk of table t (white to move, the side to move must
+ * capture) the values dtb_solve_pair gives them and marks them in t->captures: from the values
+ * in s of the positions their captures reach (smaller materials, all present in s). For tables
+ * read from files, which store capture positions as don't-care. Different blocks may be done by
+ * different threads at the same time. */
+void dtb_solve_block_captures(const dtb_solved *s, dtb_solved_table *t, uint64_t blk);
 
 /* Bytes dtb_solve_pair may allocate per thread, beyond the units' state and level queues, when
  * its threads share units of block_size positions: the buffers of facts gathered for
