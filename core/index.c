@@ -760,6 +760,15 @@ bool dtb_index_fast_get(const dtb_index *ix, dtb_index_fast *out)
     out->black_men_sq = (uint64_t)ix->black_men_sq;
     for (int j = 0; j <= ix->jhi + 1; j++)
         out->goff[j] = ix->goff[j];
+    const int S = ix->b->squares;
+    for (int sq = 0; sq < S; sq++) {
+        const uint64_t image = 1ull << (S - 1 - sq);
+        if (((uint64_t)ix->black_men_sq >> sq) & 1)
+            out->flip_black_men_sq |= image;
+        if (sq >= ix->bottom_first)
+            out->flip_bottom |= image;
+    }
+    out->flip_last = S - 1;
     return true;
 }
 

@@ -77,6 +77,10 @@ typedef struct dtb_index_fast {
     uint64_t block_positions, nbk_count;
     uint64_t all, black_men_sq;
     uint64_t goff[DTB_INDEX_FAST_GROUPS];
+    /* for dtb_index_fast_of_flipped: black_men_sq and the bottom row under the flip's square
+     * map, and the last square (squares - 1) */
+    uint64_t flip_black_men_sq, flip_bottom;
+    int flip_last;
 } dtb_index_fast;
 
 /* Fills *out for ix and returns true when ix is on a board of up to 64 squares (else false: use
@@ -90,6 +94,18 @@ static inline uint64_t dtb_index_rank64_(uint64_t s, int k, uint64_t empty)
     uint64_t r = 0;
     for (const uint64_t *row = dtb_index_binom64[1]; s; s &= s - 1, row += 64)
         r += row[__builtin_popcountll(empty & ((1ull << __builtin_ctzll(s)) - 1))];
+    return r;
+}
+
+/* dtb_index_rank64_ of the mirror image of s (k squares of empty) among the mirror image of empty
+ * (bit i -> bit squares-1-i), on the sets as they stand: the mirror image's j-th lowest square
+ * is the k+1-j-th lowest here, and the squares of empty below it there are those above it here. */
+static inline uint64_t dtb_index_rank64_flipped_(uint64_t s, int k, uint64_t empty)
+{
+    uint64_t r = 0;
+    /* row - 1: popcount(empty >> x) counts x itself, which empty holds */
+    for (const uint64_t *row = dtb_index_binom64[k]; s; s &= s - 1, row -= 64)
+        r += (row - 1)[__builtin_popcountll(empty >> __builtin_ctzll(s))];
     return r;
 }
 
@@ -162,6 +178,32 @@ static inline uint64_t dtb_index_fast_of(const dtb_index_fast *f, uint64_t white
     return block * f->block_positions +
            dtb_index_rank64_(white_kings, f->wk, empty) * f->nbk_count +
            dtb_index_rank64_(black_kings, f->bk, empty & ~white_kings);
+}
+
+/* dtb_index_fast_of of the mirror image (bit i -> bit squares-1-i) of the position with these
+ * sets: dtb_index_fast_of(f, M(white_men), M(black_men), M(white_kings), M(black_kings)) without
+ * mirroring the sets, for a black-to-move position whose colours are already swapped (white_men
+ * are the men of the side to move). Saves the mirror where positions are flipped to white to move. */
+static inline uint64_t dtb_index_fast_of_flipped(const dtb_index_fast *f, uint64_t white_men,
+                                                 uint64_t black_men, uint64_t white_kings,
+                                                 uint64_t black_kings)
+{
+    const int j = __builtin_popcountll(white_men & f->flip_bottom);
+    uint64_t white = 0;
+    if (f->wm > 0) {
+        /* the mirror image's i-th lowest man is the wm-i-th lowest here, on square last - x */
+        const uint64_t *t = f->wtab + (size_t)(f->wm - j) * (size_t)f->wm * DTB_MAX_SQUARES +
+                            (size_t)(f->wm - 1) * DTB_MAX_SQUARES + f->flip_last;
+        for (uint64_t w = white_men; w; w &= w - 1, t -= DTB_MAX_SQUARES)
+            white += *(t - (unsigned)__builtin_ctzll(w));
+    }
+    const uint64_t block = f->goff[j] + white +
+                           dtb_index_rank64_flipped_(black_men, f->bm,
+                                                     f->flip_black_men_sq & ~white_men);
+    const uint64_t empty = f->all & ~(white_men | black_men);
+    return block * f->block_positions +
+           dtb_index_rank64_flipped_(white_kings, f->wk, empty) * f->nbk_count +
+           dtb_index_rank64_flipped_(black_kings, f->bk, empty & ~white_kings);
 }
 
 #endif

@@ -107,27 +107,6 @@ void dtb_solved_drop(dtb_solved *s, dtb_material m)
 static const dtb_value lost = DTB_VALUE_LOST;
 
 
-/* The value slot of the white-to-move position with these sets (words, boards of up to 64
- * squares): the slot from four popcounts, the index inline (dtb_index_fast_of) when the table
- * has it. */
-static inline const dtb_value *lookup_narrow(const dtb_solved *s, uint64_t wm, uint64_t bm,
-                                             uint64_t wk, uint64_t bk)
-{
-    if (!(wm | wk))
-        return &lost;
-    const int cwk = __builtin_popcountll(wk), cwm = __builtin_popcountll(wm);
-    const int cbk = __builtin_popcountll(bk), cbm = __builtin_popcountll(bm);
-    const entry *en = cwk <= DTB_SOLVED_MAX_COUNT && cwm <= DTB_SOLVED_MAX_COUNT &&
-                              cbk <= DTB_SOLVED_MAX_COUNT && cbm <= DTB_SOLVED_MAX_COUNT
-                          ? s->slot[((cwk * SLOTS + cwm) * SLOTS + cbk) * SLOTS + cbm]
-                          : NULL;
-    assert(en && "exit into a material that is not solved");
-    if (en->narrow)
-        return &en->t.values[dtb_index_fast_of(&en->fast, wm, bm, wk, bk)];
-    const dtb_pos w = {.men = {wm, bm}, .kings = {wk, bk}, .side = DTB_WHITE};
-    return &en->t.values[dtb_index_of(en->t.index, &w)];
-}
-
 /* Four sets in words mirrored in place (dtb_reverse64(x) >> (64 - squares) each): one vector
  * where there is AVX2. */
 static inline void mirror_words(int squares, uint64_t x[4])
@@ -141,30 +120,63 @@ static inline void mirror_words(int squares, uint64_t x[4])
 #endif
 }
 
-/* The narrow path: the four sets as words (white men, black men, white kings, black kings of the
- * stored position), the colours swapped and mirrored when black is to move. */
+/* Out of line, rare: a table without the inline index. */
+static __attribute__((noinline)) const dtb_value *lookup_slow(const dtb_solved *s, const entry *en,
+                                                             uint64_t wm, uint64_t bm, uint64_t wk,
+                                                             uint64_t bk, bool flipped)
+{
+    uint64_t x[4] = {wm, bm, wk, bk};
+    if (flipped)
+        mirror_words(s->board->squares, x);
+    const dtb_pos w = {.men = {x[0], x[1]}, .kings = {x[2], x[3]}, .side = DTB_WHITE};
+    return &en->t.values[dtb_index_of(en->t.index, &w)];
+}
+
+/* The value slot of the white-to-move position with these sets (words, boards of up to 64
+ * squares), or, when `flipped`, of their mirror image (a black-to-move position with its colours
+ * swapped: the mirror is left to dtb_index_fast_of_flipped). The slot from four popcounts (the
+ * mirror keeps them), the index inline when the table has it. */
+static inline __attribute__((always_inline)) const dtb_value *
+lookup_narrow(const dtb_solved *s, uint64_t wm, uint64_t bm, uint64_t wk, uint64_t bk, bool flipped)
+{
+    if (!(wm | wk))
+        return &lost;
+    const int cwk = __builtin_popcountll(wk), cwm = __builtin_popcountll(wm);
+    const int cbk = __builtin_popcountll(bk), cbm = __builtin_popcountll(bm);
+    const entry *en = cwk <= DTB_SOLVED_MAX_COUNT && cwm <= DTB_SOLVED_MAX_COUNT &&
+                              cbk <= DTB_SOLVED_MAX_COUNT && cbm <= DTB_SOLVED_MAX_COUNT
+                          ? s->slot[((cwk * SLOTS + cwm) * SLOTS + cbk) * SLOTS + cbm]
+                          : NULL;
+    assert(en && "exit into a material that is not solved");
+    if (!en->narrow)
+        return lookup_slow(s, en, wm, bm, wk, bk, flipped);
+    return &en->t.values[flipped ? dtb_index_fast_of_flipped(&en->fast, wm, bm, wk, bk)
+                                 : dtb_index_fast_of(&en->fast, wm, bm, wk, bk)];
+}
+
+/* The narrow path: the four sets as words (the side to move's men, its opponent's, then the
+ * kings likewise), flipped when black is to move. */
 static const dtb_value *value_at_narrow(const dtb_solved *s, const dtb_pos *p)
 {
     const int own = p->side, opp = own ^ 1;
-    uint64_t x[4] = {(uint64_t)p->men[own], (uint64_t)p->men[opp], (uint64_t)p->kings[own],
-                     (uint64_t)p->kings[opp]};
+    const uint64_t om = (uint64_t)p->men[own], xm = (uint64_t)p->men[opp];
+    const uint64_t ok = (uint64_t)p->kings[own], xk = (uint64_t)p->kings[opp];
     if (own != DTB_WHITE)
-        mirror_words(s->board->squares, x);
-    return lookup_narrow(s, x[0], x[1], x[2], x[3]);
+        return lookup_narrow(s, om, xm, ok, xk, true);
+    return lookup_narrow(s, om, xm, ok, xk, false);
 }
 
 /* dtb_make_move in words, then the lookup. After the move the opponent of p's side is to move:
- * its sets are the white ones of the stored position, mirrored when it is black. */
+ * its sets are the white ones of the stored position, flipped when it is black. */
 static const dtb_value *value_after_narrow(const dtb_solved *s, const dtb_pos *p, const dtb_move *m)
 {
     const dtb_color side = p->side, opp = (dtb_color)(side ^ 1);
     uint64_t own_m = (uint64_t)p->men[side], own_k = (uint64_t)p->kings[side];
     uint64_t opp_m = (uint64_t)p->men[opp], opp_k = (uint64_t)p->kings[opp];
     dtb_make_move64(m, &own_m, &own_k, &opp_m, &opp_k);
-    uint64_t x[4] = {opp_m, own_m, opp_k, own_k};
     if (side == DTB_WHITE) /* black to move */
-        mirror_words(s->board->squares, x);
-    return lookup_narrow(s, x[0], x[1], x[2], x[3]);
+        return lookup_narrow(s, opp_m, own_m, opp_k, own_k, true);
+    return lookup_narrow(s, opp_m, own_m, opp_k, own_k, false);
 }
 
 /* Out of line: inlined, its loads of the full sets were hoisted in front of the narrow path. */

@@ -550,8 +550,9 @@ static void test_portable_code(void **state)
 }
 
 /* The inline index of boards of up to 64 squares (dtb_index_fast_of, the probe's): for random
- * numbers i, the position dtb_index_pos gives for i has number i; for random positions, the same
- * number as dtb_index_of. Boards of more squares have no inline form. */
+ * numbers i, the position dtb_index_pos gives for i has number i, also through the flipped form
+ * given that position's mirror image; for random positions, the same number as dtb_index_of.
+ * Boards of more squares have no inline form. */
 static void test_fast_of(void **state)
 {
     (void)state;
@@ -579,6 +580,13 @@ static void test_fast_of(void **state)
                 dtb_index_pos(ix, i, &p);
                 assert_int_equal(dtb_index_fast_of(&f, (uint64_t)p.men[DTB_WHITE], (uint64_t)p.men[DTB_BLACK],
                                                    (uint64_t)p.kings[DTB_WHITE], (uint64_t)p.kings[DTB_BLACK]),
+                                 i);
+                /* the flipped form, given the mirror image's sets (dtb_bb_reverse), finds i */
+                assert_int_equal(dtb_index_fast_of_flipped(
+                                     &f, (uint64_t)dtb_bb_reverse(&b, p.men[DTB_WHITE]),
+                                     (uint64_t)dtb_bb_reverse(&b, p.men[DTB_BLACK]),
+                                     (uint64_t)dtb_bb_reverse(&b, p.kings[DTB_WHITE]),
+                                     (uint64_t)dtb_bb_reverse(&b, p.kings[DTB_BLACK])),
                                  i);
                 random_position(&b, m, &p);
                 assert_int_equal(dtb_index_fast_of(&f, (uint64_t)p.men[DTB_WHITE], (uint64_t)p.men[DTB_BLACK],
