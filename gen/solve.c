@@ -360,6 +360,29 @@ static inline bool may_capture(const dtb_board *b, const half *hf, uint64_t wk, 
     return false;
 }
 
+/* Squares a king on y reaches in one quiet move over the empty squares (occ: the occupied
+ * ones), on boards of up to 64 squares: per direction the empty run up to the nearest piece,
+ * cut from the ray mask as count_flying64 does (core/movegen.c); one step when kings do not fly. */
+static inline uint64_t king_reach64(const dtb_board *b, int y, uint64_t occ, bool fly)
+{
+    uint64_t to = 0;
+    if (!fly) {
+        for (int d = 0; d < DTB_DIRS; d++)
+            if (b->next[y][d] >= 0)
+                to |= 1ull << b->next[y][d];
+        return to & ~occ;
+    }
+    for (int d = DTB_NW; d <= DTB_NE; d++) { /* towards lower squares: the nearest is the highest */
+        const uint64_t r = (uint64_t)b->ray[y][d], m = r & occ;
+        to |= m ? r & ~((2ull << (63 - __builtin_clzll(m))) - 1) : r;
+    }
+    for (int d = DTB_SW; d <= DTB_SE; d++) { /* towards higher squares: the nearest is the lowest */
+        const uint64_t r = (uint64_t)b->ray[y][d], m = r & occ;
+        to |= r & ((m & -m) - 1);
+    }
+    return to;
+}
+
 /* Gathers what the moves of p (local id) lead to: counts in-unit successors (quiet king moves)
  * and lists where the exits' values are. Quiet positions (the most) skip the move list: king
  * moves are only counted, man moves made directly. */
@@ -402,7 +425,13 @@ static void init_position(const unit *u, lane *ln, batch *bt, uint32_t id, const
             flush_batch(u, ln, bt);
         first = bt->nexit;
         const dtb_bb empty = b->all & ~dtb_pos_occupied(&p);
-        cnt = dtb_count_king_steps(b, p.kings[DTB_WHITE], empty);
+        if (u->quick_capture) { /* words, inline: a king's reach is a few masked rays */
+            const uint64_t occ = (uint64_t)b->all & ~(uint64_t)empty;
+            for (uint64_t k = (uint64_t)p.kings[DTB_WHITE]; k; k &= k - 1)
+                cnt += __builtin_popcountll(king_reach64(b, __builtin_ctzll(k), occ, true));
+        } else {
+            cnt = dtb_count_king_steps(b, p.kings[DTB_WHITE], empty);
+        }
         if (hf->nex && hf->exf) { /* in words: the kings as the flipped target blocks see them */
             const dtb_index_fast *f = hf->exf;
             const int shift = 64 - b->squares;
@@ -508,29 +537,6 @@ static bool node_learn(node *nd, int d, bool is_win, int *level)
     if (nd->cnt == 0 && nd->wincand == NO_WIN && !(nd->flags & F_DRAWEXIT))
         *level = nd->lossmax; /* lossmax is biased by one */
     return true;
-}
-
-/* Squares a king on y reaches in one quiet move over the empty squares (occ: the occupied
- * ones), on boards of up to 64 squares: per direction the empty run up to the nearest piece,
- * cut from the ray mask as count_flying64 does (core/movegen.c); one step when kings do not fly. */
-static inline uint64_t king_reach64(const dtb_board *b, int y, uint64_t occ, bool fly)
-{
-    uint64_t to = 0;
-    if (!fly) {
-        for (int d = 0; d < DTB_DIRS; d++)
-            if (b->next[y][d] >= 0)
-                to |= 1ull << b->next[y][d];
-        return to & ~occ;
-    }
-    for (int d = DTB_NW; d <= DTB_NE; d++) { /* towards lower squares: the nearest is the highest */
-        const uint64_t r = (uint64_t)b->ray[y][d], m = r & occ;
-        to |= m ? r & ~((2ull << (63 - __builtin_clzll(m))) - 1) : r;
-    }
-    for (int d = DTB_SW; d <= DTB_SE; d++) { /* towards higher squares: the nearest is the lowest */
-        const uint64_t r = (uint64_t)b->ray[y][d], m = r & occ;
-        to |= r & ((m & -m) - 1);
-    }
-    return to;
 }
 
 /* predecessors in words, for halves with an inline index (f: the predecessor half's). The ranks
