@@ -647,18 +647,12 @@ static int predecessors(const unit *u, uint32_t id, uint32_t pids[DTB_MAX_MOVES]
     return np;
 }
 
-/* Tells every in-unit predecessor of id (resolved at level d, win or loss) about it, at once.
- * The result does not depend on the order in which resolved positions are propagated: a node's
+/* Tells the in-unit predecessors pids[0..np) of a position resolved at level d (win or loss)
+ * about it, at once (their nodes prefetched by the caller). The result does not depend on the order in which resolved positions are propagated: a node's
  * fate depends only on the set of facts it learns, and every fact of level d is learnt before
  * level d+1 starts. */
-static void propagate(const unit *u, lane *ln, uint32_t id, int d, bool is_win)
+static void propagate(const unit *u, lane *ln, const uint32_t *pids, int np, int d, bool is_win)
 {
-    uint32_t pids[DTB_MAX_MOVES];
-    const int np = predecessors(u, id, pids);
-    /* Every node prefetched first: in a large unit they lie far apart, and fetching them
-     * together instead of one after another hides most of the memory latency. */
-    for (int i = 0; i < np; i++)
-        __builtin_prefetch(&u->n[pids[i]], 1);
     for (int i = 0; i < np; i++) {
         int level;
         node_learn(&u->n[pids[i]], d, is_win, &level);
@@ -713,15 +707,28 @@ static bool mark_resolved(const unit *u, lane *ln, uint32_t id, int d, bool *win
     return true;
 }
 
+/* Resolves the queue's entries from..to-1 (level d) and propagates them, one entry behind: the
+ * predecessors of an entry are found and their nodes prefetched before the previous entry's
+ * are updated, so the nodes (far apart in a large unit) arrive while there is work to do. */
 static void resolve_bucket(const unit *u, lane *ln, const bucket *q, size_t from, size_t to, int d)
 {
+    uint32_t pids[2][DTB_MAX_MOVES];
+    int np[2] = {0, 0}, cur = 0;
+    bool win[2] = {false, false};
     for (size_t i = from; i < to; i++) {
         if (i + 16 < to) /* the queue is in no useful order: fetch ahead */
             __builtin_prefetch(&u->n[q->ids[i + 16]], 1);
-        bool win;
-        if (mark_resolved(u, ln, q->ids[i], d, &win))
-            propagate(u, ln, q->ids[i], d, win);
+        const int nx = cur ^ 1;
+        np[nx] = 0;
+        if (mark_resolved(u, ln, q->ids[i], d, &win[nx])) {
+            np[nx] = predecessors(u, q->ids[i], pids[nx]);
+            for (int k = 0; k < np[nx]; k++)
+                __builtin_prefetch(&u->n[pids[nx][k]], 1);
+        }
+        propagate(u, ln, pids[cur], np[cur], d, win[cur]);
+        cur = nx;
     }
+    propagate(u, ln, pids[cur], np[cur], d, win[cur]);
 }
 
 /* Counts positions, captures and draws once the unit is solved. */
