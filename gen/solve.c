@@ -707,6 +707,15 @@ static bool mark_resolved(const unit *u, lane *ln, uint32_t id, int d, bool *win
     return true;
 }
 
+/* Fetches what mark_resolved will touch for id: its node and its value byte (in a unit's
+ * queue order both are far apart). */
+static inline void prefetch_resolved(const unit *u, uint32_t id)
+{
+    const half *hf = &u->h[half_of(u, id)];
+    __builtin_prefetch(&u->n[id], 1);
+    __builtin_prefetch(&hf->t->values[hf->base + in_half(u, id)], 1);
+}
+
 /* Resolves the queue's entries from..to-1 (level d) and propagates them, one entry behind: the
  * predecessors of an entry are found and their nodes prefetched before the previous entry's
  * are updated, so the nodes (far apart in a large unit) arrive while there is work to do. */
@@ -717,7 +726,7 @@ static void resolve_bucket(const unit *u, lane *ln, const bucket *q, size_t from
     bool win[2] = {false, false};
     for (size_t i = from; i < to; i++) {
         if (i + 16 < to) /* the queue is in no useful order: fetch ahead */
-            __builtin_prefetch(&u->n[q->ids[i + 16]], 1);
+            prefetch_resolved(u, q->ids[i + 16]);
         const int nx = cur ^ 1;
         np[nx] = 0;
         if (mark_resolved(u, ln, q->ids[i], d, &win[nx])) {
@@ -815,7 +824,7 @@ static void gather_bucket(const unit *u, lane *ln, const bucket *q, size_t from,
     factbuf *fx = &ln->fx;
     for (size_t i = from; i < to && !ln->nomem; i++) {
         if (i + 16 < to)
-            __builtin_prefetch(&u->n[q->ids[i + 16]], 1);
+            prefetch_resolved(u, q->ids[i + 16]);
         bool win;
         if (!mark_resolved(u, ln, q->ids[i], d, &win))
             continue;
