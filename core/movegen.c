@@ -37,8 +37,42 @@ typedef struct capture_search {
     uint8_t path[DTB_MAX_SQUARES];
 } capture_search;
 
-/* Lists a finished capture, applying the majority rule and merging duplicates. A capture of
- * one piece has one route only, so only longer ones need the duplicate scan. */
+/* Lists a finished capture of the piece on `from` in out, applying the majority rule (best: most
+ * pieces taken by a listed move) and merging duplicates, which can only be among this piece's
+ * moves (from *first on). A capture of one piece has one route only, so only longer ones need the
+ * duplicate scan. Shared by both searches below. */
+static inline __attribute__((always_inline)) void list_capture(dtb_movelist *out, int *first,
+                                                               int *best, bool majority,
+                                                               dtb_status *status, int from,
+                                                               int to, dtb_bb captured, int n,
+                                                               bool promotes)
+{
+    if (majority) {
+        if (n < *best)
+            return;
+        if (n > *best) {
+            *best = n;
+            out->count = 0;
+            *first = 0;
+        }
+    }
+    const int count = out->count;
+    if (n >= 2)
+        for (int i = *first; i < count; i++) {
+            const dtb_move *m = &out->moves[i];
+            if (m->to == to && m->captured == captured && m->promotes == promotes)
+                return;
+        }
+    if (count >= DTB_MAX_MOVES) {
+        *status = DTB_E_OVERFLOW;
+        return;
+    }
+    out->moves[count] = (dtb_move){.captured = captured, .from = (uint8_t)from, .to = (uint8_t)to,
+                                   .ncaptured = (uint8_t)n, .promotes = promotes};
+    out->count = count + 1;
+}
+
+/* A finished capture: listed, or in route mode compared with the target. */
 static inline __attribute__((always_inline)) void add_capture(capture_search *cs, int to, dtb_bb captured, int n, bool promotes)
 {
     if (cs->target) {
@@ -47,29 +81,8 @@ static inline __attribute__((always_inline)) void add_capture(capture_search *cs
             cs->found = true;
         return;
     }
-    dtb_movelist *out = cs->out;
-    if (cs->majority) {
-        if (n < cs->best)
-            return;
-        if (n > cs->best) {
-            cs->best = n;
-            out->count = 0;
-            cs->first = 0;
-        }
-    }
-    if (n >= 2)
-        for (int i = cs->first; i < out->count; i++) {
-            const dtb_move *m = &out->moves[i];
-            if (m->to == to && m->captured == captured && m->promotes == promotes)
-                return;
-        }
-    if (out->count >= DTB_MAX_MOVES) {
-        cs->status = DTB_E_OVERFLOW;
-        return;
-    }
-    out->moves[out->count++] = (dtb_move){.captured = captured, .from = (uint8_t)cs->from,
-                                          .to = (uint8_t)to, .ncaptured = (uint8_t)n,
-                                          .promotes = promotes};
+    list_capture(cs->out, &cs->first, &cs->best, cs->majority, &cs->status, cs->from, to,
+                 captured, n, promotes);
 }
 
 static void king_jumps(capture_search *cs, int sq, dtb_bb captured, int n, bool promoted);
@@ -227,35 +240,12 @@ typedef struct search64 {
     dtb_status status;
 } search64;
 
-/* add_capture in words. */
+/* add_capture in words (listing only). */
 static inline __attribute__((always_inline)) void add64(search64 *s, int to, uint64_t captured,
                                                         int n, bool promotes)
 {
-    dtb_movelist *out = s->out;
-    if (s->majority) {
-        if (n < s->best)
-            return;
-        if (n > s->best) {
-            s->best = n;
-            out->count = 0;
-            s->first = 0;
-        }
-    }
-    const int count = out->count;
-    if (n >= 2)
-        for (int i = s->first; i < count; i++) {
-            const dtb_move *m = &out->moves[i];
-            if (m->to == to && (uint64_t)m->captured == captured && m->promotes == promotes)
-                return;
-        }
-    if (count >= DTB_MAX_MOVES) {
-        s->status = DTB_E_OVERFLOW;
-        return;
-    }
-    out->moves[count] = (dtb_move){.captured = captured, .from = (uint8_t)s->from,
-                                   .to = (uint8_t)to, .ncaptured = (uint8_t)n,
-                                   .promotes = promotes};
-    out->count = count + 1;
+    list_capture(s->out, &s->first, &s->best, s->majority, &s->status, s->from, to,
+                 (dtb_bb)captured, n, promotes);
 }
 
 /* The square of s (not empty) nearest to the start of a ray of direction d. */
