@@ -648,9 +648,9 @@ static int predecessors(const unit *u, uint32_t id, uint32_t pids[DTB_MAX_MOVES]
 }
 
 /* Tells the in-unit predecessors pids[0..np) of a position resolved at level d (win or loss)
- * about it, at once (their nodes prefetched by the caller). The result does not depend on the order in which resolved positions are propagated: a node's
- * fate depends only on the set of facts it learns, and every fact of level d is learnt before
- * level d+1 starts. */
+ * about it, at once (their nodes prefetched by the caller). The result does not depend on the
+ * order in which resolved positions are propagated: a node's fate depends only on the set of
+ * facts it learns, and every fact of level d is learnt before level d+1 starts. */
 static void propagate(const unit *u, lane *ln, const uint32_t *pids, int np, int d, bool is_win)
 {
     for (int i = 0; i < np; i++) {
