@@ -254,14 +254,22 @@ static inline int nearest64(uint64_t s, int d)
     return d < DTB_SW ? 63 - __builtin_clzll(s) : __builtin_ctzll(s);
 }
 
-/* Whether a flying king at sq can jump a piece of prey in direction d. */
-static inline bool jump64(const dtb_board *b, int sq, uint64_t prey, uint64_t empty, int d)
+/* The square of the piece a flying king at sq meets first in direction d when it is one of prey,
+ * else -1. */
+static inline int prey_met64(const dtb_board *b, int sq, uint64_t prey, uint64_t empty, int d)
 {
     const uint64_t met = (uint64_t)b->ray[sq][d] & ~empty;
     if (!met)
-        return false;
+        return -1;
     const int over = nearest64(met, d);
-    if (!((prey >> over) & 1))
+    return (prey >> over) & 1 ? over : -1;
+}
+
+/* Whether a flying king at sq can jump a piece of prey in direction d. */
+static inline bool jump64(const dtb_board *b, int sq, uint64_t prey, uint64_t empty, int d)
+{
+    const int over = prey_met64(b, sq, prey, empty, d);
+    if (over < 0)
         return false;
     const int land = b->next[over][d];
     return land >= 0 && ((empty >> land) & 1);
@@ -282,11 +290,8 @@ static inline __attribute__((always_inline)) bool king_dir64(search64 *s, int sq
 {
     const dtb_board *b = s->b;
     const uint64_t empty = s->empty;
-    const uint64_t met = (uint64_t)b->ray[sq][d] & ~empty;
-    if (!met)
-        return false;
-    const int over = nearest64(met, d);
-    if (!((prey >> over) & 1))
+    const int over = prey_met64(b, sq, prey, empty, d);
+    if (over < 0)
         return false;
     const uint64_t behind = (uint64_t)b->ray[over][d], blocked = behind & ~empty;
     uint64_t run = behind;
