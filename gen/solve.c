@@ -178,6 +178,13 @@ static void fold_exit(dtb_value v, int *wincand, int *lossmax, bool *drawexit)
     }
 }
 
+/* Whether black has one piece in material m: then whichever capture white makes takes it, and
+ * a capture position is a win in 1 without its list (the solver and the loader both use it). */
+static bool black_is_lone(const dtb_material *m)
+{
+    return m->kings[DTB_BLACK] + m->men[DTB_BLACK] == 1;
+}
+
 /* The value of a capture position from the values its captures reach (at[0..n), n > 0), as
  * flush_batch and mark_resolved decide it (a capture position has no other moves). */
 static dtb_value capture_value(const dtb_value *const *at, int n)
@@ -214,8 +221,7 @@ void dtb_solve_block_captures(const dtb_solved *s, dtb_solved_table *t, uint64_t
 {
     const dtb_board *b = dtb_solved_board(s);
     const uint64_t K = dtb_index_block_size(t->index), first = blk * K;
-    /* Black's only piece: whichever capture is made takes it, a win in 1 (no list needed). */
-    const bool lone = t->material.kings[DTB_BLACK] + t->material.men[DTB_BLACK] == 1;
+    const bool lone = black_is_lone(&t->material);
     dtb_pos p = {.side = DTB_WHITE};
     dtb_index_block_men(t->index, blk, &p.men[DTB_WHITE], &p.men[DTB_BLACK]);
     const dtb_bb men = p.men[DTB_WHITE] | p.men[DTB_BLACK];
@@ -1108,8 +1114,7 @@ static void unit_setup(unit *u, const work *wk, dtb_solved_table *t, dtb_solved_
     dtb_index_block_men(ft->index, wk->fblock, &u->h[1].wmen, &u->h[1].bmen);
     for (int h = 0; h < 2; h++) {
         u->h[h].men = u->h[h].wmen | u->h[h].bmen;
-        const dtb_material *hm = &u->h[h].t->material;
-        u->h[h].lone = hm->kings[DTB_BLACK] + hm->men[DTB_BLACK] == 1;
+        u->h[h].lone = black_is_lone(&u->h[h].t->material);
         man_exits(u->b, &u->h[h], h == 0 ? ft : t);
         u->h[h].exf = u->fx[1 - h]; /* the exits of half 0 land in ft, of half 1 in t */
     }
