@@ -392,10 +392,9 @@ static inline uint64_t king_reach64(const dtb_board *b, int y, uint64_t occ, boo
 /* Gathers what the moves of p (local id) lead to: counts in-unit successors (quiet king moves)
  * and lists where the exits' values are. Quiet positions (the most) skip the move list: king
  * moves are only counted, man moves made directly. */
-static void init_position(const unit *u, lane *ln, batch *bt, uint32_t id, const dtb_pos *pp)
+static void init_position(const unit *u, lane *ln, batch *bt, uint32_t id, const dtb_pos *restrict p)
 {
     const dtb_board *b = u->b;
-    const dtb_pos p = *pp;
     int cnt = 0;
     dtb_movelist ml;
     const half *hf = &u->h[half_of(u, id)];
@@ -404,12 +403,12 @@ static void init_position(const unit *u, lane *ln, batch *bt, uint32_t id, const
     ml.count = 0;
     if (u->quick_capture) {
         uint64_t men;
-        const bool kc = may_capture(b, hf, (uint64_t)p.kings[DTB_WHITE], (uint64_t)p.kings[DTB_BLACK], &men);
+        const bool kc = may_capture(b, hf, (uint64_t)p->kings[DTB_WHITE], (uint64_t)p->kings[DTB_BLACK], &men);
         king_takes_lone = kc && hf->lone;
         if (!king_takes_lone)
-            st = dtb_generate_captures_by(b, &p, men, kc, &ml);
+            st = dtb_generate_captures_by(b, p, men, kc, &ml);
     } else {
-        st = dtb_generate_captures(b, &p, &ml);
+        st = dtb_generate_captures(b, p, &ml);
     }
     assert(st == DTB_OK);
     (void)st;
@@ -424,25 +423,25 @@ static void init_position(const unit *u, lane *ln, batch *bt, uint32_t id, const
             add_exit(bt, &no_piece_left);
         } else {
             for (int i = 0; i < ml.count; i++)
-                add_exit(bt, dtb_solved_value_after(u->s, &p, &ml.moves[i]));
+                add_exit(bt, dtb_solved_value_after(u->s, p, &ml.moves[i]));
         }
     } else {
         if (bt->nexit + QUIET_EXITS_MAX > EXITS_CAP)
             flush_batch(u, ln, bt);
         first = bt->nexit;
-        const dtb_bb empty = b->all & ~dtb_pos_occupied(&p);
+        const dtb_bb empty = b->all & ~dtb_pos_occupied(p);
         if (u->quick_capture) { /* words, inline: a king's reach is a few masked rays */
             const uint64_t occ = (uint64_t)b->all & ~(uint64_t)empty;
-            for (uint64_t k = (uint64_t)p.kings[DTB_WHITE]; k; k &= k - 1)
+            for (uint64_t k = (uint64_t)p->kings[DTB_WHITE]; k; k &= k - 1)
                 cnt += __builtin_popcountll(king_reach64(b, __builtin_ctzll(k), occ, true));
         } else {
-            cnt = dtb_count_king_steps(b, p.kings[DTB_WHITE], empty);
+            cnt = dtb_count_king_steps(b, p->kings[DTB_WHITE], empty);
         }
         if (hf->nex && hf->exf) { /* in words: the kings as the flipped target blocks see them */
             const dtb_index_fast *f = hf->exf;
             const int shift = 64 - b->squares;
-            const uint64_t fwk = dtb_reverse64((uint64_t)p.kings[DTB_BLACK]) >> shift;
-            const uint64_t fbk = dtb_reverse64((uint64_t)p.kings[DTB_WHITE]) >> shift;
+            const uint64_t fwk = dtb_reverse64((uint64_t)p->kings[DTB_BLACK]) >> shift;
+            const uint64_t fbk = dtb_reverse64((uint64_t)p->kings[DTB_WHITE]) >> shift;
             const uint64_t empty64 = (uint64_t)empty;
             for (int i = 0; i < hf->nex; i++) {
                 const man_exit *x = &hf->ex[i];
@@ -453,8 +452,8 @@ static void init_position(const unit *u, lane *ln, batch *bt, uint32_t id, const
                 add_exit(bt, &x->values[x->base + r]);
             }
         } else if (hf->nex) { /* kings as the flipped target blocks see them */
-            const dtb_bb fwk = dtb_bb_reverse(b, p.kings[DTB_BLACK]);
-            const dtb_bb fbk = dtb_bb_reverse(b, p.kings[DTB_WHITE]);
+            const dtb_bb fwk = dtb_bb_reverse(b, p->kings[DTB_BLACK]);
+            const dtb_bb fbk = dtb_bb_reverse(b, p->kings[DTB_WHITE]);
             for (int i = 0; i < hf->nex; i++) {
                 const man_exit *x = &hf->ex[i];
                 if (!(x->to & empty))
@@ -471,7 +470,7 @@ static void init_position(const unit *u, lane *ln, batch *bt, uint32_t id, const
                 assert(dtb_bb_has(b->promotion[DTB_WHITE], t));
                 const dtb_move mv = {.from = (uint8_t)b->next[t][d ^ 3], .to = (uint8_t)t,
                                      .promotes = true};
-                add_exit(bt, dtb_solved_value_after(u->s, &p, &mv));
+                add_exit(bt, dtb_solved_value_after(u->s, p, &mv));
             }
         }
         assert(bt->nexit - first <= QUIET_EXITS_MAX);
@@ -1107,17 +1106,32 @@ static void unit_setup(unit *u, const work *wk, dtb_solved_table *t, dtb_solved_
     u->h[0].base = wk->block * K;
     u->h[0].slot = 0;
     dtb_index_block_men(t->index, wk->block, &u->h[0].wmen, &u->h[0].bmen);
-    /* In a self-flip material both halves are m itself. */
+    /* In a self-flip material both halves are m itself. The flipped block holds the men of
+     * block 0 with colours swapped (that is how fblock was found). */
     u->h[1].t = ft;
     u->h[1].base = wk->fblock * K;
     u->h[1].slot = self ? 0 : 1;
-    dtb_index_block_men(ft->index, wk->fblock, &u->h[1].wmen, &u->h[1].bmen);
+    u->h[1].wmen = dtb_bb_reverse(u->b, u->h[0].bmen);
+    u->h[1].bmen = dtb_bb_reverse(u->b, u->h[0].wmen);
     for (int h = 0; h < 2; h++) {
         u->h[h].men = u->h[h].wmen | u->h[h].bmen;
         u->h[h].lone = black_is_lone(&u->h[h].t->material);
         man_exits(u->b, &u->h[h], h == 0 ? ft : t);
         u->h[h].exf = u->fx[1 - h]; /* the exits of half 0 land in ft, of half 1 in t */
     }
+}
+
+/* Adds a thread's solved positions to the pair's count and reports it (from any thread). */
+enum { PROGRESS_STEP = 1 << 20 };
+static void report_progress(dtb_solve_progress progress, void *user, uint64_t *done,
+                            uint64_t *pending, uint64_t total)
+{
+#pragma omp critical(dtb_progress)
+    {
+        *done += *pending;
+        progress(user, *done, total);
+    }
+    *pending = 0;
 }
 
 static bool lanes_failed(const lane *lanes, int n)
@@ -1162,16 +1176,19 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2
     work *w = malloc((nblocks ? nblocks : 1) * sizeof *w);
     if (!w)
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
-    uint64_t nw = 0;
+    /* In parallel: men-only materials have a block per position, millions of them. */
+#pragma omp parallel for schedule(static)
     for (uint64_t blk = 0; blk < nblocks; blk++) {
         dtb_bb wm, bm;
         dtb_index_block_men(t->index, blk, &wm, &bm);
         const uint64_t fblk =
             dtb_index_block_of(ft->index, dtb_bb_reverse(b, bm), dtb_bb_reverse(b, wm));
-        if (self && fblk < blk)
-            continue; /* the unit was listed from its other block */
-        w[nw++] = (work){blk, fblk, advancement(b, wm, bm)};
+        w[blk] = (work){blk, fblk, advancement(b, wm, bm)};
     }
+    uint64_t nw = 0;
+    for (uint64_t blk = 0; blk < nblocks; blk++)
+        if (!self || w[blk].fblock >= blk) /* else the unit was listed from its other block */
+            w[nw++] = w[blk];
     if (!sort_by_advancement(w, nw)) {
         free(w);
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
@@ -1214,20 +1231,21 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2
             u.n = malloc(2 * K * sizeof *u.n);
             if (!u.n)
                 me->nomem = true;
-#pragma omp for schedule(dynamic, 1)
+            /* Reported in steps of PROGRESS_STEP positions: men-only materials have a unit
+             * of two positions, and a lock per unit cost 4% of their time. */
+            uint64_t pending = 0;
+#pragma omp for schedule(dynamic, 1) nowait
             for (uint64_t i = lo; i < mid; i++) {
                 if (me->nomem || me->overflow)
                     continue;
                 unit_setup(&u, &w[i], t, ft, self);
                 solve_unit(&u, me);
-                if (progress) {
-#pragma omp critical(dtb_progress)
-                    {
-                        done += (uint64_t)u.nhalves * K;
-                        progress(user, done, total);
-                    }
-                }
+                pending += (uint64_t)u.nhalves * K;
+                if (progress && pending >= PROGRESS_STEP)
+                    report_progress(progress, user, &done, &pending, total);
             }
+            if (progress && pending)
+                report_progress(progress, user, &done, &pending, total);
             free(u.n);
         }
         stop = lanes_failed(lanes, nthreads);
