@@ -4,7 +4,8 @@
  * free ones) has rank sum_i C(c_i, i), a bijection onto [0, C(n, k)). The rank of a square
  * among the free ones is popcount(free & below(square)); the inverse picks, from the top, the
  * largest c with C(c, i) <= r (a table guesses it, a short scan corrects the guess) and maps c
- * back to a square with a select.
+ * back to a square with a select. On boards of up to 64 squares the last two c are one read of
+ * a table of pairs, and one pdep (a shift for a run of squares) maps them all (unrank_numbers).
  *
  * Men placements (blocks). White men may stand on rows 1..size-1, black men on rows 0..size-2.
  * The white men on the bottom row (black's promotion row) take no square from black, the others
@@ -63,6 +64,48 @@ static inline uint64_t divide(uint64_t n, const divider *v)
     return (t + ((n - t) >> v->sh1)) >> v->sh2;
 }
 
+/* Division of n < 2^62 by an invariant d >= 1: floor(n / d) = mulhi(m, 2n) >> s with
+ * s = floor(log2 d) and m = ceil(2^(63 + s) / d) < 2^64 (m d = 2^(63 + s) + e, 0 <= e < d, so
+ * 2n m / 2^(64 + s) = n / d + e n / (d 2^(63 + s)) and e n < 2^(s + 1) 2^62 keeps the floor).
+ * One multiply and one shift, where divider takes four more steps; the caller doubles n once
+ * for all the divisions of one number. */
+typedef struct recip62 {
+    uint64_t m;
+    int s;
+} recip62;
+
+static recip62 recip62_make(uint64_t d)
+{
+    recip62 v = {0, 0};
+    if (d == 0)
+        return v; /* never divided by: an empty group */
+    v.s = 63 - __builtin_clzll(d);
+    v.m = (uint64_t)((((unsigned __int128)1 << (63 + v.s)) + d - 1) / d);
+    return v;
+}
+
+/* floor(n / d) for n2 = 2n, n < 2^62, given recip62_make(d)'s m and s. */
+static inline uint64_t divide62(uint64_t n2, uint64_t m, int s)
+{
+    return (uint64_t)(((unsigned __int128)m * n2) >> 64) >> s;
+}
+
+/* Groups of white men on the bottom row that men_narrow handles: rows of up to 5 squares (every
+ * board of up to 64 squares that a variant has; wider rows keep the templates below). */
+#define NARROW_GROUPS 6
+
+/* What men_narrow needs of group j (white men on the bottom row), in one cache line. */
+typedef struct unindex_group {
+    uint64_t first2;          /* 2 x first index of the group (gfirst) */
+    uint64_t goff;            /* its first block */
+    uint64_t white_m, bot_m;  /* recip62 of the indexes per white, per bottom placement */
+    uint64_t black_n, mid_n;  /* black placements per white one, middle placements */
+    const uint64_t *mid_set;  /* small_set or pair_set: the last numbers of wm - j men */
+    uint16_t bottom;          /* first bottom_set entry of j men */
+    uint8_t white_s, bot_s;   /* the recip62 shifts */
+    uint8_t kmid;             /* middle men: wm - j */
+} unindex_group;
+
 struct dtb_index {
     /* What dtb_index_of reads (a probe's hot path: every probe reads the index of another
      * material) first, in the first two cache lines of a 64-byte aligned block; with j white
@@ -92,6 +135,17 @@ struct dtb_index {
     uint64_t binom[KMAX + 1][BINOM_COLS]; /* C(n, k) as binom[k][n], saturating */
     uint8_t gshift[KMAX + 1];             /* guess table index = r >> gshift[i] */
     uint8_t guess[KMAX + 1][GUESS_SIZE];  /* rows 1..max pieces of a kind filled */
+    /* Boards of up to 64 squares, see unrank_narrow: the subsets of at most two numbers by
+     * rank as sets of numbers (bit c = the c-th square of the set they are taken from):
+     * small_set[0] = {}, small_set[1 + c] = {c}, pair_set[r] = the pair of rank r. */
+    uint64_t small_set[1 + 64];
+    uint64_t pair_set[64 * 63 / 2];
+    /* men_narrow's constants (plan_narrow): per group j, and the j-subsets of the bottom row as
+     * squares by rank. */
+    recip62 block_r, nbk_r;
+    uint64_t ufirst[NARROW_GROUPS - 1];   /* gfirst[jlo + 1 ..] then UINT64_MAX */
+    _Alignas(64) unindex_group ugroup[NARROW_GROUPS];
+    uint64_t bottom_set[1 << (NARROW_GROUPS - 1)];
 };
 
 /* ---- Code variants.
@@ -116,6 +170,10 @@ struct dtb_index {
 FAST_TARGET static inline int select64_bmi2(uint64_t x, int c)
 {
     return __builtin_ctzll(_pdep_u64(1ull << c, x));
+}
+FAST_TARGET static inline uint64_t pdep64_bmi2(uint64_t x, uint64_t mask)
+{
+    return _pdep_u64(x, mask);
 }
 #else
 #define HAVE_FAST 0
@@ -233,12 +291,48 @@ ALWAYS_INLINE uint64_t rank_set(const dtb_index *ix, dtb_bb s, int k, dtb_bb emp
     return r;
 }
 
+/* The k-subset of rank r of the numbers 0, 1, ... as a set of numbers (bit c = number c), on
+ * boards of up to 64 squares: the elements above the second from the top as in unrank_t, the
+ * last two (all of them for the few pieces of a kind of an endgame) with one read of
+ * small_set or pair_set, no branch. A pdep then puts bit c on the c-th square of a set, a
+ * shift on square first + c: one step for all the elements. */
+ALWAYS_INLINE uint64_t unrank_numbers(const dtb_index *ix, int k, uint64_t r)
+{
+    if (k < 2)
+        return ix->small_set[k + (int)r];
+    uint64_t c_set = 0;
+    for (int i = k; i >= 3; i--) {
+        const uint64_t *row = ix->binom[i];
+        int c = ix->guess[i][r >> ix->gshift[i]];
+        while (row[c + 1] <= r)
+            c++;
+        r -= row[c];
+        c_set |= 1ull << c;
+    }
+    return c_set | ix->pair_set[r];
+}
+
+ALWAYS_INLINE uint64_t unrank_narrow(const dtb_index *ix, int k, uint64_t r, uint64_t empty,
+                                     int first, const bool by_select, const bool fast)
+{
+    const uint64_t c_set = unrank_numbers(ix, k, r);
+#if HAVE_FAST
+    if (by_select && fast)
+        return pdep64_bmi2(c_set, empty);
+#endif
+    assert(!by_select);
+    (void)empty, (void)fast;
+    return c_set << first;
+}
+
 /* The k-subset with rank r: of the squares of empty (by_select), or of first, first + 1, ...
  * From the top, each element is the largest c with C(c, i) <= r: the guess table gives a lower
  * bound, rarely more than one short; for i = 1, c = r. */
 ALWAYS_INLINE dtb_bb unrank_t(const dtb_index *ix, int k, uint64_t r, dtb_bb empty, int first,
                               const bool by_select, const bool wide, const bool fast)
 {
+    if (!wide && (fast || !by_select))
+        return unrank_narrow(ix, k, r, (uint64_t)empty, first, by_select, fast);
     dtb_bb s = 0;
     const uint64_t *row = ix->binom[k];
     const uint8_t *guess = ix->guess[k];
@@ -399,6 +493,110 @@ ALWAYS_INLINE uint64_t index_of_t(const dtb_index *ix, const dtb_pos *p, const b
            kings_of_t(ix, wmen | bmen, p->kings[DTB_WHITE], p->kings[DTB_BLACK], wide);
 }
 
+#if HAVE_FAST
+/* The numbers of the middle men of group g (unrank_numbers of g->kmid men), with the same
+ * steps for every group of the material: a group of fewer middle men than the material's most
+ * takes the top steps too, on rank 0 (c = e - 1, C(c, e) = 0: r is left as it is) and with the
+ * number masked off. The group of a random index has no pattern to predict (with three white
+ * men one index in three is outside group 0), and a loop over each group's own count was
+ * mispredicted about that often. */
+ALWAYS_INLINE uint64_t unrank_middle(const dtb_index *ix, const unindex_group *g, uint64_t r)
+{
+    uint64_t c_set = 0;
+    for (int e = ix->wm - ix->jlo; e >= 3; e--) {
+        const uint64_t keep = -(uint64_t)(e <= g->kmid), rk = r & keep;
+        const uint64_t *row = ix->binom[e];
+        int c = ix->guess[e][rk >> ix->gshift[e]];
+        while (row[c + 1] <= rk)
+            c++;
+        r -= row[c];
+        c_set |= (1ull << c) & keep;
+    }
+    return c_set | g->mid_set[r];
+}
+
+/* The men of index i (of block blk) on boards of up to 64 squares with BMI2 (plan_narrow): the
+ * digits of index_pos_t, read with recip62 instead of divider, and with no branch on the
+ * position but the rare corrections of the guesses. The group's constants are in one line; the
+ * white men on the bottom row are one read of bottom_set; each colour's set is a pdep of its
+ * numbers. Branches on the material are the same on every call. */
+ALWAYS_INLINE void men_narrow(const dtb_index *ix, uint64_t i, uint64_t blk, uint64_t *white_men,
+                              uint64_t *black_men)
+{
+    uint64_t w = 0, black = blk;
+    if (ix->wm > 0) {
+        /* group: first[] holds the groups' first indexes after the first group, then 2^64 - 1 */
+        const uint64_t *first = ix->ufirst;
+        int j = ix->jlo + (i >= first[0]) + (i >= first[1]) + (i >= first[2]);
+        if (ix->jhi - ix->jlo > 3) /* four or more white men */
+            j += (i >= first[3]) + (i >= first[4]);
+        const unindex_group *g = &ix->ugroup[j];
+        const uint64_t t2 = (i << 1) - g->first2;
+        const uint64_t white = divide62(t2, g->white_m, g->white_s);
+        const uint64_t rbot = divide62(t2, g->bot_m, g->bot_s);
+        black = blk - g->goff - white * g->black_n;
+        w = ix->bottom_set[g->bottom + rbot] |
+            unrank_middle(ix, g, white - rbot * g->mid_n) << ix->middle_first;
+    }
+    *white_men = w;
+    *black_men = pdep64_bmi2(unrank_numbers(ix, ix->bm, black), (uint64_t)ix->black_men_sq & ~w);
+}
+
+/* The kings of white rank rw and black rank rb among empty, as kings_at_t. */
+ALWAYS_INLINE void kings_narrow(const dtb_index *ix, uint64_t empty, uint64_t rw, uint64_t rb,
+                                uint64_t *white_kings, uint64_t *black_kings)
+{
+    const uint64_t wk = pdep64_bmi2(unrank_numbers(ix, ix->wk, rw), empty);
+    *white_kings = wk;
+    *black_kings = pdep64_bmi2(unrank_numbers(ix, ix->bk, rb), empty & ~wk);
+}
+
+FAST_TARGET static void index_pos_narrow(const dtb_index *ix, uint64_t i, dtb_pos *p)
+{
+    assert(i < ix->size);
+    const uint64_t blk = divide62(i << 1, ix->block_r.m, ix->block_r.s); /* no kings: i */
+    uint64_t w, b, wk = 0, bk = 0;
+    men_narrow(ix, i, blk, &w, &b);
+    if (ix->wk + ix->bk > 0) {
+        /* i = (blk * C(free, wk) + rw) * nbk + rb; with no black king nbk = 1 */
+        const uint64_t q = divide62(i << 1, ix->nbk_r.m, ix->nbk_r.s);
+        kings_narrow(ix, (uint64_t)ix->all & ~(w | b), q - blk * ix->nwk, i - q * ix->nbk_count,
+                     &wk, &bk);
+    }
+    p->men[DTB_WHITE] = w;
+    p->men[DTB_BLACK] = b;
+    p->kings[DTB_WHITE] = wk;
+    p->kings[DTB_BLACK] = bk;
+    p->side = DTB_WHITE;
+}
+
+/* block_men_t by men_narrow of the block's first index. */
+FAST_TARGET static void block_men_narrow(const dtb_index *ix, uint64_t blk, dtb_bb *white_men,
+                                         dtb_bb *black_men)
+{
+    assert(blk < ix->blocks);
+    uint64_t w, b;
+    men_narrow(ix, blk * ix->block_positions, blk, &w, &b);
+    *white_men = w;
+    *black_men = b;
+}
+
+FAST_TARGET static void kings_at_narrow(const dtb_index *ix, dtb_bb men, uint64_t kr,
+                                        dtb_bb *white_kings, dtb_bb *black_kings)
+{
+    assert(kr < ix->block_positions);
+    if (ix->wk + ix->bk == 0) {
+        *white_kings = *black_kings = 0;
+        return;
+    }
+    const uint64_t rw = divide62(kr << 1, ix->nbk_r.m, ix->nbk_r.s);
+    uint64_t wk, bk;
+    kings_narrow(ix, (uint64_t)(ix->all & ~men), rw, kr - rw * ix->nbk_count, &wk, &bk);
+    *white_kings = wk;
+    *black_kings = bk;
+}
+#endif
+
 /* All the mixed-radix digits of i are found by divisions of i itself, side by side, rather
  * than one after the other (block, then group offset, then white rank...): the divisions are the
  * slowest steps, and this way only one of them stands before the unranking. */
@@ -492,6 +690,10 @@ INDEX_VARIANT(wide_base, , true, false)
 #if HAVE_FAST
 INDEX_VARIANT(narrow_fast, FAST_TARGET, false, true)
 INDEX_VARIANT(wide_fast, FAST_TARGET, true, true)
+/* narrow_fast with the planned unranking (plan_narrow) */
+static const index_impl narrow_planned = {
+    narrow_fast_block_of, block_men_narrow,     narrow_fast_kings_of, narrow_fast_kings_of_moved,
+    kings_at_narrow,      narrow_fast_index_of, index_pos_narrow};
 #endif
 
 /* The variant for this board on this CPU. DTB_INDEX_PORTABLE=1 in the environment forces the
@@ -521,6 +723,45 @@ static uint64_t binom_sat(const dtb_index *ix, int n, int k)
     if (k > n - k)
         k = n - k;
     return ix->binom[k][n];
+}
+
+/* The constants of men_narrow (sizes already checked), and the planned variant for it. */
+static void plan_narrow(dtb_index *ix)
+{
+    const int H = ix->b->half;
+    /* bottom_set: group j's j-subsets from offset sum of C(H, j') over j' < j, in colex order */
+    size_t off[NARROW_GROUPS + 1] = {0};
+    for (int j = 0; j < H + 1; j++)
+        off[j + 1] = off[j] + ix->binom[j][H];
+    for (uint64_t set = 0; set < (1ull << H); set++) {
+        uint64_t r = 0;
+        int k = 0;
+        for (uint64_t x = set; x; x &= x - 1)
+            r += ix->binom[++k][__builtin_ctzll(x)];
+        ix->bottom_set[off[k] + r] = set << ix->bottom_first;
+    }
+    ix->block_r = recip62_make(ix->block_size.d);
+    ix->nbk_r = recip62_make(ix->nbk.d);
+    for (int j = ix->jlo; j <= ix->jhi; j++) {
+        unindex_group *g = &ix->ugroup[j];
+        g->first2 = ix->gfirst[j] << 1;
+        g->goff = ix->goff[j];
+        const recip62 white = recip62_make(ix->gwhite_i[j].d);
+        const recip62 bot = recip62_make(ix->gbot_i[j].d);
+        g->white_m = white.m, g->white_s = (uint8_t)white.s;
+        g->bot_m = bot.m, g->bot_s = (uint8_t)bot.s;
+        g->black_n = ix->gblack[j].d;
+        g->mid_n = ix->gmid[j].d;
+        g->bottom = (uint16_t)off[j];
+        g->kmid = (uint8_t)(ix->wm - j);
+        g->mid_set = g->kmid >= 2 ? ix->pair_set : ix->small_set + g->kmid;
+    }
+    for (int g = 0; g < NARROW_GROUPS - 1; g++)
+        ix->ufirst[g] = ix->jlo + 1 + g <= ix->jhi ? ix->gfirst[ix->jlo + 1 + g] : UINT64_MAX;
+#if HAVE_FAST
+    if (ix->impl == &narrow_fast)
+        ix->impl = &narrow_planned;
+#endif
 }
 
 dtb_status dtb_index_create(const dtb_board *b, dtb_material m, dtb_index **out)
@@ -585,6 +826,16 @@ dtb_status dtb_index_create(const dtb_board *b, dtb_material m, dtb_index **out)
         }
     }
 
+    if (S <= 64) {
+        for (int c = 0; c < 64; c++)
+            ix->small_set[1 + c] = 1ull << c;
+        /* colex order: {c1 < c2} has rank C(c2, 2) + c1 */
+        size_t r = 0;
+        for (int c2 = 1; c2 < S; c2++)
+            for (int c1 = 0; c1 < c2; c1++)
+                ix->pair_set[r++] = 1ull << c1 | 1ull << c2;
+    }
+
     /* Rows are runs of H squares in the dense layout (bitboard.h). */
     ix->all = b->all;
     ix->black_men_sq = b->all & ~b->promotion[DTB_BLACK];
@@ -644,6 +895,8 @@ dtb_status dtb_index_create(const dtb_board *b, dtb_material m, dtb_index **out)
     }
     if (st == DTB_OK && ix->size == 0)
         st = DTB_E_RANGE;
+    if (st == DTB_OK && S <= 64 && H < NARROW_GROUPS && ix->size < (1ull << 62))
+        plan_narrow(ix);
     if (st != DTB_OK) {
         dtb_index_free(ix);
         return st;
