@@ -988,23 +988,29 @@ static void man_exits(const dtb_board *b, half *hf, const dtb_solved_table *to)
     const dtb_bb empty = b->all & ~hf->men;
     /* may_capture's masks: every first jump of a white man that the men allow */
     hf->land_men = hf->over_free = 0;
-    if (b->squares <= 64) {
+    if (b->squares <= 64) { /* in words: men-only materials set up a unit per position */
         const bool backward = b->variant->men_capture_backward;
-        for (dtb_bb wm = hf->wmen; wm;) {
-            const int m = dtb_bb_pop(&wm);
+        const uint64_t wmen = (uint64_t)hf->wmen, bmen = (uint64_t)hf->bmen, men = wmen | bmen;
+        for (uint64_t wm = wmen; wm; wm &= wm - 1) {
+            const int m = __builtin_ctzll(wm);
             for (int d = 0; d < DTB_DIRS; d++) {
                 if (!backward && d != dtb_forward_dir(DTB_WHITE, 0) && d != dtb_forward_dir(DTB_WHITE, 1))
                     continue;
                 const int o = b->next[m][d], l = o >= 0 ? b->next[o][d] : -1;
-                if (l < 0 || dtb_bb_has(hf->men, l))
+                if (l < 0 || (men >> l & 1))
                     continue;
-                if (dtb_bb_has(hf->bmen, o))
+                if (bmen >> o & 1)
                     hf->land_men |= 1ull << l;
-                else if (!dtb_bb_has(hf->wmen, o))
+                else if (!(wmen >> o & 1))
                     hf->over_free |= 1ull << o;
             }
         }
     }
+    /* After the flip the black men (reversed) are white, the moved white men black: a man
+     * moving from x to y changes the reversed white men at squares-1-x and squares-1-y. */
+    const dtb_bb fw = dtb_bb_reverse(b, hf->bmen), rwmen = dtb_bb_reverse(b, hf->wmen);
+    const int last = b->squares - 1;
+    const uint64_t K = dtb_index_block_size(to->index);
     for (int k = 0; k < 2; k++) {
         const int d = dtb_forward_dir(DTB_WHITE, k);
         dtb_bb dest = dtb_board_step(b, hf->wmen, d) & empty;
@@ -1016,15 +1022,14 @@ static void man_exits(const dtb_board *b, half *hf, const dtb_solved_table *to)
                 continue;
             }
             assert(hf->nex < MAX_MAN_EXITS);
-            const dtb_bb wm = hf->wmen ^ dtb_bb_bit(from) ^ dtb_bb_bit(sq);
-            /* After the flip the black men (reversed) are white, the moved white men black. */
-            const dtb_bb fw = dtb_bb_reverse(b, hf->bmen), fb = dtb_bb_reverse(b, wm);
+            const dtb_bb fb = rwmen ^ dtb_bb_bit(last - from) ^ dtb_bb_bit(last - sq);
+            assert(fb == dtb_bb_reverse(b, hf->wmen ^ dtb_bb_bit(from) ^ dtb_bb_bit(sq)));
             man_exit *x = &hf->ex[hf->nex++];
             x->to = dtb_bb_bit(sq);
             x->ix = to->index;
             x->values = to->values;
             x->men = fw | fb;
-            x->base = dtb_index_block_of(to->index, fw, fb) * dtb_index_block_size(to->index);
+            x->base = dtb_index_block_of(to->index, fw, fb) * K;
             x->free = (uint64_t)(b->all & ~x->men);
         }
     }
