@@ -86,7 +86,7 @@ static void usage(FILE *f)
                "              [--memory GIB] [--quiet]\n"
                "       dtbgen --check DIR --variant V [--pieces N] [--threads T]\n"
                "       dtbgen --compact FULL --out DIR [--variant V] [--pieces N] [--threads T]\n"
-               "              [--block-positions N] [--zstd-level L]\n"
+               "              [--block-positions N] [--zstd-level L] [--json]\n"
                "       dtbgen --list --variant V --pieces N [--json]\n"
                "       dtbgen --help | --version\n\noptions:\n");
     for (int i = 0; i < NOPTIONS; i++) {
