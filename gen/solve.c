@@ -980,8 +980,9 @@ static void solve_unit_shared(const unit *u, lane *lanes, int nlanes)
 }
 
 /* Lists the non-promoting white man moves of a half (over the men alone; a king on the target
- * square is checked per position) with their target blocks in the flipped material `to`. */
-static void man_exits(const dtb_board *b, half *hf, const dtb_solved_table *to)
+ * square is checked per position) with their target blocks in the flipped material `to`;
+ * `flipped` is the unit's other half, whose men are this half's reversed. */
+static void man_exits(const dtb_board *b, half *hf, const half *flipped, const dtb_solved_table *to)
 {
     hf->nex = 0;
     hf->promo_to[0] = hf->promo_to[1] = 0;
@@ -1006,9 +1007,11 @@ static void man_exits(const dtb_board *b, half *hf, const dtb_solved_table *to)
             }
         }
     }
-    /* After the flip the black men (reversed) are white, the moved white men black: a man
-     * moving from x to y changes the reversed white men at squares-1-x and squares-1-y. */
-    const dtb_bb fw = dtb_bb_reverse(b, hf->bmen), rwmen = dtb_bb_reverse(b, hf->wmen);
+    /* After the flip the black men (reversed: the other half's white men) are white, the moved
+     * white men black: a man moving from x to y changes the reversed white men (the other
+     * half's black men) at squares-1-x and squares-1-y. */
+    const dtb_bb fw = flipped->wmen, rwmen = flipped->bmen;
+    assert(fw == dtb_bb_reverse(b, hf->bmen) && rwmen == dtb_bb_reverse(b, hf->wmen));
     const int last = b->squares - 1;
     const uint64_t K = dtb_index_block_size(to->index);
     for (int k = 0; k < 2; k++) {
@@ -1121,7 +1124,7 @@ static void unit_setup(unit *u, const work *wk, dtb_solved_table *t, dtb_solved_
     for (int h = 0; h < 2; h++) {
         u->h[h].men = u->h[h].wmen | u->h[h].bmen;
         u->h[h].lone = black_is_lone(&u->h[h].t->material);
-        man_exits(u->b, &u->h[h], h == 0 ? ft : t);
+        man_exits(u->b, &u->h[h], &u->h[1 - h], h == 0 ? ft : t);
         u->h[h].exf = u->fx[1 - h]; /* the exits of half 0 land in ft, of half 1 in t */
     }
 }
