@@ -64,14 +64,14 @@ gen_run() { # pieces
   row "  peak memory, positions" "$(awk -v k="$kb" -v p="$pos" 'BEGIN{printf "%.2f GiB, %.3g", k/1048576, p}')"
   local wld dtw
   wld=$(cat "$out"/international/*.wld | wc -c) dtw=$(cat "$out"/international/*.dtw | wc -c)
-  row "  WLD bytes, positions per byte" "$(awk -v b="$wld" -v p="$pos" 'BEGIN{printf "%d, %.0f", b, p/b}')"
-  row "  DTW bytes, positions per byte" "$(awk -v b="$dtw" -v p="$pos" 'BEGIN{printf "%d, %.1f", b, p/b}')"
+  row "  WLD bytes, positions per byte" "$(awk -v b="$wld" -v p="$pos" 'BEGIN{printf "%.0f, %.0f", b, p/b}')"
+  row "  DTW bytes, positions per byte" "$(awk -v b="$dtw" -v p="$pos" 'BEGIN{printf "%.0f, %.1f", b, p/b}')"
   # The same tables as a compact set (dtbgen --compact: of each pair one table derived).
   rm -rf "$out-compact"
   "$bin/gen/dtbgen" --compact "$out" --out "$out-compact" --variant international --quiet >/dev/null
   wld=$(cat "$out-compact"/international/*.wld | wc -c) dtw=$(cat "$out-compact"/international/*.dtw | wc -c)
-  row "  compact set: WLD bytes, positions per byte" "$(awk -v b="$wld" -v p="$pos" 'BEGIN{printf "%d, %.0f", b, p/b}')"
-  row "  compact set: DTW bytes, positions per byte" "$(awk -v b="$dtw" -v p="$pos" 'BEGIN{printf "%d, %.1f", b, p/b}')"
+  row "  compact set: WLD bytes, positions per byte" "$(awk -v b="$wld" -v p="$pos" 'BEGIN{printf "%.0f, %.0f", b, p/b}')"
+  row "  compact set: DTW bytes, positions per byte" "$(awk -v b="$dtw" -v p="$pos" 'BEGIN{printf "%.0f, %.1f", b, p/b}')"
 }
 # The files of an existing set: bytes and positions per byte (positions from its STATS records,
 # the last one of each material).
@@ -83,10 +83,12 @@ last = {}
 for l in open('$2/international/STATS'):
     r = json.loads(l); last[r['material']] = r['positions']
 print(sum(last.values()))")
-  wld=$(cat "$2"/international/*.wld | wc -c) dtw=$(cat "$2"/international/*.dtw 2>/dev/null | wc -c)
+  # find, not a glob: a set may hold one metric only (e.g. a compact WLD set made on its own)
+  wld=$(find "$2/international" -name '*.wld' -exec cat {} + | wc -c)
+  dtw=$(find "$2/international" -name '*.dtw' -exec cat {} + | wc -c)
   row "$1: positions" "$(awk -v p="$pos" 'BEGIN{printf "%.4g", p}')"
-  row "  WLD bytes, positions per byte" "$(awk -v b="$wld" -v p="$pos" 'BEGIN{printf "%d, %.1f", b, p/b}')"
-  [ "$dtw" -gt 0 ] && row "  DTW bytes, positions per byte" "$(awk -v b="$dtw" -v p="$pos" 'BEGIN{printf "%d, %.1f", b, p/b}')"
+  row "  WLD bytes, positions per byte" "$(awk -v b="$wld" -v p="$pos" 'BEGIN{printf "%.0f, %.1f", b, p/b}')"
+  [ "$dtw" -gt 0 ] && row "  DTW bytes, positions per byte" "$(awk -v b="$dtw" -v p="$pos" 'BEGIN{printf "%.0f, %.1f", b, p/b}')"
   return 0
 }
 if [ -n "$set_dir" ]; then
