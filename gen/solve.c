@@ -1269,9 +1269,9 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2
                 unit_setup(&u, &w[i], t, ft, self);
                 solve_unit_shared(&u, lanes, nthreads);
                 stop = lanes_failed(lanes, nthreads);
-                done += (uint64_t)u.nhalves * K;
+                uint64_t solved = (uint64_t)u.nhalves * K;
                 if (progress)
-                    progress(user, done, total);
+                    report_progress(progress, user, &done, &solved, total);
             }
             free(shared_nodes);
         }
