@@ -50,6 +50,9 @@ idx=$("$bin/tests/dtb_bench_index" 0.2 2>/dev/null)
 row "index (position -> number), one core" "$(echo "$idx" | awk '/^index_ops_per_s/{printf "%.1f M/s", $2/1e6}')"
 row "unindex (number -> position), one core" "$(echo "$idx" | awk '/^unindex_ops_per_s/{printf "%.1f M/s", $2/1e6}')"
 
+# Bytes of a set's files of one metric (dir, extension); find, not a glob: a set may hold one
+# metric only (e.g. a compact WLD set made on its own), and then this is 0.
+set_bytes() { find "$1/international" -name "*.$2" -exec cat {} + | wc -c; }
 # Generation, per piece count, from scratch.
 gen_run() { # pieces
   local log
@@ -63,13 +66,13 @@ gen_run() { # pieces
   row "generate international 2..$1 ($threads threads)" "$(awk -v w="$wall" -v p="$pos" 'BEGIN{printf "%.1f s, %.2f M pos/s", w, p/w/1e6}')"
   row "  peak memory, positions" "$(awk -v k="$kb" -v p="$pos" 'BEGIN{printf "%.2f GiB, %.3g", k/1048576, p}')"
   local wld dtw
-  wld=$(cat "$out"/international/*.wld | wc -c) dtw=$(cat "$out"/international/*.dtw | wc -c)
+  wld=$(set_bytes "$out" wld) dtw=$(set_bytes "$out" dtw)
   row "  WLD bytes, positions per byte" "$(awk -v b="$wld" -v p="$pos" 'BEGIN{printf "%.0f, %.0f", b, p/b}')"
   row "  DTW bytes, positions per byte" "$(awk -v b="$dtw" -v p="$pos" 'BEGIN{printf "%.0f, %.1f", b, p/b}')"
   # The same tables as a compact set (dtbgen --compact: of each pair one table derived).
   rm -rf "$out-compact"
   "$bin/gen/dtbgen" --compact "$out" --out "$out-compact" --variant international --quiet >/dev/null
-  wld=$(cat "$out-compact"/international/*.wld | wc -c) dtw=$(cat "$out-compact"/international/*.dtw | wc -c)
+  wld=$(set_bytes "$out-compact" wld) dtw=$(set_bytes "$out-compact" dtw)
   row "  compact set: WLD bytes, positions per byte" "$(awk -v b="$wld" -v p="$pos" 'BEGIN{printf "%.0f, %.0f", b, p/b}')"
   row "  compact set: DTW bytes, positions per byte" "$(awk -v b="$dtw" -v p="$pos" 'BEGIN{printf "%.0f, %.1f", b, p/b}')"
 }
@@ -83,9 +86,7 @@ last = {}
 for l in open('$2/international/STATS'):
     r = json.loads(l); last[r['material']] = r['positions']
 print(sum(last.values()))")
-  # find, not a glob: a set may hold one metric only (e.g. a compact WLD set made on its own)
-  wld=$(find "$2/international" -name '*.wld' -exec cat {} + | wc -c)
-  dtw=$(find "$2/international" -name '*.dtw' -exec cat {} + | wc -c)
+  wld=$(set_bytes "$2" wld) dtw=$(set_bytes "$2" dtw)
   row "$1: positions" "$(awk -v p="$pos" 'BEGIN{printf "%.4g", p}')"
   row "  WLD bytes, positions per byte" "$(awk -v b="$wld" -v p="$pos" 'BEGIN{printf "%.0f, %.1f", b, p/b}')"
   [ "$dtw" -gt 0 ] && row "  DTW bytes, positions per byte" "$(awk -v b="$dtw" -v p="$pos" 'BEGIN{printf "%.0f, %.1f", b, p/b}')"
