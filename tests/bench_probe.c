@@ -2,9 +2,12 @@
  *
  * usage: dtb_bench_probe --tables DIR [--variant V] [--pieces N] [--positions K] [--rounds R]
  *                        [--threads T ...] [--cache MIB] [--dtw] [--uncached] [--batch B]
+ *                        [--material NAME ...]
  *
  * Draws K random legal positions without a capture for the side to move (either side to move)
- * from the materials of exactly N pieces (default: the largest complete piece count), probes
+ * from the materials of exactly N pieces (default: the largest complete piece count), or from
+ * the materials named by --material (their tables and those their captures reach must exist;
+ * e.g. one 6-piece material while a 2..6 set is being made), probes
  * each once to fill the cache, then times R rounds of probing all K from each thread count given
  * (every thread probes all K, from its own starting offset). Prints one line per thread count:
  *   probe <wdl|dtw> <cached|uncached> pieces <N> threads <T> probes <P> seconds <S>
@@ -108,7 +111,8 @@ static void *run_job(void *arg)
 static void usage(void)
 {
     fprintf(stderr, "usage: dtb_bench_probe --tables DIR [--variant V] [--pieces N] [--positions K] "
-                    "[--rounds R] [--threads T ...] [--cache MIB] [--dtw] [--uncached] [--batch B]\n");
+                    "[--rounds R] [--threads T ...] [--cache MIB] [--dtw] [--uncached] [--batch B] "
+                    "[--material NAME ...]\n");
     exit(2);
 }
 
@@ -125,6 +129,8 @@ int main(int argc, char **argv)
     long cache_mib = 1024;
     bool dtw = false, uncached = false;
     int batch = 0;
+    dtb_material only[16];
+    int nonly = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const bool has = i + 1 < argc;
@@ -136,6 +142,13 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--cache") && has) cache_mib = atol(argv[++i]);
         else if (!strcmp(a, "--threads") && has && nthreads < 8) threads[nthreads++] = atoi(argv[++i]);
         else if (!strcmp(a, "--batch") && has) batch = atoi(argv[++i]);
+        else if (!strcmp(a, "--material") && has && nonly < 16) {
+            dtb_error err;
+            if (dtb_material_parse(argv[++i], &only[nonly++], &err) != DTB_OK) {
+                fprintf(stderr, "dtb_bench_probe: %s\n", err.msg);
+                return 2;
+            }
+        }
         else if (!strcmp(a, "--dtw")) dtw = true;
         else if (!strcmp(a, "--uncached")) uncached = true;
         else usage();
@@ -153,9 +166,11 @@ int main(int argc, char **argv)
     dtb_db *db;
     if (dtb_open(&o, &db) != DTB_OK)
         return 1;
+    if (nonly > 0)
+        pieces = dtb_material_pieces(&only[0]);
     if (pieces == 0)
         pieces = dtb_max_pieces(db, dtw);
-    if (pieces < 2 || pieces > dtb_max_pieces(db, dtw)) {
+    if (nonly == 0 && (pieces < 2 || pieces > dtb_max_pieces(db, dtw))) {
         fprintf(stderr, "dtb_bench_probe: no complete set of %d-piece tables in %s\n", pieces, dir);
         return 1;
     }
@@ -163,16 +178,20 @@ int main(int argc, char **argv)
     /* Random quiet positions, materials weighted by size. */
     dtb_board b;
     dtb_board_init(&b, dtb_variant_find(dtb_db_variant(db)));
-    const int nm = dtb_material_list(pieces, NULL, 0);
+    const int nm = nonly > 0 ? nonly : dtb_material_list(pieces, NULL, 0);
     dtb_material *mats = malloc((size_t)nm * sizeof *mats);
     dtb_index **ix = calloc((size_t)nm, sizeof *ix);
     dtb_position *pos = malloc((size_t)npos * sizeof *pos);
     if (!mats || !ix || !pos)
         return 1;
-    dtb_material_list(pieces, mats, nm);
+    if (nonly > 0)
+        memcpy(mats, only, (size_t)nm * sizeof *mats);
+    else
+        dtb_material_list(pieces, mats, nm);
     uint64_t total = 0;
     for (int i = 0; i < nm; i++)
-        if (dtb_material_pieces(&mats[i]) == pieces && dtb_index_create(&b, mats[i], &ix[i]) == DTB_OK)
+        if ((nonly > 0 || dtb_material_pieces(&mats[i]) == pieces) &&
+            dtb_index_create(&b, mats[i], &ix[i]) == DTB_OK)
             total += dtb_index_size(ix[i]);
     uint64_t seed = 12345;
     for (int k = 0; k < npos;) {
