@@ -2,16 +2,20 @@
 # Measures dtb's speed and compression and prints one table (never run by the tests).
 #
 # usage: scripts/bench.sh [--quick] [--threads T] [--set DIR [--compact-set CDIR]]
+#                         [--cache MIB] [--spread N]
 #   --quick   a few minutes: perft depth 8, index, generation of 2..4 pieces, probes
 #   default   perft depth 9, generation of 2..4 and 2..5 pieces (long), probes
 #   --set     no generation: the bytes and probes of an existing international full set in DIR
 #             (e.g. 2..6, which takes hours to make), and of its compact set in CDIR if given
+#   --cache   the probes' block cache in MiB (default 1024; 2..6's WLD tables need 12 GB)
+#   --spread  random positions of the rows that spread over the tables (default 1000000; each
+#             costs a block read when the tables do not fit the cache)
 # Generated tables go to build/bench-tables (deleted first), never to tables/; their compact set
 # to build/bench-tables-compact.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-quick=0 set_dir="" compact_dir=""
+quick=0 set_dir="" compact_dir="" cache=1024 spread=1000000
 threads=$(nproc 2>/dev/null || echo 2)
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -19,11 +23,16 @@ while [ $# -gt 0 ]; do
     --threads) threads=$2; shift 2 ;;
     --set) set_dir=$2; shift 2 ;;
     --compact-set) compact_dir=$2; shift 2 ;;
-    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --cache) cache=$2; shift 2 ;;
+    --spread) spread=$2; shift 2 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
 
+for n in "$cache" "$spread"; do
+  case "$n" in ''|*[!0-9]*|0) echo "bench.sh: --cache and --spread need a positive number" >&2; exit 2 ;; esac
+done
 if [ -n "$compact_dir" ] && [ -z "$set_dir" ]; then
   echo "bench.sh: --compact-set needs --set (the full set it was made from)" >&2; exit 2
 fi
@@ -106,34 +115,37 @@ else
 fi
 
 # Probes on the tables just generated (the largest complete piece count): cached WDL on one and
-# two threads, cached DTW, uncached WDL. per_cpu_second is the per-core rate. 1 M random positions
-# spread over the whole tables measure memory latency as much as code; 4096 positions (a working
+# two threads, cached DTW, uncached WDL, with a cache of $cache MiB. per_cpu_second is the per-core
+# rate. $spread (1M) random positions spread over the whole tables measure memory latency as much
+# as code (and block reads where the tables do not fit the cache); 4096 positions (a working
 # set that stays in the CPU caches) measure the probe's code. Batches (dtb_probe_wdl_many) let the
 # cache misses of 64 probes overlap. The compact set's rows probe the same positions' kind through
 # its derived tables (a search over the moves for half of them).
 probe_row() { # label, options... (--tables DIR among them overrides the full set)
   local label=$1; shift
-  "$bin/tests/dtb_bench_probe" --variant international --tables "$out" "$@" 2>/dev/null | while read -r line; do
+  "$bin/tests/dtb_bench_probe" --variant international --tables "$out" --cache "$cache" "$@" 2>/dev/null |
+  while read -r line; do
     set -- $line
     # probe <metric> <cached> pieces N threads T probes P seconds S per_second R ... per_cpu_second C
     echo "$label, $7 thread(s), $5 pieces|$(awk -v r="${13}" -v c="${17}" 'BEGIN{if (r < 1e5) printf "%.1f k/s (%.1f k/s per core)", r/1e3, c/1e3; else printf "%.2f M/s (%.2f M/s per core)", r/1e6, c/1e6}')"
   done
 }
+sp=$(awk -v n="$spread" 'BEGIN{if (n % 1000000 == 0) printf "%dM", n/1e6; else if (n % 1000 == 0) printf "%dk", n/1e3; else printf "%d", n}')
 while IFS='|' read -r label value; do
   row "$label" "$value"
-done < <(probe_row "probe WDL cached, 1M positions" --threads 1 --threads 2;
+done < <(probe_row "probe WDL cached, $sp positions" --positions "$spread" --threads 1 --threads 2;
          probe_row "probe WDL cached, 4096 positions" --positions 4096 --rounds 200 --threads 1 --threads 2;
-         probe_row "probe WDL cached, 1M positions, batches of 64" --batch 64 --threads 1 --threads 2;
-         probe_row "probe DTW cached, 1M positions" --dtw --threads 1;
-         probe_row "probe DTW cached, 1M positions, batches of 64" --dtw --batch 64 --threads 1;
+         probe_row "probe WDL cached, $sp positions, batches of 64" --positions "$spread" --batch 64 --threads 1 --threads 2;
+         probe_row "probe DTW cached, $sp positions" --positions "$spread" --dtw --threads 1;
+         probe_row "probe DTW cached, $sp positions, batches of 64" --positions "$spread" --dtw --batch 64 --threads 1;
          probe_row "probe WDL uncached (20000 positions)" --uncached --positions 20000 --rounds 1 --threads 1 --threads 2;
          if [ -n "$compact_dir" ]; then
-           probe_row "probe WDL cached, compact set, 1M positions" --tables "$compact_dir" --threads 1 --threads 2
+           probe_row "probe WDL cached, compact set, $sp positions" --tables "$compact_dir" --positions "$spread" --threads 1 --threads 2
            probe_row "probe WDL uncached, compact set (2000 positions)" --tables "$compact_dir" --uncached --positions 2000 --rounds 1 --threads 1
          fi)
 
 echo
-echo "dtb benchmark, $(date -u +%Y-%m-%d), $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB"
+echo "dtb benchmark, $(date -u +%Y-%m-%d), $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, probe cache $cache MiB"
 printf '| %-52s | %28s |\n' "measure" "result"
 printf '|%s|%s|\n' "$(printf -- '-%.0s' {1..54})" "$(printf -- '-%.0s' {1..30})"
 printf '%s\n' "${rows[@]}"
