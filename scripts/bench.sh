@@ -6,7 +6,7 @@
 #   --quick   a few minutes: perft depth 8, index, generation of 2..4 pieces, probes
 #   default   perft depth 9, generation of 2..4 and 2..5 pieces (long), probes
 #   --set     no generation: the bytes and probes of an existing international full set in DIR
-#             (e.g. 2..6, which takes hours to make), and of its compact set in CDIR if given
+#             (e.g. 2..6, which takes more than an hour to make), and of its compact set in CDIR
 #   --cache   the probes' block cache in MiB (default 1024; 2..6's WLD tables need 12 GB)
 #   --spread  random positions of the rows that spread over the tables (default 1000000; each
 #             costs a block read when the tables do not fit the cache)
@@ -115,9 +115,9 @@ else
 fi
 
 # Probes on the tables just generated (the largest complete piece count): cached WDL on one and
-# two threads, cached DTW, uncached WDL, with a cache of $cache MiB. per_cpu_second is the per-core
-# rate. $spread (1M) random positions spread over the whole tables measure memory latency as much
-# as code (and block reads where the tables do not fit the cache); 4096 positions (a working
+# two threads, cached DTW, uncached WDL, with the cache --cache gives. per_cpu_second is the per-core
+# rate. The spread rows' random positions (--spread, 1M by default) cover the whole tables and
+# measure memory latency as much as code (and block reads where the tables do not fit the cache); 4096 positions (a working
 # set that stays in the CPU caches) measure the probe's code. Batches (dtb_probe_wdl_many) let the
 # cache misses of 64 probes overlap. The compact set's rows probe the same positions' kind through
 # its derived tables (a search over the moves for half of them).
