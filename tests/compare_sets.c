@@ -1,15 +1,18 @@
 /* Two table sets of one variant compared position by position through libdtb (a check to run by
  * hand on sets too large for the test suite, e.g. a full set against its compact set; not a test).
  *
- * usage: dtb_compare_sets FULLDIR OTHERDIR [--pieces N] [--min-pieces M] [--sample K] [--seed S]
- *                         [--threads T] [--metrics wdl|both]
+ * usage: dtb_compare_sets FULLDIR (OTHERDIR | --moves) [--pieces N] [--min-pieces M] [--sample K]
+ *                         [--seed S] [--threads T] [--metrics wdl|both]
  *
  * For every material of M..N pieces (default 2..the largest complete piece count of FULLDIR),
  * every position of its index (or K evenly random ones when --sample is given), white to move
  * as indexed and the same position colour-flipped (black to move): dtb_probe_wdl and
- * dtb_probe_dtw on both sets, which must both succeed and agree. Prints one line per material
- * and a total; exit 0 when everything agrees, 1 otherwise (the first disagreements are printed
- * with their FEN), 2 on usage errors. */
+ * dtb_probe_dtw on both sets, which must both succeed and agree. With --moves instead of a
+ * second set, each position's value and DTW in FULLDIR must equal the best of its moves' as
+ * dtb_probe_moves ranks them from the positions after them (a loss in 0 without a move): the
+ * one-ply check of dtbgen --check, by sample, for sets too large to check whole. Prints one line
+ * per material and a total; exit 0 when everything agrees, 1 otherwise (the first disagreements
+ * are printed with their FEN), 2 on usage errors. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "dtb.h"
@@ -64,13 +67,37 @@ static int compare(dtb_db *a, dtb_db *b, const dtb_position *p, bool dtw, char *
     return 1;
 }
 
+/* 0 when p's value and DTW in a equal those its best move gives (dtb_probe_moves), else 1 with
+ * the difference in why. */
+static int check_moves(dtb_db *a, const dtb_position *p, char *why, size_t size)
+{
+    dtb_wdl w = DTB_DRAW;
+    int d = -1, count = 0;
+    dtb_ranked_move best[1];
+    const dtb_status s1 = dtb_probe_dtw(a, p, 0, &w, &d);
+    dtb_status s2 = dtb_probe_moves(a, p, 0, best, 1, &count);
+    if (s2 == DTB_E_OVERFLOW) /* more than one move: best[0] is the first of the ranking */
+        s2 = DTB_OK;
+    const dtb_wdl bw = count ? best[0].wdl : DTB_LOSS;
+    const int bd = count ? best[0].dtw : 0;
+    if (s1 == DTB_OK && s2 == DTB_OK && w == bw && d == bd)
+        return 0;
+    char msg[DTB_MESSAGE_SIZE] = "";
+    if (s1 || s2)
+        dtb_last_error(a, msg, sizeof msg);
+    snprintf(why, size, "stored wdl %d dtw %d, best of %d moves wdl %d dtw %d, status %d %d %s", w, d,
+             count, bw, bd, s1, s2, msg);
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: dtb_compare_sets FULLDIR OTHERDIR [--pieces N] [--min-pieces M] "
-                        "[--sample K] [--seed S] [--threads T] [--metrics wdl|both]\n");
+        fprintf(stderr, "usage: dtb_compare_sets FULLDIR (OTHERDIR | --moves) [--pieces N] "
+                        "[--min-pieces M] [--sample K] [--seed S] [--threads T] [--metrics wdl|both]\n");
         return 2;
     }
+    const bool moves = strcmp(argv[2], "--moves") == 0;
     int pieces = 0, min_pieces = 2, threads = 0;
     bool dtw = true; /* --metrics wdl: WDL probes only (OTHERDIR may hold WLD tables only) */
     uint64_t sample = 0, seed = 1;
@@ -94,8 +121,8 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    dtb_db *a = open_set(argv[1]), *b = open_set(argv[2]);
-    if (!a || !b)
+    dtb_db *a = open_set(argv[1]), *b = moves ? NULL : open_set(argv[2]);
+    if (!a || (!moves && !b))
         return 1;
     if (!pieces)
         pieces = dtb_max_pieces(a, true);
@@ -129,7 +156,7 @@ int main(int argc, char **argv)
                 const dtb_position x = pub(side ? &f : &p);
                 char why[400];
                 probed++;
-                if (compare(a, b, &x, dtw, why, sizeof why)) {
+                if (moves ? check_moves(a, &x, why, sizeof why) : compare(a, b, &x, dtw, why, sizeof why)) {
                     if (mine_bad++ < 5) {
                         char fen[DTB_FEN_MAX];
                         dtb_fen_write(&board, side ? &f : &p, fen, sizeof fen);
