@@ -19,6 +19,10 @@ quick=0 set_dir="" compact_dir="" cache=1024 spread=1000000
 threads=$(nproc 2>/dev/null || echo 2)
 while [ $# -gt 0 ]; do
   case "$1" in
+    --threads|--set|--compact-set|--cache|--spread)
+      [ $# -ge 2 ] || { echo "bench.sh: $1 needs a value" >&2; exit 2; } ;;
+  esac
+  case "$1" in
     --quick) quick=1; shift ;;
     --threads) threads=$2; shift 2 ;;
     --set) set_dir=$2; shift 2 ;;
