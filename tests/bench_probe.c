@@ -6,8 +6,8 @@
  *
  * Draws K random legal positions without a capture for the side to move (either side to move)
  * from the materials of exactly N pieces (default: the largest complete piece count), or from
- * the materials named by --material (their tables and those their captures reach must exist;
- * e.g. one 6-piece material while a 2..6 set is being made), probes
+ * the materials named by --material (of one piece count; their tables and those their captures
+ * reach must exist: e.g. one 6-piece material while a 2..6 set is being made), probes
  * each once to fill the cache, then times R rounds of probing all K from each thread count given
  * (every thread probes all K, from its own starting offset). Prints one line per thread count:
  *   probe <wdl|dtw> <cached|uncached> pieces <N> threads <T> probes <P> seconds <S>
@@ -166,8 +166,13 @@ int main(int argc, char **argv)
     dtb_db *db;
     if (dtb_open(&o, &db) != DTB_OK)
         return 1;
-    if (nonly > 0)
-        pieces = dtb_material_pieces(&only[0]);
+    for (int i = 0; i < nonly; i++) {
+        if (dtb_material_pieces(&only[i]) != dtb_material_pieces(&only[0])) {
+            fprintf(stderr, "dtb_bench_probe: the --material names must have one piece count\n");
+            return 2;
+        }
+        pieces = dtb_material_pieces(&only[i]);
+    }
     if (pieces == 0)
         pieces = dtb_max_pieces(db, dtw);
     if (nonly == 0 && (pieces < 2 || pieces > dtb_max_pieces(db, dtw))) {
@@ -190,8 +195,7 @@ int main(int argc, char **argv)
         dtb_material_list(pieces, mats, nm);
     uint64_t total = 0;
     for (int i = 0; i < nm; i++)
-        if ((nonly > 0 || dtb_material_pieces(&mats[i]) == pieces) &&
-            dtb_index_create(&b, mats[i], &ix[i]) == DTB_OK)
+        if (dtb_material_pieces(&mats[i]) == pieces && dtb_index_create(&b, mats[i], &ix[i]) == DTB_OK)
             total += dtb_index_size(ix[i]);
     uint64_t seed = 12345;
     for (int k = 0; k < npos;) {
