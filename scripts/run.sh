@@ -61,7 +61,7 @@ if [ -f tables/MANIFEST ]; then
     if (cd tables && echo "$present" | sha256sum --quiet -c -); then
       manifest_result="$(echo "$present" | wc -l) files match tables/MANIFEST"
     else
-      echo "run.sh: table checksums differ from tables/MANIFEST" >&2
+      echo "run.sh: table checksums differ from tables/MANIFEST (files made by an older dtbgen have other bytes for the same values: remove tables/international/ and run again)" >&2
       exit 1
     fi
   fi
