@@ -119,12 +119,13 @@ else
 fi
 
 # Probes on the tables just generated (the largest complete piece count): cached WDL on one and
-# two threads, cached DTW, uncached WDL, with the cache --cache gives. per_cpu_second is the per-core
-# rate. The spread rows' random positions (--spread, 1M by default) cover the whole tables and
-# measure memory latency as much as code (and block reads where the tables do not fit the cache); 4096 positions (a working
-# set that stays in the CPU caches) measure the probe's code. Batches (dtb_probe_wdl_many) let the
-# cache misses of 64 probes overlap. The compact set's rows probe the same positions' kind through
-# its derived tables (a search over the moves for half of them).
+# two threads, cached DTW, uncached WDL, with the cache --cache gives. per_cpu_second is the
+# per-core rate. The spread rows' random positions (--spread, 1M by default) cover the whole
+# tables and measure memory latency as much as code (and block reads where the tables do not fit
+# the cache); 4096 positions (a working set that stays in the CPU caches) measure the probe's
+# code. Batches (dtb_probe_wdl_many) let the cache misses of 64 probes overlap. The compact set's
+# rows probe the same positions' kind through its derived tables (a search over the moves for half
+# of them).
 probe_row() { # label, options... (--tables DIR among them overrides the full set)
   local label=$1; shift
   "$bin/tests/dtb_bench_probe" --variant international --tables "$out" --cache "$cache" "$@" 2>/dev/null |

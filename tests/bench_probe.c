@@ -166,13 +166,13 @@ int main(int argc, char **argv)
     dtb_db *db;
     if (dtb_open(&o, &db) != DTB_OK)
         return 1;
-    for (int i = 0; i < nonly; i++) {
+    for (int i = 1; i < nonly; i++)
         if (dtb_material_pieces(&only[i]) != dtb_material_pieces(&only[0])) {
             fprintf(stderr, "dtb_bench_probe: the --material names must have one piece count\n");
             return 2;
         }
-        pieces = dtb_material_pieces(&only[i]);
-    }
+    if (nonly > 0)
+        pieces = dtb_material_pieces(&only[0]);
     if (pieces == 0)
         pieces = dtb_max_pieces(db, dtw);
     if (nonly == 0 && (pieces < 2 || pieces > dtb_max_pieces(db, dtw))) {

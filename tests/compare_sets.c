@@ -11,9 +11,9 @@
  * second set, each position's value and DTW in FULLDIR must equal the best of its moves' as
  * dtb_probe_moves ranks them from the positions after them (a loss in 0 without a move): the
  * one-ply check of dtbgen --check, by sample, for sets too large to check whole; positions with
- * a capture for the side to move are skipped there (their value is that rule already). Prints one line
- * per material and a total; exit 0 when everything agrees, 1 otherwise (the first disagreements
- * are printed with their FEN), 2 on usage errors. */
+ * a capture for the side to move are skipped there (their value is that rule already). Prints
+ * one line per material and a total; exit 0 when everything agrees, 1 otherwise (the first
+ * disagreements are printed with their FEN), 2 on usage errors. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "dtb.h"
