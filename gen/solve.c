@@ -27,7 +27,10 @@
 
 #include "movegen.h"
 
-#define NO_WIN 255 /* wincand when no winning move is known */
+#define NO_WIN 255 /* a node's wincand when no winning move is known */
+/* The same while exit values are folded into an int: a win in 255 plies (a loss in 254 after
+ * the move) is out of range and must be refused, not taken for NO_WIN. */
+#define NO_WIN_YET INT_MAX
 
 enum { F_CAPTURE = 1, F_DRAWEXIT = 2, F_RESOLVED = 4 };
 
@@ -191,12 +194,12 @@ static bool black_is_lone(const dtb_material *m)
 static dtb_value capture_value(const dtb_value *const *at, int n)
 {
     assert(n > 0);
-    int wincand = NO_WIN, lossmax = -1;
+    int wincand = NO_WIN_YET, lossmax = -1;
     bool drawexit = false;
     for (int i = 0; i < n; i++)
         fold_exit(*at[i], &wincand, &lossmax, &drawexit);
-    assert(wincand == NO_WIN || wincand <= DTB_DTW_MAX);
-    if (wincand != NO_WIN)
+    assert(wincand == NO_WIN_YET || wincand <= DTB_DTW_MAX); /* the solver refused such tables */
+    if (wincand != NO_WIN_YET)
         return dtb_value_win(wincand);
     return drawexit ? DTB_VALUE_DRAW : dtb_value_loss(lossmax + 1);
 }
@@ -281,11 +284,11 @@ static void flush_batch(const unit *u, lane *ln, batch *bt)
         const uint32_t id = bt->pos[k].id;
         const bool capture = bt->pos[k].capture;
         const int cnt = bt->pos[k].cnt;
-        int wincand = NO_WIN, lossmax = -1;
+        int wincand = NO_WIN_YET, lossmax = -1;
         bool drawexit = false;
         for (int i = bt->pos[k].first; i < bt->pos[k].first + bt->pos[k].n; i++)
             fold_exit(*bt->exit[i], &wincand, &lossmax, &drawexit);
-        if (wincand != NO_WIN && wincand > DTB_DTW_MAX)
+        if (wincand != NO_WIN_YET && wincand > DTB_DTW_MAX)
             ln->overflow = true;
         u->n[id] = (node){.cnt = (uint8_t)cnt,
                           .wincand = (uint8_t)(wincand > DTB_DTW_MAX ? NO_WIN : wincand),
@@ -296,7 +299,7 @@ static void flush_batch(const unit *u, lane *ln, batch *bt)
             const uint64_t idx = u->h[h].base + in_half(u, id);
             __atomic_fetch_or(&u->h[h].t->captures[idx / 64], 1ull << (idx % 64), __ATOMIC_RELAXED);
         }
-        if (wincand != NO_WIN)
+        if (wincand != NO_WIN_YET)
             push(ln, wincand, id);
         else if (cnt == 0 && !drawexit)
             push(ln, lossmax + 1, id);
@@ -1177,12 +1180,12 @@ typedef struct kingless_batch {
 static void kingless_flush(lane *ln, kingless_batch *kb)
 {
     for (int k = 0; k < kb->npos; k++) {
-        int wincand = INT_MAX, lossmax = -1; /* INT_MAX: no win (a win in 255 is out of range) */
+        int wincand = NO_WIN_YET, lossmax = -1;
         bool drawexit = false;
         for (int i = kb->pos[k].first; i < kb->pos[k].first + kb->pos[k].n; i++)
             fold_exit(*kb->exit[i], &wincand, &lossmax, &drawexit);
         dtb_value v = DTB_VALUE_DRAW;
-        if (wincand != INT_MAX)
+        if (wincand != NO_WIN_YET)
             v = dtb_value_win(wincand), ln->overflow |= wincand > DTB_DTW_MAX;
         else if (!drawexit)
             v = dtb_value_loss(lossmax + 1), ln->overflow |= lossmax + 1 > DTB_DTW_MAX;
