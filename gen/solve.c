@@ -15,6 +15,9 @@
  *   - whatever is never resolved is a draw.
  * Exits are known from the start; in-unit successors report back when they resolve, through
  * predecessor generation (un-moving a king) and a counter of unresolved successors.
+ *
+ * Kingless pairs skip the units: a block is one position with no in-unit move, so its value is
+ * the best of its exits' (solve_kingless).
  */
 #include "solve.h"
 
