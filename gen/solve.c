@@ -192,19 +192,23 @@ static bool black_is_lone(const dtb_material *m)
     return m->kings[DTB_BLACK] + m->men[DTB_BLACK] == 1;
 }
 
-/* The value of a capture position from the values its captures reach (at[0..n), n > 0), as
- * flush_batch and mark_resolved decide it (a capture position has no other moves). */
-static dtb_value capture_value(const dtb_value *const *at, int n)
+/* The value of a position whose moves all leave its unit, from the values they reach (at[0..n);
+ * none: lost in 0), as flush_batch and mark_resolved decide it: capture positions, and every
+ * position of a kingless pair. Sets *overflow when the distance is beyond DTB_DTW_MAX. */
+static dtb_value exits_value(const dtb_value *const *at, int n, bool *overflow)
 {
-    assert(n > 0);
     int wincand = NO_WIN_YET, lossmax = -1;
     bool drawexit = false;
     for (int i = 0; i < n; i++)
         fold_exit(*at[i], &wincand, &lossmax, &drawexit);
-    assert(wincand == NO_WIN_YET || wincand <= DTB_DTW_MAX); /* the solver refused such tables */
-    if (wincand != NO_WIN_YET)
+    if (wincand != NO_WIN_YET) {
+        *overflow |= wincand > DTB_DTW_MAX;
         return dtb_value_win(wincand);
-    return drawexit ? DTB_VALUE_DRAW : dtb_value_loss(lossmax + 1);
+    }
+    if (drawexit)
+        return DTB_VALUE_DRAW;
+    *overflow |= lossmax + 1 > DTB_DTW_MAX;
+    return dtb_value_loss(lossmax + 1);
 }
 
 /* Capture positions whose exits are located (and prefetched) before any is read, as in a batch:
@@ -219,8 +223,11 @@ typedef struct capture_batch {
 
 static void flush_captures(dtb_solved_table *t, capture_batch *cb)
 {
-    for (int k = 0; k < cb->npos; k++)
-        t->values[cb->at[k]] = capture_value(&cb->exit[cb->first[k]], cb->n[k]);
+    for (int k = 0; k < cb->npos; k++) {
+        bool overflow = false;
+        t->values[cb->at[k]] = exits_value(&cb->exit[cb->first[k]], cb->n[k], &overflow);
+        assert(!overflow); /* the solver refused such tables */
+    }
     cb->npos = cb->nexit = 0;
 }
 
@@ -1183,15 +1190,7 @@ typedef struct kingless_batch {
 static void kingless_flush(lane *ln, kingless_batch *kb)
 {
     for (int k = 0; k < kb->npos; k++) {
-        int wincand = NO_WIN_YET, lossmax = -1;
-        bool drawexit = false;
-        for (int i = kb->pos[k].first; i < kb->pos[k].first + kb->pos[k].n; i++)
-            fold_exit(*kb->exit[i], &wincand, &lossmax, &drawexit);
-        dtb_value v = DTB_VALUE_DRAW;
-        if (wincand != NO_WIN_YET)
-            v = dtb_value_win(wincand), ln->overflow |= wincand > DTB_DTW_MAX;
-        else if (!drawexit)
-            v = dtb_value_loss(lossmax + 1), ln->overflow |= lossmax + 1 > DTB_DTW_MAX;
+        const dtb_value v = exits_value(&kb->exit[kb->pos[k].first], kb->pos[k].n, &ln->overflow);
         const uint64_t idx = kb->pos[k].idx;
         dtb_solved_table *t = kb->pos[k].t;
         t->values[idx] = v;
