@@ -1074,6 +1074,12 @@ typedef struct work {
     int adv;
 } work;
 
+/* Halves of work item wk's unit: 1 when a self-flip material's block is its own flip. */
+static int unit_halves(const work *wk, bool self)
+{
+    return self && wk->fblock == wk->block ? 1 : 2;
+}
+
 /* Sorts w by decreasing advancement, blocks in increasing order within one advancement (w is
  * listed by block). A counting sort: advancement is a small number, and men-only materials
  * have millions of units. False when out of memory. */
@@ -1126,7 +1132,7 @@ static void stats_reset(dtb_solve_stats *st)
 static void unit_setup(unit *u, const work *wk, dtb_solved_table *t, dtb_solved_table *ft, bool self)
 {
     const uint64_t K = u->K;
-    u->nhalves = self && wk->fblock == wk->block ? 1 : 2;
+    u->nhalves = unit_halves(wk, self);
     /* Field by field: a compound literal would clear the exit array (3.5 KB) every time, and
      * men-only materials have a unit per position. */
     u->h[0].t = t;
@@ -1232,12 +1238,14 @@ static void kingless_add(const dtb_solved *s, lane *ln, kingless_batch *kb, dtb_
         kingless_flush(ln, kb);
 }
 
-/* Solves the units w[lo..hi) of one advancement of a kingless pair, in parallel. */
-static void solve_kingless(const dtb_solved *s, const work *w, uint64_t lo, uint64_t hi,
+/* Solves the units w[lo..hi) of one advancement of a kingless pair, in parallel; returns how
+ * many positions that was. */
+static uint64_t solve_kingless(const dtb_solved *s, const work *w, uint64_t lo, uint64_t hi,
                            dtb_solved_table *t, dtb_solved_table *ft, bool self, lane *lanes)
 {
     const dtb_board *b = dtb_solved_board(s);
-#pragma omp parallel if (hi - lo >= 4096)
+    uint64_t solved = 0;
+#pragma omp parallel if (hi - lo >= 4096) reduction(+ : solved)
     {
         lane *me = &lanes[omp_get_thread_num()];
         kingless_batch *kb = malloc(sizeof *kb);
@@ -1253,15 +1261,17 @@ static void solve_kingless(const dtb_solved *s, const work *w, uint64_t lo, uint
             dtb_bb wm, bm;
             dtb_index_block_men(t->index, w[i].block, &wm, &bm);
             kingless_add(s, me, kb, ml, t, w[i].block, 0, wm, bm);
-            if (!self || w[i].fblock != w[i].block) /* the flipped position, as in unit_setup */
+            if (unit_halves(&w[i], self) == 2) /* the flipped position, as in unit_setup */
                 kingless_add(s, me, kb, ml, ft, w[i].fblock, self ? 0 : 1, dtb_bb_reverse(b, bm),
                              dtb_bb_reverse(b, wm));
+            solved += (uint64_t)unit_halves(&w[i], self);
         }
         if (kb && ml)
             kingless_flush(me, kb);
         free(kb);
         free(ml);
     }
+    return solved;
 }
 
 /* A unit this large is shared by all threads when its level has too few units to keep every
@@ -1342,10 +1352,7 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2
         while (hi < nw && w[hi].adv == w[lo].adv)
             hi++;
         if (K == 1) { /* no kings: a block is one position (see solve_kingless) */
-            solve_kingless(s, w, lo, hi, t, ft, self, lanes);
-            uint64_t solved = 0;
-            for (uint64_t i = lo; i < hi; i++)
-                solved += !self || w[i].fblock != w[i].block ? 2 : 1;
+            uint64_t solved = solve_kingless(s, w, lo, hi, t, ft, self, lanes);
             if (progress)
                 report_progress(progress, user, &done, &solved, total);
             stop = lanes_failed(lanes, nthreads);
