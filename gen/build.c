@@ -144,12 +144,13 @@ static dtb_status read_values(const char *path, const dtb_variant *v, const dtb_
     if (st != DTB_OK)
         return st;
     const dtb_tablefile_info *info = dtb_tablefile_get_info(tf);
-    if (info->flags & DTB_TABLE_DERIVED) { /* most of its quiet positions hold no value */
+    if (info->flags) { /* derived, or threat positions without values: not a full table */
+        const bool derived = info->flags & DTB_TABLE_DERIVED;
         dtb_tablefile_close(tf);
         return dtb_error_set(e, DTB_E_MISMATCH,
-                             "%s: a compact set's derived table; building and checking need the "
+                             "%s: a compact set's %s table; building and checking need the "
                              "full set it was made from",
-                             path);
+                             path, derived ? "derived" : "stored");
     }
     dtb_status bad = DTB_OK;
 #pragma omp parallel

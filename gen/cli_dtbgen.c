@@ -50,6 +50,7 @@ typedef struct dtbgen_options {
     double memory_gib;              /* 0: no budget given */
     int zstd_level;
     int block_positions;            /* --block-positions (compact sets); 0: the default */
+    bool threats;                   /* --threats (compact sets) */
 } dtbgen_options;
 
 typedef enum { ARG_NONE, ARG_STRING, ARG_INT } arg_kind;
@@ -71,6 +72,7 @@ static const option_spec options[] = {
     {"--memory", ARG_STRING, "GIB", "refuse to start a build needing more memory than this"},
     {"--zstd-level", ARG_INT, "L", "compression level of the table files (default 9; --compact: 15)"},
     {"--block-positions", ARG_INT, "N", "--compact: positions per block (default 1048576)"},
+    {"--threats", ARG_NONE, NULL, "--compact: leave threat positions to the probe too (smaller)"},
     {"--variant", ARG_STRING, "V", "rules: international, english, russian, brazilian, canadian"},
     {"--pieces", ARG_INT, "N", "largest number of pieces (2..N)"},
     {"--json", ARG_NONE, NULL, "machine-readable output (one JSON object)"},
@@ -86,7 +88,7 @@ static void usage(FILE *f)
                "              [--memory GIB] [--quiet]\n"
                "       dtbgen --check DIR --variant V [--pieces N] [--threads T]\n"
                "       dtbgen --compact FULL --out DIR [--variant V] [--pieces N] [--threads T]\n"
-               "              [--block-positions N] [--zstd-level L] [--json]\n"
+               "              [--block-positions N] [--zstd-level L] [--threats] [--json]\n"
                "       dtbgen --list --variant V --pieces N [--json]\n"
                "       dtbgen --help | --version\n\noptions:\n");
     for (int i = 0; i < NOPTIONS; i++) {
@@ -98,9 +100,12 @@ static void usage(FILE *f)
     fprintf(f, "\ncompact sets: of every material and its colour flip (per metric) one file is stored\n"
                "and the other is derived: its quiet positions whose moves all land in stored tables\n"
                "hold no value, and libdtb answers them by a one-ply search (the same values, probes\n"
-               "of those positions make about a dozen lookups instead of one). Which one is derived\n"
-               "is chosen for the whole set, to make it smallest. Stored tables are copied when\n"
+               "of those positions make about a dozen lookups instead of one). Of each pair the\n"
+               "member with the larger file is derived. Stored tables are copied when\n"
                "--block-positions and --zstd-level are the full set's, re-encoded otherwise.\n"
+               "--threats: stored tables also leave most threat positions (the opponent could\n"
+               "capture if it were to move) to a search of up to four plies: a smaller set with\n"
+               "slower probes of those positions.\n"
                "tables/FORMAT.md, \"Compact sets\", has the rule, the defaults and the sizes.\n");
     fprintf(f, "\nexit status: 0 done, 1 bad input or data, 2 usage error\n");
 }
@@ -212,12 +217,16 @@ static int parse_args(int argc, char **argv, dtbgen_options *o)
             o->json = true;
         } else if (strcmp(spec->name, "--quiet") == 0) {
             o->quiet = true;
+        } else if (strcmp(spec->name, "--threats") == 0) {
+            o->threats = true;
         }
     }
     if (o->command == CMD_NONE)
         return usage_error("%s", "no command given (--out DIR, --check DIR, --compact DIR or --list)");
     if (o->block_positions && o->command != CMD_COMPACT)
         return usage_error("%s", "--block-positions is for --compact (builds use 65536)");
+    if (o->threats && o->command != CMD_COMPACT)
+        return usage_error("%s", "--threats is for --compact (full sets store every quiet position)");
     if (o->command == CMD_COMPACT && !o->dir)
         return usage_error("%s", "--compact needs --out DIR (where the compact set goes)");
     if (o->command != CMD_CHECK && o->command != CMD_COMPACT && !o->variant)
@@ -608,6 +617,7 @@ static int run_compact(const dtbgen_options *o)
         .threads = o->threads,
         .block_positions = (uint32_t)o->block_positions,
         .zstd_level = o->zstd_level,
+        .threats = o->threats,
         .log = on_compact,
         .user = (void *)o,
     };
@@ -627,12 +637,16 @@ static int run_compact(const dtbgen_options *o)
             printf("\"%s\":{\"positions\":%llu,\"bytes_full\":%llu,\"bytes\":%llu},",
                    k ? "dtw" : "wld", (unsigned long long)st.positions[k],
                    (unsigned long long)st.bytes_in[k], (unsigned long long)st.bytes_out[k]);
-        printf("\"derived_positions\":%llu,\"seconds\":%.1f}\n",
-               (unsigned long long)st.derived_dontcare, secs);
+        printf("\"derived_positions\":%llu,\"threat_positions\":%llu,\"seconds\":%.1f}\n",
+               (unsigned long long)st.derived_dontcare, (unsigned long long)st.threat_dontcare,
+               secs);
         return 0;
     }
     printf("compact %s set in %s/%s: %d files, %d derived, %d re-encoded (%.1f s)\n", v->name,
            o->dir, v->name, st.files, st.derived, st.reencoded, secs);
+    if (o->threats)
+        printf("  threat positions left to the probe: %llu\n",
+               (unsigned long long)st.threat_dontcare);
     for (int k = 0; k < 2; k++)
         if (st.positions[k])
             printf("  %s: %llu -> %llu bytes, %.1f -> %.1f positions per byte\n", k ? "DTW" : "WLD",

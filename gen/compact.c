@@ -35,6 +35,7 @@
 #include "movegen.h"
 #include "tableformat.h"
 #include "tablewrite.h"
+#include "threat.h"
 
 enum { MAX_PIECES = 8 }; /* dtbgen's limit */
 /* Path buffers: a directory, a file in it, that file's .tmp / .new companion. */
@@ -315,33 +316,57 @@ static dtb_status read_all(const run *r, const dtb_tablefile *tf, uint8_t *value
     return bad;
 }
 
-/* The capture positions of x as bits (bit i % 64 of word i / 64): the don't-care set of a
- * re-encoded stored table, as the full set has it. */
-static void capture_bits(const run *r, const entry *x, uint64_t *cap)
+/* The don't-care positions of stored table x as bits (bit i % 64 of word i / 64): its capture
+ * positions, as the full set has them, and, when the set leaves threat positions to the probe,
+ * the threat positions core/threat.h's rule accepts (their number in *threats). Each thread
+ * works in move lists of its own. */
+static dtb_status dontcare_bits(const run *r, const entry *x, uint64_t *dc, uint64_t *threats,
+                                dtb_error *e)
 {
     const uint64_t n = dtb_index_size(x->ix), words = (n + 63) / 64;
+    const bool own_flip = is_own_flip(&x->m), with_threats = r->o->threats;
     dtb_capturetest ct;
     dtb_capturetest_init(&ct, &r->board);
+    uint64_t count = 0;
+    bool nomem = false;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 256) num_threads(threads_for(r, n))
+#pragma omp parallel num_threads(threads_for(r, n)) reduction(+ : count) reduction(|| : nomem)
 #endif
-    for (uint64_t w = 0; w < words; w++) {
-        uint64_t c = 0;
-        for (uint64_t i = w * 64; i < n && i < (w + 1) * 64; i++) {
-            dtb_pos p;
-            dtb_index_pos(x->ix, i, &p);
-            if (ct.usable ? dtb_capturetest_has(&ct, &p) : dtb_has_capture(&r->board, &p))
-                c |= 1ull << (i % 64);
+    {
+        dtb_movelist *lists[4] = {NULL};
+        for (int k = 0; k < 4 && with_threats; k++)
+            nomem |= !(lists[k] = malloc(sizeof *lists[k]));
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 256)
+#endif
+        for (uint64_t w = 0; w < words; w++) {
+            uint64_t c = 0;
+            for (uint64_t i = w * 64; i < n && i < (w + 1) * 64 && !nomem; i++) {
+                dtb_pos p;
+                dtb_index_pos(x->ix, i, &p);
+                bool dontcare =
+                    ct.usable ? dtb_capturetest_has(&ct, &p) : dtb_has_capture(&r->board, &p);
+                if (!dontcare && with_threats && dtb_threat_dontcare(&r->board, &p, own_flip, lists)) {
+                    dontcare = true;
+                    count++;
+                }
+                c |= (uint64_t)dontcare << (i % 64);
+            }
+            dc[w] = c;
         }
-        cap[w] = c;
+        for (int k = 0; k < 4; k++)
+            free(lists[k]);
     }
+    *threats = count;
+    return nomem ? dtb_error_set(e, DTB_E_NOMEM, "out of memory classifying %s", x->name) : DTB_OK;
 }
 
 /* Writes x's table of metric k with the output's parameters to path: derived (every position
  * don't-care, nothing read) or stored and re-encoded (the full set's values, the capture
- * positions don't-care). *bytes is the file's size. */
+ * positions don't-care, and the threat positions the rule accepts when the set leaves them to
+ * the probe: *threats of them). *bytes is the file's size. */
 static dtb_status write_table(const run *r, const entry *x, int k, const char *path,
-                              uint64_t *bytes, dtb_error *e)
+                              uint64_t *bytes, uint64_t *threats, dtb_error *e)
 {
     const dtb_tablefile_info *info = dtb_tablefile_get_info(x->tf[k]);
     const bool derived = x->derived[k];
@@ -354,10 +379,10 @@ static dtb_status write_table(const run *r, const entry *x, int k, const char *p
                           (unsigned long long)n);
     if (s == DTB_OK && derived)
         memset(dc_bits, 0xff, (size_t)words * sizeof *dc_bits);
-    if (s == DTB_OK && !derived) {
-        capture_bits(r, x, dc_bits);
+    *threats = 0;
+    if (s == DTB_OK && !derived && (s = dontcare_bits(r, x, dc_bits, threats, e)) == DTB_OK)
         s = read_all(r, x->tf[k], values, e);
-    }
+    const bool with_threats = !derived && r->o->threats;
     if (s == DTB_OK) {
         dtb_table_write_options w = dtb_table_write_defaults();
         w.variant = info->variant;
@@ -366,9 +391,10 @@ static dtb_status write_table(const run *r, const entry *x, int k, const char *p
         w.metric = info->metric;
         w.index_version = info->index_version;
         w.value_encoding = info->value_encoding;
-        w.dontcare_kind =
-            derived ? DTB_DONTCARE_CAPTURES | DTB_DONTCARE_DERIVED : info->dontcare_kind;
-        w.flags = derived ? DTB_TABLE_DERIVED : 0u;
+        w.dontcare_kind = derived        ? DTB_DONTCARE_CAPTURES | DTB_DONTCARE_DERIVED
+                          : with_threats ? DTB_DONTCARE_CAPTURES | DTB_DONTCARE_THREATS
+                                         : info->dontcare_kind;
+        w.flags = derived ? DTB_TABLE_DERIVED : with_threats ? DTB_TABLE_THREATS : 0u;
         w.block_positions = r->block_positions ? r->block_positions : info->block_positions;
         w.zstd_level = r->zstd_level ? r->zstd_level : info->zstd_level;
         w.threads = threads_for(r, n);
@@ -459,9 +485,10 @@ static dtb_status link_pairs(run *r, dtb_error *e)
         for (int k = 0; k < 2; k++)
             if (x->tf[k]) {
                 const dtb_tablefile_info *in = dtb_tablefile_get_info(x->tf[k]);
-                x->reencode[k] = r->block_positions &&
-                                 (r->block_positions != in->block_positions ||
-                                  r->zstd_level != in->zstd_level);
+                x->reencode[k] = r->o->threats ||
+                                 (r->block_positions &&
+                                  (r->block_positions != in->block_positions ||
+                                   r->zstd_level != in->zstd_level));
                 if (x->reencode[k] && in->dontcare_kind != DTB_DONTCARE_CAPTURES)
                     return dtb_error_set(e, DTB_E_MISMATCH,
                                          "%s: don't-care kind %u, not captures only: cannot be "
@@ -556,12 +583,12 @@ static dtb_status convert(run *r, entry *x, int k, dtb_compact_stats *st, dtb_er
     const bool copy = !x->derived[k] && !x->reencode[k];
     dtb_status s;
     bool unchanged;
-    uint64_t bytes = info->file_size;
+    uint64_t bytes = info->file_size, threats = 0;
     if (copy) {
         s = copy_file(x->path[k], to, info, &unchanged, e);
     } else {
         snprintf(cand, sizeof cand, "%s.new", to);
-        s = write_table(r, x, k, cand, &bytes, e);
+        s = write_table(r, x, k, cand, &bytes, &threats, e);
         if (s == DTB_OK)
             s = place(cand, to, &unchanged, e);
         if (s != DTB_OK)
@@ -574,6 +601,7 @@ static dtb_status convert(run *r, entry *x, int k, dtb_compact_stats *st, dtb_er
     st->reencoded += !x->derived[k] && x->reencode[k];
     if (x->derived[k])
         st->derived_dontcare += info->positions - info->dontcare_count; /* its quiet positions */
+    st->threat_dontcare += threats;
     st->positions[k] += info->positions;
     st->bytes_in[k] += info->file_size;
     st->bytes_out[k] += bytes;

@@ -60,6 +60,10 @@ typedef struct dtb_compact_options {
                                    stored table a copy); the two fields below are ignored */
     uint32_t block_positions;   /* positions per block, 1 .. 2^24; 0: the default above */
     int zstd_level;             /* 1 .. 22; 0: the default above */
+    /* Stored tables also leave their threat positions that core/threat.h's rule accepts to
+     * the probe (tables/FORMAT.md, "Threat positions"): a smaller set whose probes of those
+     * positions search up to four plies. Every stored table is then re-encoded. */
+    bool threats;
     dtb_compact_log log;        /* may be NULL */
     void *user;
 } dtb_compact_options;
@@ -72,6 +76,7 @@ typedef struct dtb_compact_stats {
     uint64_t bytes_in[2];       /* [metric - 1]: bytes of the full set's files */
     uint64_t bytes_out[2];      /* [metric - 1]: bytes of the compact set's files */
     uint64_t derived_dontcare;  /* quiet positions of derived tables (all hold no value) */
+    uint64_t threat_dontcare;   /* threat positions of stored tables that hold no value */
 } dtb_compact_stats;
 
 /* Converts the tables of o->variant in o->from_dir into a compact set in o->out_dir (with the

@@ -43,6 +43,7 @@
 
 #include "capturetest.h"
 #include "movegen.h"
+#include "threat.h"
 
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
 #define KINDS (DTB_TABLESET_MAX_KIND + 1)
@@ -247,10 +248,11 @@ ALWAYS_INLINE dtb_status find_table(dtb_resolver *r, dtb_material m, bool dtw, u
     const bool may_open = !(flags & DTB_RESOLVE_CACHE_ONLY);
     const dtb_status s = dtw ? dtb_tableset_get(r->ts, m, DTB_METRIC_DTW, may_open, t, e)
                              : dtb_tableset_get_wdl(r->ts, m, may_open, t, e);
-    /* A derived table is never published here: the fast path then finds no table for its
-     * positions and leaves them to this general path, which derives them, while the fast path
-     * of stored tables stays as it was (no test added). */
-    if (s == DTB_OK && fits && !(*t)->derived)
+    /* A derived table, or one with threat don't-cares, is never published here: the fast path
+     * then finds no table for its positions and leaves them to this general path, which
+     * searches those that hold no value, while the fast path of full tables stays as it was
+     * (no test added). */
+    if (s == DTB_OK && fits && !(*t)->derived && !(*t)->threats)
         atomic_store_explicit(&r->found[dtw][slot], *t, memory_order_release);
     return s;
 }
@@ -704,9 +706,11 @@ static dtb_status search_value(search *sc, const dtb_pos *p, bool quiet, int alp
     return s;
 }
 
-/* Before deriving a position of derived table t: its partner (the colour flip of its material,
- * where every non-promoting move lands) must be there and stored, else the derivation would go
- * round between the two. Moves into smaller materials (captures, promotions) always end. */
+/* Before searching a position of t that holds no value: t's partner (the colour flip of its
+ * material, where every non-promoting move lands) must be there; stored when t is derived, else
+ * the derivation would go round between the two; derived when t is a stored table with threat
+ * don't-cares, whose rule (core/threat.h) bounds the search only when the partner's positions
+ * are searched in turn. Moves into smaller materials (captures, promotions) always end. */
 static dtb_status check_partner(dtb_resolver *r, const dtb_ptable *t, bool dtw, unsigned flags,
                                 dtb_error *e)
 {
@@ -716,17 +720,49 @@ static dtb_status check_partner(dtb_resolver *r, const dtb_ptable *t, bool dtw, 
     if (s == DTB_E_NOTCACHED)
         return s;
     if (s != DTB_OK)
-        return dtb_error_set(e, s, "%s is derived from its pair: %s", t->name, inner.msg);
-    if (pt->derived)
+        return dtb_error_set(e, s, "%s %s its pair: %s", t->name,
+                             t->derived ? "is derived from" : "searches threat positions through",
+                             inner.msg);
+    if (t->derived && pt->derived)
         return dtb_error_set(e, DTB_E_CORRUPT,
                              "%s and %s are both derived (a compact set stores one of each pair)",
+                             t->name, pt->name);
+    if (!t->derived && !pt->derived)
+        return dtb_error_set(e, DTB_E_CORRUPT,
+                             "%s leaves threat positions to a search through %s, which is not "
+                             "derived (a compact set derives one of each pair)",
                              t->name, pt->name);
     return DTB_OK;
 }
 
+/* Whether quiet position w (white to move) of table t holds no value and is to be searched:
+ * t is derived, or leaves threat positions to the probe and core/threat.h's rule accepts w (its
+ * partner checked as check_partner says). The rule walks up to four plies in the move lists of
+ * the next four search depths, which the search of w reuses after it. */
+static dtb_status searched(search *sc, const dtb_ptable *t, const dtb_pos *w, bool dtw,
+                           bool *search_it, dtb_error *e)
+{
+    *search_it = t->derived;
+    if (t->threats) {
+        dtb_movelist *lists[4];
+        const int depth = sc->depth;
+        for (int k = 0; k < 4; k++, sc->depth++)
+            if (!(lists[k] = search_list(sc))) {
+                sc->depth = depth;
+                return dtb_error_set(e, DTB_E_NOMEM, "out of memory for a search");
+            }
+        sc->depth = depth;
+        *search_it = dtb_threat_dontcare(sc->r->board, w, t->own_flip, lists);
+    }
+    if (!*search_it || t->own_flip)
+        return DTB_OK;
+    return check_partner(sc->r, t, dtw, sc->flags, e);
+}
+
 /* The value of quiet position p (either side to move) from the table for WDL (dtw false) or DTW
- * probes of its material: its stored value, or, in a derived table, the best over its moves,
- * each of which lands in the stored partner, in a capture or in a promotion's material. */
+ * probes of its material: its stored value, or, for a position that holds none (searched), the
+ * best over its moves, each of which lands in the partner table, in a capture or in a
+ * promotion's material. */
 static dtb_status quiet_wdl(search *sc, const dtb_pos *p, int alpha, int beta, dtb_wdl *out,
                             dtb_error *e)
 {
@@ -734,13 +770,14 @@ static dtb_status quiet_wdl(search *sc, const dtb_pos *p, int alpha, int beta, d
     dtb_pos buf;
     const dtb_pos *w = white_to_move(r, p, &buf);
     const dtb_ptable *t;
+    bool search_it;
     dtb_status s = find_table(r, dtb_material_of(w), false, sc->flags, &t, e);
+    if (s == DTB_OK)
+        s = searched(sc, t, w, false, &search_it, e);
     if (s != DTB_OK)
         return s;
-    if (t->derived) {
-        s = check_partner(r, t, false, sc->flags, e);
-        return s == DTB_OK ? search_wdl(sc, w, true, alpha, beta, out, e) : s;
-    }
+    if (search_it)
+        return search_wdl(sc, w, true, alpha, beta, out, e);
     unsigned raw;
     s = lookup(r, t, w, sc->flags, &raw, e);
     return s == DTB_OK ? wdl_of_raw(t, raw, out, e) : s;
@@ -753,13 +790,14 @@ static dtb_status quiet_value(search *sc, const dtb_pos *p, int alpha, int beta,
     dtb_pos buf;
     const dtb_pos *w = white_to_move(r, p, &buf);
     const dtb_ptable *t;
+    bool search_it;
     dtb_status s = find_table(r, dtb_material_of(w), true, sc->flags, &t, e);
+    if (s == DTB_OK)
+        s = searched(sc, t, w, true, &search_it, e);
     if (s != DTB_OK)
         return s;
-    if (t->derived) {
-        s = check_partner(r, t, true, sc->flags, e);
-        return s == DTB_OK ? search_value(sc, w, true, alpha, beta, out, e) : s;
-    }
+    if (search_it)
+        return search_value(sc, w, true, alpha, beta, out, e);
     unsigned raw;
     s = lookup(r, t, w, sc->flags, &raw, e);
     if (s == DTB_OK)

@@ -230,6 +230,13 @@ static dtb_status parse_header(dtb_tablefile *tf, const unsigned char *h, uint64
      * derived positions exist only in a derived table. */
     if ((in->dontcare_kind & DTB_DONTCARE_DERIVED) && !(in->flags & DTB_TABLE_DERIVED))
         return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "derived positions in a table that is not derived");
+    /* Threat positions hold no value exactly in the tables flagged so (a reader that ignored
+     * the kind would read them), and only in stored ones. */
+    if (!(in->dontcare_kind & DTB_DONTCARE_THREATS) != !(in->flags & DTB_TABLE_THREATS))
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, path,
+                                 "threat don't-cares and the threats flag disagree");
+    if ((in->flags & DTB_TABLE_THREATS) && (in->flags & DTB_TABLE_DERIVED))
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "a derived table with threat don't-cares");
     if ((in->flags & DTB_TABLE_DERIVED) && is_own_flip(in->material))
         return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "%s is its own colour flip: it cannot be derived",
                                  in->material);

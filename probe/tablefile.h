@@ -36,6 +36,7 @@ typedef enum dtb_metric {
 enum {
     DTB_DONTCARE_CAPTURES = 1u, /* positions where the side to move must capture */
     DTB_DONTCARE_DERIVED = 2u,  /* quiet positions of a derived table (all of them) */
+    DTB_DONTCARE_THREATS = 4u,  /* the threat positions core/threat.h's rule accepts */
 };
 
 /* Header flags (tables/FORMAT.md): what a reader must know to answer from the file. Readers
@@ -43,6 +44,8 @@ enum {
 enum {
     DTB_TABLE_DERIVED = 1u, /* the derived member of a pair of a compact set: its quiet positions
                                hold no value */
+    DTB_TABLE_THREATS = 4u, /* a stored table of a compact set whose threat positions that
+                               core/threat.h's rule accepts hold no value */
 };
 
 /* What a file says about itself. Strings are NUL-terminated. */

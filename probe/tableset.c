@@ -453,6 +453,9 @@ static tslot *make_slot(dtb_tableset *ts, dtb_material m, dtb_metric metric)
     t->metric = metric;
     t->material = m;
     t->derived = info->flags & DTB_TABLE_DERIVED;
+    t->threats = info->flags & DTB_TABLE_THREATS;
+    const dtb_material flip = dtb_material_flip(m);
+    t->own_flip = dtb_material_equal(&flip, &m);
     snprintf(t->name, sizeof t->name, "%s", file);
     atomic_init(&t->block_error_logged, false);
     s->table = t;

@@ -39,6 +39,8 @@ typedef struct dtb_ptable {
     dtb_metric metric;
     dtb_material material;
     bool derived;             /* the derived member of a pair (DTB_TABLE_DERIVED) */
+    bool threats;             /* stored, its threat positions hold no value (DTB_TABLE_THREATS) */
+    bool own_flip;            /* its material is its own colour flip */
     char name[80];            /* "KKvK.wld", for messages */
     atomic_bool block_error_logged;
 } dtb_ptable;

@@ -1,25 +1,26 @@
 #!/usr/bin/env bash
 # Measures dtb's speed and compression and prints one table (never run by the tests).
 #
-# usage: scripts/bench.sh [--quick] [--threads T] [--set DIR [--compact-set CDIR]]
-#                         [--cache MIB] [--spread N]
+# usage: scripts/bench.sh [--quick] [--threads T] [--set DIR [--compact-set CDIR]
+#                         [--threats-set TDIR]] [--cache MIB] [--spread N]
 #   --quick   a few minutes: perft depth 8, index, generation of 2..4 pieces, probes
 #   default   perft depth 9, generation of 2..4 and 2..5 pieces (long), probes
 #   --set     no generation: the bytes and probes of an existing international full set in DIR
-#             (e.g. 2..6, which takes more than an hour to make), and of its compact set in CDIR
+#             (e.g. 2..6, which takes more than an hour to make), of its compact set in CDIR
+#             and of its compact set with threat positions left to the probe in TDIR
 #   --cache   the probes' block cache in MiB (default 1024; 2..6's WLD tables need 12 GB)
 #   --spread  random positions of the rows that spread over the tables (default 1000000; each
 #             costs a block read when the tables do not fit the cache)
-# Generated tables go to build/bench-tables (deleted first), never to tables/; their compact set
-# to build/bench-tables-compact.
+# Generated tables go to build/bench-tables (deleted first), never to tables/; their compact sets
+# to build/bench-tables-compact and (--threats) build/bench-tables-threats.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-quick=0 set_dir="" compact_dir="" cache=1024 spread=1000000
+quick=0 set_dir="" compact_dir="" threats_dir="" cache=1024 spread=1000000
 threads=$(nproc 2>/dev/null || echo 2)
 while [ $# -gt 0 ]; do
   case "$1" in
-    --threads|--set|--compact-set|--cache|--spread)
+    --threads|--set|--compact-set|--threats-set|--cache|--spread)
       [ $# -ge 2 ] || { echo "bench.sh: $1 needs a value" >&2; exit 2; } ;;
   esac
   case "$1" in
@@ -27,9 +28,10 @@ while [ $# -gt 0 ]; do
     --threads) threads=$2; shift 2 ;;
     --set) set_dir=$2; shift 2 ;;
     --compact-set) compact_dir=$2; shift 2 ;;
+    --threats-set) threats_dir=$2; shift 2 ;;
     --cache) cache=$2; shift 2 ;;
     --spread) spread=$2; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -37,10 +39,10 @@ done
 for n in "$cache" "$spread"; do
   case "$n" in ''|*[!0-9]*|0) echo "bench.sh: --cache and --spread need a positive number" >&2; exit 2 ;; esac
 done
-if [ -n "$compact_dir" ] && [ -z "$set_dir" ]; then
-  echo "bench.sh: --compact-set needs --set (the full set it was made from)" >&2; exit 2
+if [ -n "$compact_dir$threats_dir" ] && [ -z "$set_dir" ]; then
+  echo "bench.sh: --compact-set and --threats-set need --set (the full set they were made from)" >&2; exit 2
 fi
-for d in $set_dir $compact_dir; do
+for d in $set_dir $compact_dir $threats_dir; do
   if [ ! -d "$d/international" ]; then echo "bench.sh: $d/international: no such directory" >&2; exit 2; fi
 done
 
@@ -88,6 +90,12 @@ gen_run() { # pieces
   wld=$(set_bytes "$out-compact" wld) dtw=$(set_bytes "$out-compact" dtw)
   row "  compact set: WLD bytes, positions per byte" "$(awk -v b="$wld" -v p="$pos" 'BEGIN{printf "%.0f, %.0f", b, p/b}')"
   row "  compact set: DTW bytes, positions per byte" "$(awk -v b="$dtw" -v p="$pos" 'BEGIN{printf "%.0f, %.1f", b, p/b}')"
+  # And with threat positions left to the probe (--threats).
+  rm -rf "$out-threats"
+  "$bin/gen/dtbgen" --compact "$out" --out "$out-threats" --threats --variant international --quiet >/dev/null
+  wld=$(set_bytes "$out-threats" wld) dtw=$(set_bytes "$out-threats" dtw)
+  row "  compact --threats: WLD bytes, positions per byte" "$(awk -v b="$wld" -v p="$pos" 'BEGIN{printf "%.0f, %.0f", b, p/b}')"
+  row "  compact --threats: DTW bytes, positions per byte" "$(awk -v b="$dtw" -v p="$pos" 'BEGIN{printf "%.0f, %.1f", b, p/b}')"
 }
 # The files of an existing set: bytes and positions per byte (positions from its STATS records,
 # the last one of each material).
@@ -109,13 +117,14 @@ if [ -n "$set_dir" ]; then
   out=$set_dir
   set_rows "full set $set_dir" "$set_dir"
   if [ -n "$compact_dir" ]; then set_rows "compact set $compact_dir" "$compact_dir"; fi
+  if [ -n "$threats_dir" ]; then set_rows "compact set --threats $threats_dir" "$threats_dir"; fi
 else
   pieces_list=$([ "$quick" = 1 ] && echo 4 || echo "4 5")
   for n in $pieces_list; do
     rm -rf "$out"
     gen_run "$n"
   done
-  compact_dir=$out-compact
+  compact_dir=$out-compact threats_dir=$out-threats
 fi
 
 # Probes on the tables just generated (the largest complete piece count): cached WDL on one and
@@ -147,6 +156,10 @@ done < <(probe_row "probe WDL cached, $sp positions" --positions "$spread" --thr
          if [ -n "$compact_dir" ]; then
            probe_row "probe WDL cached, compact set, $sp positions" --tables "$compact_dir" --positions "$spread" --threads 1 --threads 2
            probe_row "probe WDL uncached, compact set (2000 positions)" --tables "$compact_dir" --uncached --positions 2000 --rounds 1 --threads 1
+         fi
+         if [ -n "$threats_dir" ]; then
+           probe_row "probe WDL cached, compact --threats, $sp positions" --tables "$threats_dir" --positions "$spread" --threads 1 --threads 2
+           probe_row "probe WDL uncached, compact --threats (2000 positions)" --tables "$threats_dir" --uncached --positions 2000 --rounds 1 --threads 1
          fi)
 
 echo

@@ -38,6 +38,7 @@
 #include "splitmix.h"
 #include "tableformat.h"
 #include "tablewrite.h"
+#include "threat.h"
 #include "public_position.h"
 
 /* Sanitizer builds (about ten times slower): the kings-only 4-piece materials, every
@@ -53,7 +54,7 @@ static const char *const four[] = {"KKMvK", "KKKvM"};
 #endif
 #define NFOUR ((int)(sizeof four / sizeof four[0]))
 
-static char root[64], fulldir[128], compactdir[128];
+static char root[64], fulldir[128], compactdir[128], threatdir[128];
 static dtb_board board;
 static dtb_material mats[64]; /* the fixture's materials, in dependency order */
 static int nmats;
@@ -200,6 +201,7 @@ static int setup(void **state)
         return -1;
     snprintf(fulldir, sizeof fulldir, "%s/full", root);
     snprintf(compactdir, sizeof compactdir, "%s/compact", root);
+    snprintf(threatdir, sizeof threatdir, "%s/threats", root);
     dtb_board_init(&board, dtb_variant_find("international"));
     dtb_material only[NFOUR];
     for (int i = 0; i < NFOUR; i++)
@@ -223,7 +225,10 @@ static int setup(void **state)
     }
     const dtb_compact_options co = {.from_dir = fulldir, .out_dir = compactdir,
                                     .variant = board.variant, .same_parameters = true};
-    if (dtb_compact(&co, NULL, &e) != DTB_OK) {
+    dtb_compact_options to = co;
+    to.out_dir = threatdir;
+    to.threats = true;
+    if (dtb_compact(&co, NULL, &e) != DTB_OK || dtb_compact(&to, NULL, &e) != DTB_OK) {
         fprintf(stderr, "fixture: dtb_compact: %s\n", e.msg);
         return -1;
     }
@@ -530,6 +535,125 @@ static void test_without_derivation(void **state)
     assert_true(differ > n / 4);
 }
 
+/* ---- threat positions left to the probe -------------------------------------------------- */
+
+/* The set made with threats: the same tables derived as in the compact set (the same files);
+ * every stored table flagged, holding no value for its capture positions and for more of its
+ * quiet positions than there are threat positions nowhere, and for some threat positions. */
+static void test_threat_files(void **state)
+{
+    (void)state;
+    uint64_t left = 0, threat_positions = 0;
+    for (int k = 0; k < 2; k++) {
+        const dtb_metric metric = k ? DTB_METRIC_DTW : DTB_METRIC_WLD;
+        for (int i = 0; i < nmats; i++) {
+            char plain[512], out[512];
+            table_path(plain, sizeof plain, compactdir, &mats[i], metric);
+            table_path(out, sizeof out, threatdir, &mats[i], metric);
+            const dtb_tablefile_info a = info_of(plain), b = info_of(out);
+            if (a.flags & DTB_TABLE_DERIVED) {
+                if (!same_file(plain, out))
+                    fail_msg("%s: not the compact set's derived file", out);
+                continue;
+            }
+            assert_int_equal(b.flags, DTB_TABLE_THREATS);
+            assert_int_equal(b.dontcare_kind, DTB_DONTCARE_CAPTURES | DTB_DONTCARE_THREATS);
+            assert_true(b.dontcare_count >= a.dontcare_count);
+            /* the threat positions themselves, counted on the position (not by the rule) */
+            dtb_index *ix;
+            assert_int_equal(dtb_index_create(&board, mats[i], &ix), DTB_OK);
+            uint64_t threats = 0;
+            for (uint64_t j = 0; j < dtb_index_size(ix); j++) {
+                dtb_pos p, o;
+                dtb_index_pos(ix, j, &p);
+                o = p;
+                o.side = DTB_BLACK;
+                threats += !dtb_has_capture(&board, &p) && dtb_has_capture(&board, &o);
+            }
+            dtb_index_free(ix);
+            assert_true(b.dontcare_count - a.dontcare_count <= threats);
+            left += b.dontcare_count - a.dontcare_count;
+            threat_positions += threats;
+        }
+    }
+    print_message("stored tables: %llu of %llu threat positions hold no value\n",
+                  (unsigned long long)left, (unsigned long long)threat_positions);
+    assert_true(left > 0);
+    assert_true(left < threat_positions); /* the rule refuses some */
+}
+
+static void test_threat_small_materials(void **state)
+{
+    (void)state;
+    run_sweep(small_thread, threatdir, THREE_STRIDE, "threats: 2- and 3-piece positions");
+}
+
+static void test_threat_four_pieces(void **state)
+{
+    (void)state;
+    run_sweep(four_thread, threatdir, 1, "threats: random 4-piece positions");
+}
+
+/* Without their search the threat positions are wrong: a stored table of the set rewritten as
+ * if it had no threat don't-cares (flag and kind of a full set's table, checksums made to
+ * match) answers some of the positions the rule accepts differently from the full set (the
+ * writer's gap fill guesses most of them right: that is why they compress), so the sweeps
+ * above, which see every such 2- and 3-piece position, do check the search. */
+static void test_threats_unsearched(void **state)
+{
+    (void)state;
+    const char *dir = copy_set(threatdir, "unsearched");
+    /* of KMvK and KvKM, the stored one */
+    dtb_material m = material("KMvK");
+    char path[512];
+    table_path(path, sizeof path, dir, &m, DTB_METRIC_DTW);
+    if (info_of(path).flags & DTB_TABLE_DERIVED) {
+        m = dtb_material_flip(m);
+        table_path(path, sizeof path, dir, &m, DTB_METRIC_DTW);
+    }
+    long size;
+    unsigned char *b = slurp(path, &size);
+    assert_true(dtb_tf_get32(b + DTB_TF_OFF_FLAGS) & DTB_TABLE_THREATS);
+    dtb_tf_put32(b + DTB_TF_OFF_FLAGS, 0);
+    dtb_tf_put32(b + DTB_TF_OFF_DONTCARE_KIND, DTB_DONTCARE_CAPTURES);
+    rehash_meta(b);
+    dtb_tf_put64(b + size - DTB_TF_TRAILER_SIZE,
+                 dtb_hash64(b, (size_t)(size - DTB_TF_TRAILER_SIZE), 0));
+    spit(path, b, size);
+    free(b);
+    dtb_db *full = open_db(fulldir, 8u << 20), *bad = open_db(dir, 8u << 20);
+    dtb_index *ix;
+    assert_int_equal(dtb_index_create(&board, m, &ix), DTB_OK);
+    dtb_movelist *lists[4];
+    for (int k = 0; k < 4; k++)
+        assert_non_null(lists[k] = malloc(sizeof *lists[k]));
+    uint64_t differ = 0, n = 0;
+    for (uint64_t k = 0; k < dtb_index_size(ix); k++) {
+        dtb_pos p;
+        dtb_index_pos(ix, k, &p);
+        if (dtb_has_capture(&board, &p) || !dtb_threat_dontcare(&board, &p, false, lists))
+            continue;
+        const dtb_position x = pub(&p);
+        dtb_wdl w1, w2;
+        int d1, d2;
+        assert_int_equal(dtb_probe_dtw(full, &x, 0, &w1, &d1), DTB_OK);
+        assert_int_equal(dtb_probe_dtw(bad, &x, 0, &w2, &d2), DTB_OK);
+        differ += w1 != w2 || d1 != d2;
+        n++;
+    }
+    for (int k = 0; k < 4; k++)
+        free(lists[k]);
+    dtb_index_free(ix);
+    dtb_close(full);
+    dtb_close(bad);
+    char name[DTB_MATERIAL_NAME_MAX];
+    dtb_material_name(&m, name, sizeof name);
+    print_message("%s.dtw read without its threat search: %llu of %llu positions wrong\n", name,
+                  (unsigned long long)differ, (unsigned long long)n);
+    assert_true(n > 0);
+    assert_true(differ > 0);
+}
+
 /* ---- moves, lines, cache-only, verify ----------------------------------------------------- */
 
 static void test_moves_and_lines(void **state)
@@ -718,10 +842,12 @@ static void test_bad_flags(void **state)
     } cases[] = {
         {"KvK", DTB_TABLE_DERIVED, "own colour flip"},
         {"KMvK", DTB_TABLE_DERIVED | 2u, "early compact set"},
-        {"KMvK", 4, "unknown flags"},
+        {"KMvK", 8, "unknown flags"},
+        {"KvK", DTB_TABLE_THREATS, "disagree"}, /* the flag without the don't-care kind */
+        {"KMvK", DTB_TABLE_DERIVED | DTB_TABLE_THREATS, "disagree"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        const dtb_material x = c == 0 ? own : m;
+        const dtb_material x = strcmp(cases[c].table, "KvK") == 0 ? own : m;
         table_path(from, sizeof from, compactdir, &x, DTB_METRIC_WLD);
         long size;
         unsigned char *b = slurp(from, &size);
@@ -855,6 +981,17 @@ static void test_converter(void **state)
     assert_int_equal(dtb_build_load(s, mix, m, &e), DTB_E_MISMATCH);
     assert_non_null(strstr(e.msg, "KMvK.dtw"));
     assert_non_null(strstr(e.msg, "derived"));
+    /* and so are a --threats set's stored tables: their threat positions hold no values */
+    const dtb_material kk = material("KvK");
+    table_path(path, sizeof path, mix, &kk, DTB_METRIC_DTW);
+    table_path(other, sizeof other, threatdir, &kk, DTB_METRIC_DTW);
+    assert_true(info_of(other).flags & DTB_TABLE_THREATS);
+    assert_int_equal(run_cmd("cp '%s' '%s'", other, path), 0);
+    dtb_solved_free(s);
+    assert_non_null(s = dtb_solved_create(&board));
+    assert_int_equal(dtb_build_load(s, mix, kk, &e), DTB_E_MISMATCH);
+    if (!strstr(e.msg, "KvK.dtw") || !strstr(e.msg, "stored table"))
+        fail_msg("\"%s\"", e.msg);
     dtb_solved_free(s);
 }
 
@@ -968,6 +1105,10 @@ int main(void)
         cmocka_unit_test(test_small_materials),
         cmocka_unit_test(test_four_pieces),
         cmocka_unit_test(test_without_derivation),
+        cmocka_unit_test(test_threat_files),
+        cmocka_unit_test(test_threat_small_materials),
+        cmocka_unit_test(test_threat_four_pieces),
+        cmocka_unit_test(test_threats_unsearched),
         cmocka_unit_test(test_moves_and_lines),
         cmocka_unit_test(test_cache_only),
         cmocka_unit_test(test_verify),
