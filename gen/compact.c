@@ -50,6 +50,10 @@ typedef struct entry {
     int flip;             /* list index of the colour flip; -1: its own flip */
     bool reencode[2];     /* stored, it is re-encoded (the output parameters differ) */
     bool derived[2];      /* the chosen derived member of its pair */
+    /* --threats: the pair's choice is made by writing both members (decide_pair) */
+    bool decided[2];      /* the choice of its pair is made */
+    bool pending[2];      /* its stored form waits in the output as <table>.new for convert */
+    uint64_t pending_bytes[2], pending_threats[2];
 } entry;
 
 typedef struct run {
@@ -536,7 +540,7 @@ static dtb_status link_pairs(run *r, dtb_error *e)
 }
 
 /* Chooses the derived member of every pair of metric k: the one whose stored file is larger (a
- * tie derives the name that sorts last). A derived file holds no value, and a table and its
+ * tie derives the name that sorts last); with threat don't-cares decide_pair redoes it. A derived file holds no value, and a table and its
  * flip have as many positions and names as long, so the two derived files have the same size:
  * the smaller stored file makes the smaller set. The stored size is the input file's, also
  * when it is re-encoded: re-encoding both members of every pair to measure them would double
@@ -552,6 +556,46 @@ static void choose(run *r, int k)
                        theirs = dtb_tablefile_get_info(f->tf[k])->file_size;
         x->derived[k] = mine > theirs || (mine == theirs && strcmp(x->name, f->name) > 0);
     }
+}
+
+/* The output path of x's table of metric k, and the path of its candidate file (.new). */
+static void out_paths(const run *r, const entry *x, int k, char to[FILEPATH_MAX],
+                      char cand[TMPPATH_MAX])
+{
+    snprintf(to, FILEPATH_MAX, "%s/%s.%s", r->out, x->name, dtb_metric_name(metrics[k]));
+    snprintf(cand, TMPPATH_MAX, "%s.new", to);
+}
+
+/* With threat don't-cares the full files no longer tell which member of a pair is the smaller
+ * stored: a table whose threat positions carry most of its entropy shrinks most (international
+ * 2..5: KKKKvK.wld 30,742 -> 588 bytes, its flip KvKKKK.wld 10,723 -> 6,851; choosing by the
+ * full files cost 2.4% of the WLD set). So both members of x's pair are written in their stored
+ * form as <table>.new, the larger is derived (a tie derives the name that sorts last) and its
+ * file removed; the smaller one's waits for convert. Costs a second classification and
+ * compression of every pair. */
+static dtb_status decide_pair(run *r, entry *x, int k, dtb_error *e)
+{
+    entry *const two[2] = {x, &r->list[x->flip]};
+    char to[FILEPATH_MAX], cand[2][TMPPATH_MAX];
+    dtb_status s = DTB_OK;
+    for (int j = 0; j < 2 && s == DTB_OK; j++) {
+        out_paths(r, two[j], k, to, cand[j]);
+        two[j]->derived[k] = false;
+        two[j]->decided[k] = true;
+        s = write_table(r, two[j], k, cand[j], &two[j]->pending_bytes[k],
+                        &two[j]->pending_threats[k], e);
+        two[j]->pending[k] = s == DTB_OK;
+    }
+    const uint64_t a = two[0]->pending_bytes[k], b = two[1]->pending_bytes[k];
+    const int loser = a > b || (a == b && strcmp(two[0]->name, two[1]->name) > 0) ? 0 : 1;
+    for (int j = 0; j < 2; j++)
+        if (two[j]->pending[k] && (s != DTB_OK || j == loser)) {
+            unlink(cand[j]);
+            two[j]->pending[k] = false;
+        }
+    if (s == DTB_OK)
+        two[loser]->derived[k] = true;
+    return s;
 }
 
 /* Puts candidate file cand in place at to, or, when to exists, checks that it holds the same
@@ -578,7 +622,7 @@ static dtb_status place(const char *cand, const char *to, bool *unchanged, dtb_e
 static dtb_status convert(run *r, entry *x, int k, dtb_compact_stats *st, dtb_error *e)
 {
     char to[FILEPATH_MAX], cand[TMPPATH_MAX];
-    snprintf(to, sizeof to, "%s/%s.%s", r->out, x->name, dtb_metric_name(metrics[k]));
+    out_paths(r, x, k, to, cand);
     const dtb_tablefile_info *info = dtb_tablefile_get_info(x->tf[k]);
     const bool copy = !x->derived[k] && !x->reencode[k];
     dtb_status s;
@@ -586,8 +630,14 @@ static dtb_status convert(run *r, entry *x, int k, dtb_compact_stats *st, dtb_er
     uint64_t bytes = info->file_size, threats = 0;
     if (copy) {
         s = copy_file(x->path[k], to, info, &unchanged, e);
+    } else if (x->pending[k]) { /* written by decide_pair */
+        bytes = x->pending_bytes[k];
+        threats = x->pending_threats[k];
+        x->pending[k] = false;
+        s = place(cand, to, &unchanged, e);
+        if (s != DTB_OK)
+            unlink(cand);
     } else {
-        snprintf(cand, sizeof cand, "%s.new", to);
         s = write_table(r, x, k, cand, &bytes, &threats, e);
         if (s == DTB_OK)
             s = place(cand, to, &unchanged, e);
@@ -736,9 +786,22 @@ dtb_status dtb_compact(const dtb_compact_options *o, dtb_compact_stats *st_out, 
         for (int k = 0; k < 2; k++)
             choose(&r, k);
     for (int i = 0; i < r.n && s == DTB_OK; i++)
-        for (int k = 0; k < 2 && s == DTB_OK; k++)
-            if (r.list[i].tf[k])
-                s = convert(&r, &r.list[i], k, &st, e);
+        for (int k = 0; k < 2 && s == DTB_OK; k++) {
+            entry *x = &r.list[i];
+            if (!x->tf[k])
+                continue;
+            if (o->threats && x->flip >= 0 && !x->decided[k])
+                s = decide_pair(&r, x, k, e);
+            if (s == DTB_OK)
+                s = convert(&r, x, k, &st, e);
+        }
+    for (int i = 0; i < r.n; i++) /* after a failure: the candidates that wait */
+        for (int k = 0; k < 2; k++)
+            if (r.list[i].pending[k]) {
+                char to[FILEPATH_MAX], cand[TMPPATH_MAX];
+                out_paths(&r, &r.list[i], k, to, cand);
+                unlink(cand);
+            }
     if (s == DTB_OK)
         s = copy_stats(&r, e);
     free_run(&r);

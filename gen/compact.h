@@ -4,7 +4,8 @@
  * Of every material and its colour flip (a material that is its own flip excepted), per metric,
  * one table is stored and the other is rewritten as a derived table, which holds no value:
  * libdtb answers its quiet positions by a one-ply search, so it compresses to almost nothing.
- * Of each pair the member with the larger file is derived. Stored tables are copied byte for
+ * Of each pair the member with the larger file is derived (with threats: the larger stored form,
+ * both members written to find it). Stored tables are copied byte for
  * byte when the output's compression parameters are the input's, and re-encoded otherwise.
  * Probing the compact set gives the same values as the full set; probes of derived positions
  * cost a dozen lookups or more instead of one.
