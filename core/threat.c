@@ -10,44 +10,68 @@ bool dtb_threat(const dtb_board *b, const dtb_pos *p)
     return dtb_has_capture(b, &o);
 }
 
-static bool lookups_pass(const dtb_board *b, const dtb_pos *p, bool own_flip, int depth,
-                         dtb_movelist *const lists[4]);
+/* The rule's walk: the board, its questions (ops, or core's when NULL), the lists. */
+typedef struct walk {
+    const dtb_board *b;
+    const dtb_threat_ops *ops;
+    bool own_flip;
+    dtb_movelist *const *lists;
+} walk;
+
+static inline bool has_capture(const walk *w, const dtb_pos *p)
+{
+    return w->ops ? w->ops->has_capture(w->ops->user, p) : dtb_has_capture(w->b, p);
+}
+
+static inline bool moves(const walk *w, const dtb_pos *p, dtb_movelist *out)
+{
+    return (w->ops ? w->ops->quiet_moves(w->ops->user, p, out) : dtb_generate(w->b, p, out)) ==
+           DTB_OK;
+}
+
+/* Whether quiet position x is a threat position. */
+static inline bool threat(const walk *w, const dtb_pos *x)
+{
+    dtb_pos o = *x;
+    o.side = x->side == DTB_WHITE ? DTB_BLACK : DTB_WHITE;
+    return has_capture(w, &o);
+}
+
+static bool lookups_pass(const walk *w, const dtb_pos *p, int depth);
 
 /* Whether x (a position of lookups(), quiet) passes at this depth: it is not a threat position,
  * or, at depth 1, its own lookups pass at depth 0 (hold no threat position). */
-static bool passes(const dtb_board *b, const dtb_pos *x, bool own_flip, int depth,
-                   dtb_movelist *const lists[4])
+static bool passes(const walk *w, const dtb_pos *x, int depth)
 {
-    return !dtb_threat(b, x) || (depth > 0 && lookups_pass(b, x, own_flip, depth - 1, lists));
+    return !threat(w, x) || (depth > 0 && lookups_pass(w, x, depth - 1));
 }
 
 /* Whether every position of lookups(p) passes at depth; p quiet. */
-static bool lookups_pass(const dtb_board *b, const dtb_pos *p, bool own_flip, int depth,
-                         dtb_movelist *const lists[4])
+static bool lookups_pass(const walk *w, const dtb_pos *p, int depth)
 {
-    dtb_movelist *const mine = lists[2 * depth], *const next = lists[2 * depth + 1];
-    if (dtb_generate(b, p, mine) != DTB_OK)
+    dtb_movelist *const mine = w->lists[2 * depth], *const next = w->lists[2 * depth + 1];
+    if (!moves(w, p, mine))
         return false;
     for (int i = 0; i < mine->count; i++) {
         if (mine->moves[i].promotes)
             continue;
         dtb_pos q;
         dtb_make_move(p, &mine->moves[i], &q);
-        if (dtb_has_capture(b, &q))
+        if (has_capture(w, &q))
             continue;
-        if (own_flip) {
-            if (!passes(b, &q, own_flip, depth, lists))
+        if (w->own_flip) {
+            if (!passes(w, &q, depth))
                 return false;
             continue;
         }
-        if (dtb_generate(b, &q, next) != DTB_OK)
+        if (!moves(w, &q, next))
             return false;
         for (int j = 0; j < next->count; j++) {
             if (next->moves[j].promotes)
                 continue;
             dtb_pos x;
             dtb_make_move(&q, &next->moves[j], &x);
-            if (!dtb_has_capture(b, &x) && !passes(b, &x, own_flip, depth, lists))
+            if (!has_capture(w, &x) && !passes(w, &x, depth))
                 return false;
         }
     }
@@ -55,7 +79,8 @@ static bool lookups_pass(const dtb_board *b, const dtb_pos *p, bool own_flip, in
 }
 
 bool dtb_threat_dontcare(const dtb_board *b, const dtb_pos *p, bool own_flip,
-                         dtb_movelist *const lists[4])
+                         dtb_movelist *const lists[4], const dtb_threat_ops *ops)
 {
-    return dtb_threat(b, p) && lookups_pass(b, p, own_flip, 1, lists);
+    const walk w = {.b = b, .ops = ops, .own_flip = own_flip, .lists = lists};
+    return threat(&w, p) && lookups_pass(&w, p, 1);
 }

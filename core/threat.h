@@ -33,11 +33,21 @@
 /* Whether quiet position p (its side to move has no capture) is a threat position. */
 bool dtb_threat(const dtb_board *b, const dtb_pos *p);
 
+/* The two questions the rule asks of positions, for a caller with faster answers than core's
+ * (the probe's capture test and move lists on words): has_capture must answer as
+ * dtb_has_capture, quiet_moves list the moves of a position without a capture as dtb_generate
+ * does (in any order: the rule's answer does not depend on it). */
+typedef struct dtb_threat_ops {
+    bool (*has_capture)(const void *user, const dtb_pos *p);
+    dtb_status (*quiet_moves)(const void *user, const dtb_pos *p, dtb_movelist *out);
+    const void *user;
+} dtb_threat_ops;
+
 /* Whether quiet position p holds no value in a table with threat don't-cares (the rule above).
  * own_flip: p's material is its own colour flip. lists: four move lists to work in (their
- * contents are overwritten). A position whose moves do not fit a list is refused (false), the
- * same way for the writer and the probe. */
+ * contents are overwritten). ops: NULL for core's move generator and capture test. A position
+ * whose moves do not fit a list is refused (false), the same way for the writer and the probe. */
 bool dtb_threat_dontcare(const dtb_board *b, const dtb_pos *p, bool own_flip,
-                         dtb_movelist *const lists[4]);
+                         dtb_movelist *const lists[4], const dtb_threat_ops *ops);
 
 #endif

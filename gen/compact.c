@@ -350,7 +350,7 @@ static dtb_status dontcare_bits(const run *r, const entry *x, uint64_t *dc, uint
                 dtb_index_pos(x->ix, i, &p);
                 bool dontcare =
                     ct.usable ? dtb_capturetest_has(&ct, &p) : dtb_has_capture(&r->board, &p);
-                if (!dontcare && with_threats && dtb_threat_dontcare(&r->board, &p, own_flip, lists)) {
+                if (!dontcare && with_threats && dtb_threat_dontcare(&r->board, &p, own_flip, lists, NULL)) {
                     dontcare = true;
                     count++;
                 }

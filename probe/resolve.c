@@ -57,6 +57,9 @@ struct dtb_resolver {
     /* Tables already found, by material: [0] for WDL probes, [1] for DTW. A plain array and one
      * load on the hot path; the table set (behind a call and its own checks) on a first use. */
     _Atomic(const dtb_ptable *) found[2][NMAT];
+    /* The tables kept off the fast path (derived ones, those with threat don't-cares), for the
+     * general path: without it each of their lookups would ask the table set (a lock). */
+    _Atomic(const dtb_ptable *) searched_tables[2][NMAT];
     dtb_tableset *ts;
     const dtb_board *board;
     bool narrow; /* at most 64 squares: every set in its low word */
@@ -86,8 +89,10 @@ dtb_resolver *dtb_resolver_create(dtb_tableset *ts, uint64_t cache_bytes, dtb_ta
     if (!r)
         return NULL;
     for (int k = 0; k < 2; k++)
-        for (int i = 0; i < NMAT; i++)
+        for (int i = 0; i < NMAT; i++) {
             atomic_init(&r->found[k][i], NULL);
+            atomic_init(&r->searched_tables[k][i], NULL);
+        }
     for (int i = 0; i < 1 << SPARE_BITS; i++)
         atomic_init(&r->spare[i].lists, NULL);
     r->ts = ts;
@@ -243,17 +248,20 @@ ALWAYS_INLINE dtb_status find_table(dtb_resolver *r, dtb_material m, bool dtw, u
 {
     const bool fits = m.kings[0] < KINDS && m.kings[1] < KINDS && m.men[0] < KINDS && m.men[1] < KINDS;
     const int slot = ((m.kings[0] * KINDS + m.men[0]) * KINDS + m.kings[1]) * KINDS + m.men[1];
-    if (fits && (*t = atomic_load_explicit(&r->found[dtw][slot], memory_order_acquire)))
+    if (fits && ((*t = atomic_load_explicit(&r->found[dtw][slot], memory_order_acquire)) ||
+                 (*t = atomic_load_explicit(&r->searched_tables[dtw][slot], memory_order_acquire))))
         return DTB_OK;
     const bool may_open = !(flags & DTB_RESOLVE_CACHE_ONLY);
     const dtb_status s = dtw ? dtb_tableset_get(r->ts, m, DTB_METRIC_DTW, may_open, t, e)
                              : dtb_tableset_get_wdl(r->ts, m, may_open, t, e);
-    /* A derived table, or one with threat don't-cares, is never published here: the fast path
-     * then finds no table for its positions and leaves them to this general path, which
-     * searches those that hold no value, while the fast path of full tables stays as it was
-     * (no test added). */
-    if (s == DTB_OK && fits && !(*t)->derived && !(*t)->threats)
-        atomic_store_explicit(&r->found[dtw][slot], *t, memory_order_release);
+    /* A derived table, or one with threat don't-cares, is never published in found, only in
+     * searched_tables: the fast path then finds no table for its positions and leaves them to
+     * this general path, which searches those that hold no value, while the fast path of full
+     * tables stays as it was (no test added). */
+    if (s == DTB_OK && fits)
+        atomic_store_explicit((*t)->derived || (*t)->threats ? &r->searched_tables[dtw][slot]
+                                                             : &r->found[dtw][slot],
+                              *t, memory_order_release);
     return s;
 }
 
@@ -735,6 +743,19 @@ static dtb_status check_partner(dtb_resolver *r, const dtb_ptable *t, bool dtw, 
     return DTB_OK;
 }
 
+/* The threat rule's questions answered as the search answers them: the capture test of the
+ * fast path and, on boards of up to 64 squares, the move lists on words (quiet_moves64). */
+static bool rule_has_capture(const void *user, const dtb_pos *p)
+{
+    return must_capture(user, p);
+}
+
+static dtb_status rule_quiet_moves(const void *user, const dtb_pos *p, dtb_movelist *out)
+{
+    const dtb_resolver *r = user;
+    return r->narrow ? quiet_moves64(r, p, out) : dtb_generate(r->board, p, out);
+}
+
 /* Whether quiet position w (white to move) of table t holds no value and is to be searched:
  * t is derived, or leaves threat positions to the probe and core/threat.h's rule accepts w (its
  * partner checked as check_partner says). The rule walks up to four plies in the move lists of
@@ -752,7 +773,10 @@ static dtb_status searched(search *sc, const dtb_ptable *t, const dtb_pos *w, bo
                 return dtb_error_set(e, DTB_E_NOMEM, "out of memory for a search");
             }
         sc->depth = depth;
-        *search_it = dtb_threat_dontcare(sc->r->board, w, t->own_flip, lists);
+        const dtb_threat_ops ops = {.has_capture = rule_has_capture,
+                                    .quiet_moves = rule_quiet_moves,
+                                    .user = sc->r};
+        *search_it = dtb_threat_dontcare(sc->r->board, w, t->own_flip, lists, &ops);
     }
     if (!*search_it || t->own_flip)
         return DTB_OK;

@@ -640,7 +640,7 @@ static void test_threats_unsearched(void **state)
     for (uint64_t k = 0; k < dtb_index_size(ix); k++) {
         dtb_pos p;
         dtb_index_pos(ix, k, &p);
-        if (dtb_has_capture(&board, &p) || !dtb_threat_dontcare(&board, &p, false, lists))
+        if (dtb_has_capture(&board, &p) || !dtb_threat_dontcare(&board, &p, false, lists, NULL))
             continue;
         const dtb_position x = pub(&p);
         dtb_wdl w1, w2;
