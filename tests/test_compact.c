@@ -485,6 +485,82 @@ static void test_four_pieces(void **state)
     run_sweep(four_thread, compactdir, 1, "random 4-piece positions");
 }
 
+/* Rewrites the table file at path, whose header has flag had, as a full set's table would say
+ * it is (no flag, capture positions the only don't-cares; checksums made to match): a reader
+ * then takes every quiet position's stored value as its value. */
+static void rewrite_as_full(const char *path, uint32_t had)
+{
+    long size;
+    unsigned char *b = slurp(path, &size);
+    assert_true(dtb_tf_get32(b + DTB_TF_OFF_FLAGS) & had);
+    dtb_tf_put32(b + DTB_TF_OFF_FLAGS, 0);
+    dtb_tf_put32(b + DTB_TF_OFF_DONTCARE_KIND, DTB_DONTCARE_CAPTURES);
+    rehash_meta(b);
+    dtb_tf_put64(b + size - DTB_TF_TRAILER_SIZE,
+                 dtb_hash64(b, (size_t)(size - DTB_TF_TRAILER_SIZE), 0));
+    spit(path, b, size);
+    free(b);
+}
+
+/* Of material name and its colour flip, the one whose DTW table in dir is derived (derived) or
+ * stored (else); its path in path. */
+static dtb_material pair_member(const char *dir, const char *name, bool derived, char path[512])
+{
+    dtb_material m = material(name);
+    table_path(path, 512, dir, &m, DTB_METRIC_DTW);
+    if ((bool)(info_of(path).flags & DTB_TABLE_DERIVED) != derived) {
+        m = dtb_material_flip(m);
+        table_path(path, 512, dir, &m, DTB_METRIC_DTW);
+    }
+    return m;
+}
+
+/* Whether p's value and DTW in other differ from those in full (both must answer). */
+static bool dtw_differs(dtb_db *full, dtb_db *other, const dtb_pos *p)
+{
+    const dtb_position x = pub(p);
+    dtb_wdl w1, w2;
+    int d1, d2;
+    assert_int_equal(dtb_probe_dtw(full, &x, 0, &w1, &d1), DTB_OK);
+    assert_int_equal(dtb_probe_dtw(other, &x, 0, &w2, &d2), DTB_OK);
+    return w1 != w2 || d1 != d2;
+}
+
+/* How many of the DTW answers of table m in dir differ from the full set's, over every
+ * stride-th position of m (those the threat rule accepts only, when threats_only); how many were
+ * compared in *n. */
+static uint64_t wrong_answers(const char *dir, dtb_material m, uint64_t stride, bool threats_only,
+                              uint64_t *n)
+{
+    dtb_db *full = open_db(fulldir, 8u << 20), *bad = open_db(dir, 8u << 20);
+    dtb_index *ix;
+    assert_int_equal(dtb_index_create(&board, m, &ix), DTB_OK);
+    dtb_movelist *lists[4];
+    for (int k = 0; k < 4; k++)
+        assert_non_null(lists[k] = malloc(sizeof *lists[k]));
+    uint64_t differ = 0;
+    *n = 0;
+    for (uint64_t k = 0; k < dtb_index_size(ix); k += stride) {
+        dtb_pos p;
+        dtb_index_pos(ix, k, &p);
+        if (threats_only && (dtb_has_capture(&board, &p) ||
+                             !dtb_threat_dontcare(&board, &p, false, lists, NULL)))
+            continue;
+        differ += dtw_differs(full, bad, &p);
+        ++*n;
+    }
+    for (int k = 0; k < 4; k++)
+        free(lists[k]);
+    dtb_index_free(ix);
+    dtb_close(full);
+    dtb_close(bad);
+    char name[DTB_MATERIAL_NAME_MAX];
+    dtb_material_name(&m, name, sizeof name);
+    print_message("%s.dtw read as a full table: %llu of %llu positions wrong\n", name,
+                  (unsigned long long)differ, (unsigned long long)*n);
+    return differ;
+}
+
 /* The compact set with its derivation switched off is wrong: the derived positions hold fill
  * values, not the positions' values (so the comparisons above can fail, and do check the
  * derivation). A derived table rewritten as if it were stored (flags and don't-care kind of a
@@ -494,45 +570,11 @@ static void test_without_derivation(void **state)
     (void)state;
     const char *dir = copy_set(compactdir, "underived");
     /* Of MvKM (mostly losses) and KMvM (mostly wins), at many distances, the derived one. */
-    dtb_material m = material("MvKM");
     char path[512];
-    table_path(path, sizeof path, dir, &m, DTB_METRIC_DTW);
-    if (!(info_of(path).flags & DTB_TABLE_DERIVED)) {
-        m = material("KMvM");
-        table_path(path, sizeof path, dir, &m, DTB_METRIC_DTW);
-    }
-    long size;
-    unsigned char *b = slurp(path, &size);
-    assert_true(dtb_tf_get32(b + DTB_TF_OFF_FLAGS) & DTB_TABLE_DERIVED);
-    dtb_tf_put32(b + DTB_TF_OFF_FLAGS, 0);
-    dtb_tf_put32(b + DTB_TF_OFF_DONTCARE_KIND, DTB_DONTCARE_CAPTURES);
-    rehash_meta(b);
-    dtb_tf_put64(b + size - DTB_TF_TRAILER_SIZE,
-                 dtb_hash64(b, (size_t)(size - DTB_TF_TRAILER_SIZE), 0));
-    spit(path, b, size);
-    free(b);
-    dtb_db *full = open_db(fulldir, 8u << 20), *bad = open_db(dir, 8u << 20);
-    dtb_index *ix;
-    assert_int_equal(dtb_index_create(&board, m, &ix), DTB_OK);
-    uint64_t differ = 0, n = 0;
-    for (uint64_t k = 0; k < dtb_index_size(ix); k += 7, n++) {
-        dtb_pos p;
-        dtb_index_pos(ix, k, &p);
-        const dtb_position x = pub(&p);
-        dtb_wdl w1, w2;
-        int d1, d2;
-        assert_int_equal(dtb_probe_dtw(full, &x, 0, &w1, &d1), DTB_OK);
-        assert_int_equal(dtb_probe_dtw(bad, &x, 0, &w2, &d2), DTB_OK);
-        differ += w1 != w2 || d1 != d2;
-    }
-    dtb_index_free(ix);
-    dtb_close(full);
-    dtb_close(bad);
-    char name[DTB_MATERIAL_NAME_MAX];
-    dtb_material_name(&m, name, sizeof name);
-    print_message("%s.dtw read as stored: %llu of %llu positions wrong\n", name,
-                  (unsigned long long)differ, (unsigned long long)n);
-    assert_true(differ > n / 4);
+    const dtb_material m = pair_member(dir, "MvKM", true, path);
+    rewrite_as_full(path, DTB_TABLE_DERIVED);
+    uint64_t n;
+    assert_true(wrong_answers(dir, m, 7, false, &n) > n / 4);
 }
 
 /* ---- threat positions left to the probe -------------------------------------------------- */
@@ -612,55 +654,12 @@ static void test_threats_unsearched(void **state)
 {
     (void)state;
     const char *dir = copy_set(threatdir, "unsearched");
-    /* of KMvK and KvKM, the stored one */
-    dtb_material m = material("KMvK");
     char path[512];
-    table_path(path, sizeof path, dir, &m, DTB_METRIC_DTW);
-    if (info_of(path).flags & DTB_TABLE_DERIVED) {
-        m = dtb_material_flip(m);
-        table_path(path, sizeof path, dir, &m, DTB_METRIC_DTW);
-    }
-    long size;
-    unsigned char *b = slurp(path, &size);
-    assert_true(dtb_tf_get32(b + DTB_TF_OFF_FLAGS) & DTB_TABLE_THREATS);
-    dtb_tf_put32(b + DTB_TF_OFF_FLAGS, 0);
-    dtb_tf_put32(b + DTB_TF_OFF_DONTCARE_KIND, DTB_DONTCARE_CAPTURES);
-    rehash_meta(b);
-    dtb_tf_put64(b + size - DTB_TF_TRAILER_SIZE,
-                 dtb_hash64(b, (size_t)(size - DTB_TF_TRAILER_SIZE), 0));
-    spit(path, b, size);
-    free(b);
-    dtb_db *full = open_db(fulldir, 8u << 20), *bad = open_db(dir, 8u << 20);
-    dtb_index *ix;
-    assert_int_equal(dtb_index_create(&board, m, &ix), DTB_OK);
-    dtb_movelist *lists[4];
-    for (int k = 0; k < 4; k++)
-        assert_non_null(lists[k] = malloc(sizeof *lists[k]));
-    uint64_t differ = 0, n = 0;
-    for (uint64_t k = 0; k < dtb_index_size(ix); k++) {
-        dtb_pos p;
-        dtb_index_pos(ix, k, &p);
-        if (dtb_has_capture(&board, &p) || !dtb_threat_dontcare(&board, &p, false, lists, NULL))
-            continue;
-        const dtb_position x = pub(&p);
-        dtb_wdl w1, w2;
-        int d1, d2;
-        assert_int_equal(dtb_probe_dtw(full, &x, 0, &w1, &d1), DTB_OK);
-        assert_int_equal(dtb_probe_dtw(bad, &x, 0, &w2, &d2), DTB_OK);
-        differ += w1 != w2 || d1 != d2;
-        n++;
-    }
-    for (int k = 0; k < 4; k++)
-        free(lists[k]);
-    dtb_index_free(ix);
-    dtb_close(full);
-    dtb_close(bad);
-    char name[DTB_MATERIAL_NAME_MAX];
-    dtb_material_name(&m, name, sizeof name);
-    print_message("%s.dtw read without its threat search: %llu of %llu positions wrong\n", name,
-                  (unsigned long long)differ, (unsigned long long)n);
+    const dtb_material m = pair_member(dir, "KMvK", false, path);
+    rewrite_as_full(path, DTB_TABLE_THREATS);
+    uint64_t n;
+    assert_true(wrong_answers(dir, m, 1, true, &n) > 0);
     assert_true(n > 0);
-    assert_true(differ > 0);
 }
 
 /* ---- moves, lines, cache-only, verify ----------------------------------------------------- */
