@@ -90,12 +90,20 @@ gen_run() { # pieces
   wld=$(set_bytes "$out-compact" wld) dtw=$(set_bytes "$out-compact" dtw)
   row "  compact set: WLD bytes, positions per byte" "$(awk -v b="$wld" -v p="$pos" 'BEGIN{printf "%.0f, %.0f", b, p/b}')"
   row "  compact set: DTW bytes, positions per byte" "$(awk -v b="$dtw" -v p="$pos" 'BEGIN{printf "%.0f, %.1f", b, p/b}')"
-  # And with threat positions left to the probe (--threats).
-  rm -rf "$out-threats"
-  "$bin/gen/dtbgen" --compact "$out" --out "$out-threats" --threats --variant international --quiet >/dev/null
-  wld=$(set_bytes "$out-threats" wld) dtw=$(set_bytes "$out-threats" dtw)
-  row "  compact --threats: WLD bytes, positions per byte" "$(awk -v b="$wld" -v p="$pos" 'BEGIN{printf "%.0f, %.0f", b, p/b}')"
-  row "  compact --threats: DTW bytes, positions per byte" "$(awk -v b="$dtw" -v p="$pos" 'BEGIN{printf "%.0f, %.1f", b, p/b}')"
+  # The smallest WLD set: the WLD tables alone (hard links), compact with threat positions left
+  # to the probe, at zstd level 19 (tables/FORMAT.md, "Threat positions").
+  rm -rf "$out-wld" "$out-threats"
+  mkdir -p "$out-wld/international"
+  ln "$out"/international/*.wld "$out"/international/STATS "$out-wld/international/"
+  local t0 t1
+  t0=$(date +%s)
+  "$bin/gen/dtbgen" --compact "$out-wld" --out "$out-threats" --threats --zstd-level 19 \
+    --variant international --threads "$threads" --quiet >/dev/null
+  t1=$(date +%s)
+  rm -rf "$out-wld"
+  wld=$(set_bytes "$out-threats" wld)
+  row "  compact --threats, level 19: WLD bytes, pos/byte" "$(awk -v b="$wld" -v p="$pos" 'BEGIN{printf "%.0f, %.1f", b, p/b}')"
+  row "  compact --threats, level 19: making it" "$((t1 - t0)) s"
 }
 # The files of an existing set: bytes and positions per byte (positions from its STATS records,
 # the last one of each material).
