@@ -93,6 +93,10 @@ expect 0 '^checked 4 tables, [0-9]+ positions, 0 mismatches' --check "$work/g" -
 expect 0 'compact international set in .*: 8 files, 2 derived' --compact "$work/g" --out "$work/c"
 expect 0 'already there' --compact "$work/g" --out "$work/c" --variant international
 expect 2 '--compact needs --out' --compact "$work/g"
+# With threat positions left to the probe: a set of its own; never over the plain one.
+expect 0 'threat positions left to the probe: [0-9]+' --compact "$work/g" --out "$work/ct" --threats
+expect 1 'exists with other bytes: not overwritten' --compact "$work/g" --out "$work/c" --threats
+expect 2 '--threats is for --compact' --variant international --pieces 2 --out "$work/x" --threats
 expect 1 'no such directory' --compact "$work/nothing" --out "$work/c2" --variant international
 expect 1 "derived table; the input must be a full set" --compact "$work/c" --out "$work/c2"
 expect 1 'derived table; building and checking need the full set' --check "$work/c" --variant international
