@@ -320,6 +320,24 @@ static dtb_status read_all(const run *r, const dtb_tablefile *tf, uint8_t *value
     return bad;
 }
 
+/* The capture test of a run: the probe's (probe/capturetest.h) where the board allows, core's
+ * otherwise; and the move lists of core, for the threat rule (core/threat.h). */
+typedef struct test_run {
+    const dtb_board *board;
+    dtb_capturetest ct;
+} test_run;
+
+static bool has_capture(const void *user, const dtb_pos *p)
+{
+    const test_run *t = user;
+    return t->ct.usable ? dtb_capturetest_has(&t->ct, p) : dtb_has_capture(t->board, p);
+}
+
+static dtb_status quiet_moves(const void *user, const dtb_pos *p, dtb_movelist *out)
+{
+    return dtb_generate(((const test_run *)user)->board, p, out);
+}
+
 /* The don't-care positions of stored table x as bits (bit i % 64 of word i / 64): its capture
  * positions, as the full set has them, and, when the set leaves threat positions to the probe,
  * the threat positions core/threat.h's rule accepts (their number in *threats). Each thread
@@ -329,8 +347,10 @@ static dtb_status dontcare_bits(const run *r, const entry *x, uint64_t *dc, uint
 {
     const uint64_t n = dtb_index_size(x->ix), words = (n + 63) / 64;
     const bool own_flip = is_own_flip(&x->m), with_threats = r->o->threats;
-    dtb_capturetest ct;
-    dtb_capturetest_init(&ct, &r->board);
+    test_run tr = {.board = &r->board};
+    dtb_capturetest_init(&tr.ct, &r->board);
+    const dtb_threat_ops ops = {
+        .has_capture = has_capture, .quiet_moves = quiet_moves, .user = &tr};
     uint64_t count = 0;
     bool nomem = false;
 #ifdef _OPENMP
@@ -348,9 +368,9 @@ static dtb_status dontcare_bits(const run *r, const entry *x, uint64_t *dc, uint
             for (uint64_t i = w * 64; i < n && i < (w + 1) * 64 && !nomem; i++) {
                 dtb_pos p;
                 dtb_index_pos(x->ix, i, &p);
-                bool dontcare =
-                    ct.usable ? dtb_capturetest_has(&ct, &p) : dtb_has_capture(&r->board, &p);
-                if (!dontcare && with_threats && dtb_threat_dontcare(&r->board, &p, own_flip, lists, NULL)) {
+                bool dontcare = has_capture(&tr, &p);
+                if (!dontcare && with_threats &&
+                    dtb_threat_dontcare(&r->board, &p, own_flip, lists, &ops)) {
                     dontcare = true;
                     count++;
                 }
@@ -540,11 +560,12 @@ static dtb_status link_pairs(run *r, dtb_error *e)
 }
 
 /* Chooses the derived member of every pair of metric k: the one whose stored file is larger (a
- * tie derives the name that sorts last); with threat don't-cares decide_pair redoes it. A derived file holds no value, and a table and its
+ * tie derives the name that sorts last). A derived file holds no value, and a table and its
  * flip have as many positions and names as long, so the two derived files have the same size:
  * the smaller stored file makes the smaller set. The stored size is the input file's, also
  * when it is re-encoded: re-encoding both members of every pair to measure them would double
- * the conversion's longest part for a choice that moves by a few KB. */
+ * the conversion's longest part for a choice that moves by a few KB. With threat don't-cares
+ * that is no longer so, and decide_pair makes the choice again. */
 static void choose(run *r, int k)
 {
     for (int i = 0; i < r->n; i++) {
