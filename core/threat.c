@@ -3,13 +3,6 @@
  * (lists 0 and 1); each stops at the first position that fails. */
 #include "threat.h"
 
-bool dtb_threat(const dtb_board *b, const dtb_pos *p)
-{
-    dtb_pos o = *p;
-    o.side = p->side == DTB_WHITE ? DTB_BLACK : DTB_WHITE;
-    return dtb_has_capture(b, &o);
-}
-
 /* The rule's walk: the board, its questions (ops, or core's when NULL), the lists. */
 typedef struct walk {
     const dtb_board *b;

@@ -30,9 +30,6 @@
 #include "movegen.h"
 #include "position.h"
 
-/* Whether quiet position p (its side to move has no capture) is a threat position. */
-bool dtb_threat(const dtb_board *b, const dtb_pos *p);
-
 /* The two questions the rule asks of positions, for a caller with faster answers than core's
  * (the probe's capture test and move lists on words): has_capture must answer as
  * dtb_has_capture, quiet_moves list the moves of a position without a capture as dtb_generate

@@ -322,20 +322,20 @@ static dtb_status read_all(const run *r, const dtb_tablefile *tf, uint8_t *value
 
 /* The capture test of a run: the probe's (probe/capturetest.h) where the board allows, core's
  * otherwise; and the move lists of core, for the threat rule (core/threat.h). */
-typedef struct test_run {
+typedef struct rule_questions {
     const dtb_board *board;
     dtb_capturetest ct;
-} test_run;
+} rule_questions;
 
 static bool has_capture(const void *user, const dtb_pos *p)
 {
-    const test_run *t = user;
+    const rule_questions *t = user;
     return t->ct.usable ? dtb_capturetest_has(&t->ct, p) : dtb_has_capture(t->board, p);
 }
 
 static dtb_status quiet_moves(const void *user, const dtb_pos *p, dtb_movelist *out)
 {
-    return dtb_generate(((const test_run *)user)->board, p, out);
+    return dtb_generate(((const rule_questions *)user)->board, p, out);
 }
 
 /* The don't-care positions of stored table x as bits (bit i % 64 of word i / 64): its capture
@@ -347,7 +347,7 @@ static dtb_status dontcare_bits(const run *r, const entry *x, uint64_t *dc, uint
 {
     const uint64_t n = dtb_index_size(x->ix), words = (n + 63) / 64;
     const bool own_flip = is_own_flip(&x->m), with_threats = r->o->threats;
-    test_run tr = {.board = &r->board};
+    rule_questions tr = {.board = &r->board};
     dtb_capturetest_init(&tr.ct, &r->board);
     const dtb_threat_ops ops = {
         .has_capture = has_capture, .quiet_moves = quiet_moves, .user = &tr};
