@@ -13,13 +13,14 @@ typedef struct walk {
 
 static inline bool has_capture(const walk *w, const dtb_pos *p)
 {
-    return w->ops ? w->ops->has_capture(w->ops->user, p) : dtb_has_capture(w->b, p);
+    return w->ops && w->ops->has_capture ? w->ops->has_capture(w->ops->user, p)
+                                         : dtb_has_capture(w->b, p);
 }
 
 static inline bool moves(const walk *w, const dtb_pos *p, dtb_movelist *out)
 {
-    return (w->ops ? w->ops->quiet_moves(w->ops->user, p, out) : dtb_generate(w->b, p, out)) ==
-           DTB_OK;
+    return (w->ops && w->ops->quiet_moves ? w->ops->quiet_moves(w->ops->user, p, out)
+                                          : dtb_generate(w->b, p, out)) == DTB_OK;
 }
 
 /* Whether quiet position x is a threat position. */

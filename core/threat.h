@@ -33,7 +33,7 @@
 /* The two questions the rule asks of positions, for a caller with faster answers than core's
  * (the probe's capture test and move lists on words): has_capture must answer as
  * dtb_has_capture, quiet_moves list the moves of a position without a capture as dtb_generate
- * does (in any order: the rule's answer does not depend on it). */
+ * does (in any order: the rule's answer does not depend on it). A NULL member: core's. */
 typedef struct dtb_threat_ops {
     bool (*has_capture)(const void *user, const dtb_pos *p);
     dtb_status (*quiet_moves)(const void *user, const dtb_pos *p, dtb_movelist *out);

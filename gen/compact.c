@@ -320,22 +320,17 @@ static dtb_status read_all(const run *r, const dtb_tablefile *tf, uint8_t *value
     return bad;
 }
 
-/* The capture test of a run: the probe's (probe/capturetest.h) where the board allows, core's
- * otherwise; and the move lists of core, for the threat rule (core/threat.h). */
-typedef struct rule_questions {
+/* The capture test of a run (probe/capturetest.h's where the board allows it), also for the
+ * threat rule's questions (core/threat.h; its moves are core's). */
+typedef struct capture_test {
     const dtb_board *board;
     dtb_capturetest ct;
-} rule_questions;
+} capture_test;
 
 static bool has_capture(const void *user, const dtb_pos *p)
 {
-    const rule_questions *t = user;
-    return t->ct.usable ? dtb_capturetest_has(&t->ct, p) : dtb_has_capture(t->board, p);
-}
-
-static dtb_status quiet_moves(const void *user, const dtb_pos *p, dtb_movelist *out)
-{
-    return dtb_generate(((const rule_questions *)user)->board, p, out);
+    const capture_test *t = user;
+    return dtb_capturetest_or_core(&t->ct, t->board, p);
 }
 
 /* The don't-care positions of stored table x as bits (bit i % 64 of word i / 64): its capture
@@ -347,10 +342,9 @@ static dtb_status dontcare_bits(const run *r, const entry *x, uint64_t *dc, uint
 {
     const uint64_t n = dtb_index_size(x->ix), words = (n + 63) / 64;
     const bool own_flip = is_own_flip(&x->m), with_threats = r->o->threats;
-    rule_questions tr = {.board = &r->board};
+    capture_test tr = {.board = &r->board};
     dtb_capturetest_init(&tr.ct, &r->board);
-    const dtb_threat_ops ops = {
-        .has_capture = has_capture, .quiet_moves = quiet_moves, .user = &tr};
+    const dtb_threat_ops ops = {.has_capture = has_capture, .user = &tr};
     uint64_t count = 0;
     bool nomem = false;
 #ifdef _OPENMP

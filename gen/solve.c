@@ -1261,10 +1261,11 @@ static uint64_t solve_kingless(const dtb_solved *s, const work *w, uint64_t lo, 
             dtb_bb wm, bm;
             dtb_index_block_men(t->index, w[i].block, &wm, &bm);
             kingless_add(s, me, kb, ml, t, w[i].block, 0, wm, bm);
-            if (unit_halves(&w[i], self) == 2) /* the flipped position, as in unit_setup */
+            const int halves = unit_halves(&w[i], self);
+            if (halves == 2) /* the flipped position, as in unit_setup */
                 kingless_add(s, me, kb, ml, ft, w[i].fblock, self ? 0 : 1, dtb_bb_reverse(b, bm),
                              dtb_bb_reverse(b, wm));
-            solved += (uint64_t)unit_halves(&w[i], self);
+            solved += (uint64_t)halves;
         }
         if (kb && ml)
             kingless_flush(me, kb);

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "board.h"
+#include "movegen.h"
 #include "position.h"
 
 #if defined(__AVX2__) || defined(__BMI2__)
@@ -223,6 +224,13 @@ static inline bool dtb_capturetest_has(const dtb_capturetest *t, const dtb_pos *
     const int side = p->side;
     return dtb_capturetest_has_sets(t, (uint64_t)p->men[side], (uint64_t)p->kings[side],
                                     (uint64_t)(p->men[side ^ 1] | p->kings[side ^ 1]), side);
+}
+
+/* dtb_capturetest_has where t is usable, else core's dtb_has_capture on board b (t's board). */
+static inline bool dtb_capturetest_or_core(const dtb_capturetest *t, const dtb_board *b,
+                                           const dtb_pos *p)
+{
+    return t->usable ? dtb_capturetest_has(t, p) : dtb_has_capture(b, p);
 }
 
 #endif

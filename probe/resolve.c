@@ -301,7 +301,7 @@ static inline const dtb_pos *white_to_move(const dtb_resolver *r, const dtb_pos 
 /* Whether the side to move of p must capture. */
 static inline bool must_capture(const dtb_resolver *r, const dtb_pos *p)
 {
-    return r->ct.usable ? dtb_capturetest_has(&r->ct, p) : dtb_has_capture(r->board, p);
+    return dtb_capturetest_or_core(&r->ct, r->board, p);
 }
 
 /* The WDL of stored value raw of table t. */

@@ -526,12 +526,18 @@ static bool dtw_differs(dtb_db *full, dtb_db *other, const dtb_pos *p)
     return w1 != w2 || d1 != d2;
 }
 
-/* How many of the DTW answers of table m in dir differ from the full set's, over every
- * stride-th position of m (those the threat rule accepts only, when threats_only); how many were
- * compared in *n. */
-static uint64_t wrong_answers(const char *dir, dtb_material m, uint64_t stride, bool threats_only,
-                              uint64_t *n)
+/* In a copy (named copy) of set, the DTW table of material name or its flip, the one with
+ * header flag (derived, or with threat don't-cares), rewritten as a full table: how many of its
+ * answers differ from the full set's, over every stride-th position (of a threats table, those
+ * the threat rule accepts only); how many were compared in *n. */
+static uint64_t wrong_when_full(const char *set, const char *copy, const char *name, uint32_t flag,
+                                uint64_t stride, uint64_t *n)
 {
+    const char *dir = copy_set(set, copy);
+    char path[512];
+    const dtb_material m = pair_member(dir, name, flag == DTB_TABLE_DERIVED, path);
+    rewrite_as_full(path, flag);
+    const bool threats_only = flag == DTB_TABLE_THREATS;
     dtb_db *full = open_db(fulldir, 8u << 20), *bad = open_db(dir, 8u << 20);
     dtb_index *ix;
     assert_int_equal(dtb_index_create(&board, m, &ix), DTB_OK);
@@ -554,9 +560,9 @@ static uint64_t wrong_answers(const char *dir, dtb_material m, uint64_t stride, 
     dtb_index_free(ix);
     dtb_close(full);
     dtb_close(bad);
-    char name[DTB_MATERIAL_NAME_MAX];
-    dtb_material_name(&m, name, sizeof name);
-    print_message("%s.dtw read as a full table: %llu of %llu positions wrong\n", name,
+    char table[DTB_MATERIAL_NAME_MAX];
+    dtb_material_name(&m, table, sizeof table);
+    print_message("%s.dtw read as a full table: %llu of %llu positions wrong\n", table,
                   (unsigned long long)differ, (unsigned long long)*n);
     return differ;
 }
@@ -568,13 +574,9 @@ static uint64_t wrong_answers(const char *dir, dtb_material m, uint64_t stride, 
 static void test_without_derivation(void **state)
 {
     (void)state;
-    const char *dir = copy_set(compactdir, "underived");
     /* Of MvKM (mostly losses) and KMvM (mostly wins), at many distances, the derived one. */
-    char path[512];
-    const dtb_material m = pair_member(dir, "MvKM", true, path);
-    rewrite_as_full(path, DTB_TABLE_DERIVED);
     uint64_t n;
-    assert_true(wrong_answers(dir, m, 7, false, &n) > n / 4);
+    assert_true(wrong_when_full(compactdir, "underived", "MvKM", DTB_TABLE_DERIVED, 7, &n) > n / 4);
 }
 
 /* ---- threat positions left to the probe -------------------------------------------------- */
@@ -653,12 +655,9 @@ static void test_threat_four_pieces(void **state)
 static void test_threats_unsearched(void **state)
 {
     (void)state;
-    const char *dir = copy_set(threatdir, "unsearched");
-    char path[512];
-    const dtb_material m = pair_member(dir, "KMvK", false, path);
-    rewrite_as_full(path, DTB_TABLE_THREATS);
+    /* of KMvK and KvKM, the stored one */
     uint64_t n;
-    assert_true(wrong_answers(dir, m, 1, true, &n) > 0);
+    assert_true(wrong_when_full(threatdir, "unsearched", "KMvK", DTB_TABLE_THREATS, 1, &n) > 0);
     assert_true(n > 0);
 }
 
