@@ -28,6 +28,7 @@
 
 #include <omp.h>
 
+#include "hugemem.h"
 #include "movegen.h"
 
 #define NO_WIN 255 /* a node's wincand when no winning move is known */
@@ -121,6 +122,8 @@ typedef struct lane {
     dtb_solve_stats st[2];
     batch bt;     /* positions being initialised */
     factbuf fx;   /* what this lane's resolved positions tell predecessors (shared units) */
+    node *nodes;  /* room for one unit's nodes, kept for the whole pair (huge pages: a large
+                   * unit's nodes are read at random) */
 } lane;
 
 typedef struct unit {
@@ -1368,10 +1371,10 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2
 #pragma omp parallel if ((mid - lo) * K >= 65536)
         if (mid > lo) {
             lane *me = &lanes[omp_get_thread_num()];
-            unit u = {.b = b, .s = s, .K = K, .fx = {fx0, fx1}, .quick_capture = quick};
-            u.n = malloc(2 * K * sizeof *u.n);
-            if (!u.n)
+            if (!me->nodes && !(me->nodes = dtb_huge_calloc(2 * K * sizeof *me->nodes)))
                 me->nomem = true;
+            unit u = {.b = b, .s = s, .K = K, .n = me->nodes, .fx = {fx0, fx1},
+                      .quick_capture = quick};
             /* Reported in steps of PROGRESS_STEP positions: men-only materials have a unit
              * of two positions, and a lock per unit cost 4% of their time. */
             uint64_t pending = 0;
@@ -1387,15 +1390,15 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2
             }
             if (progress && pending)
                 report_progress(progress, user, &done, &pending, total);
-            free(u.n);
         }
         stop = lanes_failed(lanes, nthreads);
         if (mid < hi && !stop) {
-            node *shared_nodes = malloc(2 * K * sizeof *shared_nodes);
-            if (!shared_nodes) {
+            /* the first lane's room, as the plan counts it (dtb_build_plan: a unit per thread) */
+            if (!lanes[0].nodes && !(lanes[0].nodes = dtb_huge_calloc(2 * K * sizeof *lanes[0].nodes))) {
                 lanes[0].nomem = stop = true;
                 break;
             }
+            node *const shared_nodes = lanes[0].nodes;
             for (uint64_t i = mid; i < hi && !stop; i++) {
                 unit u = {.b = b, .s = s, .K = K, .n = shared_nodes, .shared = true,
                           .fx = {fx0, fx1}, .quick_capture = quick};
@@ -1406,7 +1409,6 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2
                 if (progress)
                     report_progress(progress, user, &done, &solved, total);
             }
-            free(shared_nodes);
         }
         stop = lanes_failed(lanes, nthreads);
         lo = hi;
@@ -1424,6 +1426,7 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2
         free(lanes[l].fx.v);
         free(lanes[l].fx.sorted);
         free(lanes[l].fx.begin);
+        dtb_huge_free(lanes[l].nodes, 2 * K * sizeof *lanes[l].nodes);
     }
     free(lanes);
     free(w);

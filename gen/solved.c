@@ -5,6 +5,8 @@
 #include <assert.h>
 #include <stdlib.h>
 
+#include "hugemem.h"
+
 #define SLOTS (DTB_SOLVED_MAX_COUNT + 1)
 
 /* A table and, on boards of up to 64 squares, what the inline index needs of its index. */
@@ -41,13 +43,16 @@ dtb_solved *dtb_solved_create(const dtb_board *b)
     return s;
 }
 
+static size_t captures_bytes(uint64_t n) { return (n / 64 + 1) * sizeof(uint64_t); }
+
 static void table_free(entry *e)
 {
     if (!e)
         return;
+    const uint64_t n = e->t.index ? dtb_index_size(e->t.index) : 0;
+    dtb_huge_free(e->t.values, n);
+    dtb_huge_free(e->t.captures, captures_bytes(n));
     dtb_index_free(e->t.index);
-    free(e->t.values);
-    free(e->t.captures);
     free(e);
 }
 
@@ -80,8 +85,8 @@ dtb_solved_table *dtb_solved_add(dtb_solved *s, dtb_material m, dtb_error *e)
     }
     en->narrow = s->narrow && dtb_index_fast_get(t->index, &en->fast);
     const uint64_t n = dtb_index_size(t->index);
-    t->values = calloc(n ? n : 1, 1);
-    t->captures = calloc(n / 64 + 1, sizeof *t->captures);
+    t->values = dtb_huge_calloc(n);
+    t->captures = dtb_huge_calloc(captures_bytes(n));
     if (!t->values || !t->captures) {
         table_free(en);
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory for %llu positions",
