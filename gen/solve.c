@@ -1279,8 +1279,12 @@ static uint64_t solve_kingless(const dtb_solved *s, const work *w, uint64_t lo, 
 }
 
 /* A unit this large is shared by all threads when its level has too few units to keep every
- * thread busy: kings-only materials are a single unit. Smaller ones cost more in barriers. */
-enum { SHARED_UNIT_MIN = 1 << 15 };
+ * thread busy: kings-only materials are a single unit. Smaller ones cost more in barriers.
+ * From SHARED_UNIT_BIG positions a half on, units are always shared: their nodes (8 MiB and
+ * more) lie beyond the caches, and solve_unit_shared's bucketed updates beat one thread's
+ * scattered ones even with the barriers (solve of the KKKMvKK pair, 1.9e7 positions a half:
+ * 202.9 -> 179.2 s; KKMvKKM, 1.2e6: 183.9 -> 179.0 s). */
+enum { SHARED_UNIT_MIN = 1 << 15, SHARED_UNIT_BIG = 1 << 20 };
 
 /* A lane's two fact arrays (gathered and sorted, 8 bytes a fact) grow to hold the facts of the
  * positions it resolves in one round: 32 a position allowed (about 20 measured on king-only
@@ -1364,9 +1368,11 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2
             continue;
         }
         /* A level of few large units: whole units to each thread as long as every thread gets
-         * one (no barrier inside a unit then), the rest shared by all threads. */
+         * one (no barrier inside a unit then), the rest shared by all threads. Big units are
+         * all shared (SHARED_UNIT_BIG). */
+        const bool big = nthreads > 1 && K >= SHARED_UNIT_BIG;
         const bool few = nthreads > 1 && K >= SHARED_UNIT_MIN && hi - lo < 4 * (uint64_t)nthreads;
-        const uint64_t mid = few ? lo + (hi - lo) / (uint64_t)nthreads * (uint64_t)nthreads : hi;
+        const uint64_t mid = big ? lo : few ? lo + (hi - lo) / (uint64_t)nthreads * (uint64_t)nthreads : hi;
         /* Tiny levels (a few small units) cost more to share out than to solve. */
 #pragma omp parallel if ((mid - lo) * K >= 65536)
         if (mid > lo) {
