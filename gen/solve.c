@@ -639,6 +639,8 @@ static int predecessors_narrow(const unit *u, const dtb_index_fast *f, int h, in
 static int predecessors(const unit *u, uint32_t id, uint32_t pids[DTB_MAX_MOVES])
 {
     const int h = half_of(u, id), ph = other(u, h);
+    if (u->h[ph].t->material.kings[DTB_WHITE] == 0) /* no king moved: no need to unrank id */
+        return 0;
     if (u->fx[ph] && u->fx[ph]->wk <= DTB_INDEX_KMAX64 && u->fx[ph]->bk <= DTB_INDEX_KMAX64)
         return predecessors_narrow(u, u->fx[ph], h, ph, id, pids);
     const dtb_board *b = u->b;
