@@ -1374,7 +1374,11 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2
          * all shared (SHARED_UNIT_BIG). */
         const bool big = nthreads > 1 && K >= SHARED_UNIT_BIG;
         const bool few = nthreads > 1 && K >= SHARED_UNIT_MIN && hi - lo < 4 * (uint64_t)nthreads;
-        const uint64_t mid = big ? lo : few ? lo + (hi - lo) / (uint64_t)nthreads * (uint64_t)nthreads : hi;
+        uint64_t mid = hi; /* units lo..mid-1 one per thread, mid..hi-1 shared */
+        if (big)
+            mid = lo;
+        else if (few)
+            mid = lo + (hi - lo) / (uint64_t)nthreads * (uint64_t)nthreads;
         /* Tiny levels (a few small units) cost more to share out than to solve. */
 #pragma omp parallel if ((mid - lo) * K >= 65536)
         if (mid > lo) {
