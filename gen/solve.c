@@ -596,7 +596,8 @@ static int predecessors_narrow(const unit *u, const dtb_index_fast *f, int h, in
         const uint64_t rest = fwk ^ (1ull << y);
         /* A white man's jump over a black man whose landing square no other king holds is a
          * capture in every predecessor but the one whose king stands on that square: the rest
-         * are capture positions, which learn nothing (about half of all facts). */
+         * are capture positions, which learn nothing. (Half of all facts go to capture
+         * positions; this spares the 7-13% that a man's jump makes so, at the cost of a mask.) */
         const uint64_t open = land & ~(rest | fbk);
         if (open & (open - 1))
             continue;
