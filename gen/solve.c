@@ -545,14 +545,16 @@ static void set_value(const unit *u, uint32_t id, dtb_value v)
 static inline int learn_win(node *nd, int d)
 {
     const node o = *nd;
-    const bool live = !(o.flags & (F_CAPTURE | F_RESOLVED));
+    const unsigned live = !(o.flags & (F_CAPTURE | F_RESOLVED)), all = 0u - live;
     assert(!live || o.cnt > 0);
-    const uint8_t longer = (uint8_t)(d + 1 > o.lossmax ? d + 1 : o.lossmax);
-    node w = o;
+    const unsigned longer = (unsigned)d + 1 > o.lossmax ? (unsigned)d + 1 : o.lossmax;
+    node w = o; /* o itself when the node does not listen: selects by mask, not by branch */
     w.cnt = (uint8_t)(o.cnt - live);
-    w.lossmax = live ? longer : o.lossmax;
+    w.lossmax = (uint8_t)(o.lossmax + ((longer - o.lossmax) & all));
     *nd = w;
-    const bool lost = live & (w.cnt == 0) & (o.wincand == NO_WIN) & !(o.flags & F_DRAWEXIT);
+    /* a loss now: listening, no move left unheard, no win known, no drawing exit */
+    const bool lost = (w.cnt | (w.flags & (F_CAPTURE | F_RESOLVED | F_DRAWEXIT)) |
+                       (uint8_t)~w.wincand) == 0;
     return lost ? w.lossmax : -1; /* lossmax is biased by one */
 }
 
