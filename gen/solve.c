@@ -540,8 +540,8 @@ static void set_value(const unit *u, uint32_t id, dtb_value v)
 /* A successor of the node resolved as a win (for its side) at level d: one move fewer to hear
  * from, and the longest such win so far. Returns the level to queue the node at (a loss), -1 if
  * none. Branch-free up to that rare queueing: half or more of these facts reach nodes that do
- * not listen (capture positions and resolved ones) in no predictable pattern, and the branch
- * on it was mispredicted about as often as taken. */
+ * not listen (capture positions and resolved ones) in no predictable pattern, so a branch on
+ * it would often be mispredicted. */
 static inline int learn_win(node *nd, int d)
 {
     const node o = *nd;
