@@ -37,6 +37,9 @@
 #define NO_WIN_YET INT_MAX
 
 enum { F_CAPTURE = 1, F_DRAWEXIT = 2, F_RESOLVED = 4 };
+/* Nodes that learn nothing from their successors: capture positions (their king moves are not
+ * legal) and positions already resolved. */
+enum { F_DEAF = F_CAPTURE | F_RESOLVED };
 
 /* What is known of one position while its unit is solved: four bytes, one cache access, and
  * one compare-and-swap when several threads share the unit. */
@@ -545,7 +548,7 @@ static void set_value(const unit *u, uint32_t id, dtb_value v)
 static inline int learn_win(node *nd, int d)
 {
     const node o = *nd;
-    const unsigned live = !(o.flags & (F_CAPTURE | F_RESOLVED)), all = 0u - live;
+    const unsigned live = !(o.flags & F_DEAF), all = 0u - live;
     assert(!live || o.cnt > 0);
     const unsigned longer = (unsigned)d + 1 > o.lossmax ? (unsigned)d + 1 : o.lossmax;
     node w = o; /* o itself when the node does not listen: selects by mask, not by branch */
@@ -553,7 +556,7 @@ static inline int learn_win(node *nd, int d)
     w.lossmax = (uint8_t)(o.lossmax + ((longer - o.lossmax) & all));
     *nd = w;
     /* a loss now: listening, no move left unheard, no win known, no drawing exit */
-    const bool lost = (w.cnt | (w.flags & (F_CAPTURE | F_RESOLVED | F_DRAWEXIT)) |
+    const bool lost = (w.cnt | (w.flags & (F_DEAF | F_DRAWEXIT)) |
                        (uint8_t)~w.wincand) == 0;
     return lost ? w.lossmax : -1; /* lossmax is biased by one */
 }
@@ -562,10 +565,16 @@ static inline int learn_win(node *nd, int d)
  * Returns the level to queue the node at, -1 if none. */
 static inline int learn_loss(node *nd, int d)
 {
-    if ((nd->flags & (F_CAPTURE | F_RESOLVED)) || d + 1 >= nd->wincand)
+    if ((nd->flags & F_DEAF) || d + 1 >= nd->wincand)
         return -1;
     nd->wincand = (uint8_t)(d + 1 > DTB_DTW_MAX ? NO_WIN : d + 1);
     return d + 1;
+}
+
+/* What a successor resolved at level d (a win for its side when is_win) tells the node. */
+static inline int learn(node *nd, int d, bool is_win)
+{
+    return is_win ? learn_win(nd, d) : learn_loss(nd, d);
 }
 
 /* predecessors in words, for halves with an inline index (f: the predecessor half's). The ranks
@@ -696,7 +705,7 @@ static void propagate(const unit *u, lane *ln, const uint32_t *pids, int np, int
 {
     node *const n = u->n;
     for (int i = 0; i < np; i++) {
-        const int level = is_win ? learn_win(&n[pids[i]], d) : learn_loss(&n[pids[i]], d);
+        const int level = learn(&n[pids[i]], d, is_win);
         if (level >= 0)
             push(ln, level, pids[i]);
     }
@@ -944,8 +953,7 @@ static void apply_bucket(const unit *u, lane *me, const lane *lanes, int nlanes,
                 __builtin_prefetch(&u->n[fx->sorted[i + 32] >> 9], 1);
             const uint64_t f = fx->sorted[i];
             const uint32_t pid = (uint32_t)(f >> 9);
-            const int d = (int)(f >> 1 & 255);
-            const int level = f & 1 ? learn_win(&u->n[pid], d) : learn_loss(&u->n[pid], d);
+            const int level = learn(&u->n[pid], (int)(f >> 1 & 255), f & 1);
             if (level >= 0)
                 push(me, level, pid);
         }
