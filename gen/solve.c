@@ -190,15 +190,31 @@ static void local_pos(const unit *u, uint32_t id, dtb_pos *p)
     dtb_index_kings_at(hf->t->index, hf->men, in_half(u, id), &p->kings[DTB_WHITE], &p->kings[DTB_BLACK]);
 }
 
-/* Folds the value v of a successor (for the opponent, to move there) into what is known. */
-static void fold_exit(dtb_value v, int *wincand, int *lossmax, bool *drawexit)
+/* How good a successor's value v (for the opponent, to move there) is for the side moving
+ * there, as one number: exits the opponent loses above the draw (127), the shorter the win the
+ * higher (128..255); exits it wins below, the longer the loss the higher (0..126). */
+static inline int exit_key(dtb_value v)
 {
-    const int d = dtb_value_dtw(v);
-    switch (dtb_value_wdl(v)) {
-    case DTB_LOSS: if (d + 1 < *wincand) *wincand = d + 1; break;
-    case DTB_WIN: if (d > *lossmax) *lossmax = d; break;
-    case DTB_DRAW: *drawexit = true; break;
+    const int x = v;
+    return x >= 128 ? 383 - x : (x + 127) & 127;
+}
+
+/* What the exits at[0..n) tell the side to move: *wincand the shortest win through one of them
+ * (NO_WIN_YET if none), else *drawexit whether one draws, else *lossmax the longest win the
+ * opponent has there (-1: no exit). Only the best exit counts, so the loop is a maximum of keys
+ * without a branch per exit (their values come in no predictable order); a lossmax hidden by a
+ * win or a draw never decides anything (such a position is not lost). */
+static inline void fold_exits(const dtb_value *const *at, int n, int *wincand, int *lossmax,
+                              bool *drawexit)
+{
+    int best = -1;
+    for (int i = 0; i < n; i++) {
+        const int k = exit_key(*at[i]);
+        best = k > best ? k : best;
     }
+    *wincand = best >= 128 ? 511 - 2 * best : NO_WIN_YET; /* dtw(loss 383 - best) + 1 */
+    *drawexit = best == 127;
+    *lossmax = best <= 126 ? 2 * best + 1 : -1; /* dtw(win best + 1); -1 stays -1 */
 }
 
 /* Whether black has one piece in material m: then whichever capture white makes takes it, and
@@ -232,10 +248,9 @@ static inline void capture_bits_set(capture_bits *cb, uint64_t *bitmap, uint64_t
  * position of a kingless pair. Sets *overflow when the distance is beyond DTB_DTW_MAX. */
 static dtb_value exits_value(const dtb_value *const *at, int n, bool *overflow)
 {
-    int wincand = NO_WIN_YET, lossmax = -1;
-    bool drawexit = false;
-    for (int i = 0; i < n; i++)
-        fold_exit(*at[i], &wincand, &lossmax, &drawexit);
+    int wincand, lossmax;
+    bool drawexit;
+    fold_exits(at, n, &wincand, &lossmax, &drawexit);
     if (wincand != NO_WIN_YET) {
         *overflow |= wincand > DTB_DTW_MAX;
         return dtb_value_win(wincand);
@@ -330,10 +345,9 @@ static void flush_batch(const unit *u, lane *ln, batch *bt)
         const uint32_t id = bt->pos[k].id;
         const bool capture = bt->pos[k].capture;
         const int cnt = bt->pos[k].cnt;
-        int wincand = NO_WIN_YET, lossmax = -1;
-        bool drawexit = false;
-        for (int i = bt->pos[k].first; i < bt->pos[k].first + bt->pos[k].n; i++)
-            fold_exit(*bt->exit[i], &wincand, &lossmax, &drawexit);
+        int wincand, lossmax;
+        bool drawexit;
+        fold_exits(&bt->exit[bt->pos[k].first], bt->pos[k].n, &wincand, &lossmax, &drawexit);
         if (wincand != NO_WIN_YET && wincand > DTB_DTW_MAX)
             ln->overflow = true;
         u->n[id] = (node){.cnt = (uint8_t)cnt,
