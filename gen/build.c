@@ -205,15 +205,9 @@ dtb_status dtb_build_load(dtb_solved *s, const char *dir, dtb_material m, dtb_er
     return DTB_OK;
 }
 
-static void to_wld(const uint8_t *dtw, uint8_t *wld, uint64_t n)
-{
-#pragma omp parallel for schedule(static)
-    for (uint64_t i = 0; i < n; i++)
-        wld[i] = dtb_value_is_win(dtw[i]) ? 1 : dtb_value_is_loss(dtw[i]) ? 2 : 0;
-}
-
+/* Writes t's table of the metric from its DTW values. */
 static dtb_status write_table(const dtb_build_options *o, const dtb_solved_table *t,
-                              dtb_metric metric, const uint8_t *values, dtb_error *e)
+                              dtb_metric metric, dtb_error *e)
 {
     char path[4096], name[DTB_MATERIAL_NAME_MAX];
     dtb_build_table_path(path, sizeof path, o->out_dir, o->variant, &t->material, metric);
@@ -223,8 +217,14 @@ static dtb_status write_table(const dtb_build_options *o, const dtb_solved_table
     w.threads = o->threads;
     if (o->zstd_level > 0)
         w.zstd_level = o->zstd_level;
+    /* The WLD table is the DTW values mapped: 1 win, 2 loss, 0 draw. */
+    uint8_t wld[256];
+    for (int x = 0; x < 256; x++)
+        wld[x] = dtb_value_is_win((dtb_value)x) ? 1 : dtb_value_is_loss((dtb_value)x) ? 2 : 0;
+    if (metric == DTB_METRIC_WLD)
+        w.value_map = wld;
     const dtb_table_dontcare dc = {.bits = t->captures, .marker = -1};
-    return dtb_table_write(path, &w, values, dtb_index_size(t->index), &dc, NULL, e);
+    return dtb_table_write(path, &w, t->values, dtb_index_size(t->index), &dc, NULL, e);
 }
 
 /* Writes text to path atomically (tmp, fsync, rename). */
@@ -370,15 +370,9 @@ static dtb_status solve_and_write(const dtb_build_options *o, dtb_solved *s, con
     const dtb_material *ms[2] = {m, &f};
     for (int k = 0; k < (self ? 1 : 2); k++) {
         const dtb_solved_table *t = dtb_solved_find(s, *ms[k]);
-        const uint64_t n = dtb_index_size(t->index);
-        uint8_t *wld = malloc(n ? n : 1);
-        if (!wld)
-            return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
-        to_wld(t->values, wld, n);
-        rc = write_table(o, t, DTB_METRIC_DTW, t->values, e);
+        rc = write_table(o, t, DTB_METRIC_DTW, e);
         if (rc == DTB_OK)
-            rc = write_table(o, t, DTB_METRIC_WLD, wld, e);
-        free(wld);
+            rc = write_table(o, t, DTB_METRIC_WLD, e);
         if (rc != DTB_OK)
             return rc;
     }
@@ -449,13 +443,13 @@ static uint64_t solver_bytes(const plan_pair *p, int threads)
            (uint64_t)threads * dtb_solve_shared_bytes(p->block_size, threads);
 }
 
-/* Working memory of writing a pair's tables (gen/tablewrite.c): the WLD copy of a member, up to
- * 256 MiB of frame buffers and 64 MiB of dictionary samples, compression contexts per thread. */
+/* Working memory of writing a pair's tables (gen/tablewrite.c): up to 256 MiB of frame buffers
+ * and 64 MiB of dictionary samples, compression contexts per thread. WLD tables are mapped from
+ * the DTW values block by block, without a copy. */
 static uint64_t writer_bytes(const plan_pair *p, int threads)
 {
     const uint64_t cap = (uint64_t)320 << 20;
-    return p->positions + (2 * p->positions < cap ? 2 * p->positions : cap) +
-           (uint64_t)threads * (8u << 20);
+    return (2 * p->positions < cap ? 2 * p->positions : cap) + (uint64_t)threads * (8u << 20);
 }
 
 /* Code, libraries, thread stacks, the registry: what a build holds before any table. */

@@ -67,6 +67,9 @@ typedef struct dtb_table_write_options {
     uint32_t tile_columns;    /* DTB_TILE_AUTO (default), DTB_TILE_NONE, or a row width >= 2 to
                                  store each block column-major in rows of that many positions */
     int threads;              /* OpenMP threads for compression; 0 = OpenMP's default */
+    const uint8_t *value_map; /* NULL, or 256 bytes: a value byte x is stored as value_map[x]
+                                 (a WLD table written from DTW values without a converted copy);
+                                 a don't-care marker is compared with x itself */
 } dtb_table_write_options;
 
 /* Options with the default compression settings and empty descriptive fields. */

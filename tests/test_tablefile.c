@@ -401,6 +401,59 @@ static void test_value_bits(void **state)
     free(bits);
 }
 
+/* A value map stores map[x] for each value byte x: the file is the one written from the mapped
+ * values, whatever the threads. The automatic width follows the mapped cared-for values, also
+ * when the only one that needs the width lies in the last of many chunks. */
+static void test_value_map(void **state)
+{
+    (void)state;
+    const uint64_t n = 300007, last = n - 5; /* over four of the width scan's 65536 chunks */
+    uint8_t map[256];
+    for (int x = 0; x < 256; x++) /* DTW bytes to WLD: draw 0, win 1, loss 2 */
+        map[x] = (uint8_t)(x == 0 ? 0 : x < 128 ? 1 : 2);
+    uint8_t *raw = malloc(n), *mapped = malloc(n);
+    assert_non_null(raw);
+    assert_non_null(mapped);
+    uint64_t *bits = make_bits(n);
+    const dtb_table_dontcare dc = {.bits = bits, .marker = -1};
+    assert_false(pattern_dontcare(last));
+    char p1[128], p2[128];
+    path_in_tmp(p1, sizeof p1, "map1.wld");
+    path_in_tmp(p2, sizeof p2, "map2.wld");
+    for (int loss = 0; loss < 2; loss++) {
+        /* wins and draws; losses only where nobody cares, and (loss) one cared-for at `last` */
+        for (uint64_t i = 0; i < n; i++) {
+            raw[i] = pattern_dontcare(i) && i % 3 == 0 ? (uint8_t)(128 + i % 100)
+                                                       : (uint8_t)(i / 11 % 2 ? 1 + i % 90 : 0);
+            if (loss && i == last)
+                raw[i] = 200;
+            mapped[i] = map[raw[i]];
+        }
+        for (int threads = 1; threads <= 3; threads += 2) {
+            dtb_table_write_options o = options(4096, 3);
+            o.fill = DTB_FILL_GAP;
+            o.threads = threads;
+            write_ok(p1, &o, mapped, n, &dc, NULL);
+            o.value_map = map;
+            write_ok(p2, &o, raw, n, &dc, NULL);
+            size_t s1, s2;
+            unsigned char *a = slurp(p1, &s1), *b = slurp(p2, &s2);
+            assert_int_equal(s1, s2);
+            assert_memory_equal(a, b, s1);
+            free(a);
+            free(b);
+            dtb_tablefile *tf;
+            dtb_error err;
+            assert_int_equal(dtb_tablefile_open(p2, NULL, &tf, &err), DTB_OK);
+            assert_int_equal(dtb_tablefile_get_info(tf)->value_bits, loss ? 2 : 1);
+            dtb_tablefile_close(tf);
+        }
+    }
+    free(raw);
+    free(mapped);
+    free(bits);
+}
+
 /* Several threads reading one open file at once (each with its own context, or none) get what one
  * thread reads. */
 static void test_concurrent_reads(void **state)
@@ -991,6 +1044,7 @@ int main(void)
         cmocka_unit_test(test_threads_identical),
         cmocka_unit_test(test_small_tables),
         cmocka_unit_test(test_value_bits),
+        cmocka_unit_test(test_value_map),
         cmocka_unit_test(test_concurrent_reads),
         cmocka_unit_test(test_missing_and_foreign),
         cmocka_unit_test(test_mismatch),
