@@ -235,16 +235,21 @@ static uint64_t fill_block(const uint8_t *values, uint64_t start, size_t len,
         memset(out + l, mj, len - l);
         if (f == l)
             return n;
+        /* Selections by masks (keep: all ones where the position is don't-care), not `?:`:
+         * gcc turned those into branches on the mask. */
         uint8_t next = v[l - 1];
         for (size_t i = l; i-- > f;) {
-            next = mask[i] ? next : v[i];
+            const uint8_t keep = (uint8_t)(0u - mask[i]);
+            next = (uint8_t)((next & keep) | (v[i] & ~keep));
             out[i] = next;
         }
         uint8_t before = v[f];
         for (size_t i = f; i < l; i++) {
-            const uint8_t x = v[i], after = out[i];
-            before = mask[i] ? before : x;
-            out[i] = mask[i] ? (before == after ? before : mj) : x;
+            const uint8_t x = v[i], after = out[i], keep = (uint8_t)(0u - mask[i]);
+            before = (uint8_t)((before & keep) | (x & ~keep));
+            const uint8_t same = (uint8_t)(0u - (before == after));
+            const uint8_t gap = (uint8_t)((before & same) | (mj & ~same));
+            out[i] = (uint8_t)((gap & keep) | (x & ~keep));
         }
         return n;
     }
