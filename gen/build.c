@@ -217,12 +217,12 @@ static dtb_status write_table(const dtb_build_options *o, const dtb_solved_table
     w.threads = o->threads;
     if (o->zstd_level > 0)
         w.zstd_level = o->zstd_level;
-    /* The WLD table is the DTW values mapped: 1 win, 2 loss, 0 draw. */
-    uint8_t wld[256];
-    for (int x = 0; x < 256; x++)
-        wld[x] = dtb_value_is_win((dtb_value)x) ? 1 : dtb_value_is_loss((dtb_value)x) ? 2 : 0;
-    if (metric == DTB_METRIC_WLD)
+    uint8_t wld[256]; /* the WLD table is the DTW values mapped: 1 win, 2 loss, 0 draw */
+    if (metric == DTB_METRIC_WLD) {
+        for (int x = 0; x < 256; x++)
+            wld[x] = dtb_value_is_win((dtb_value)x) ? 1 : dtb_value_is_loss((dtb_value)x) ? 2 : 0;
         w.value_map = wld;
+    }
     const dtb_table_dontcare dc = {.bits = t->captures, .marker = -1};
     return dtb_table_write(path, &w, t->values, dtb_index_size(t->index), &dc, NULL, e);
 }
