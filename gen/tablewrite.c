@@ -163,6 +163,13 @@ static const uint8_t spread8[256][8] = {SP64(0), SP64(64), SP64(128), SP64(192)}
 #undef SP4
 #undef SP
 
+/* keep (0xFF or 0) ? kept : other, by masks: the fill loops select on the don't-care mask, which
+ * has no pattern a predictor could learn, and gcc turned `?:` there into branches. */
+static inline uint8_t mask_select(uint8_t keep, uint8_t kept, uint8_t other)
+{
+    return (uint8_t)((kept & keep) | (other & ~keep));
+}
+
 /* Copies block [start, start+len) of values to w->filled in file order (tiled by tile columns
  * when tile >= 2) with don't-care positions filled; returns how many positions were don't-care.
  * The mask loops are branch-free (a third to two thirds of the positions are don't-care in no
@@ -212,8 +219,7 @@ static uint64_t fill_block(const uint8_t *values, uint64_t start, size_t len,
             first++;
         uint8_t prev = first < len ? v[first] : 0;
         for (size_t i = 0; i < len; i++) {
-            const uint8_t x = v[i];
-            prev = mask[i] ? prev : x;
+            prev = mask_select((uint8_t)(0u - mask[i]), prev, v[i]);
             out[i] = prev;
         }
         return n;
@@ -235,21 +241,17 @@ static uint64_t fill_block(const uint8_t *values, uint64_t start, size_t len,
         memset(out + l, mj, len - l);
         if (f == l)
             return n;
-        /* Selections by masks (keep: all ones where the position is don't-care), not `?:`:
-         * gcc turned those into branches on the mask. */
         uint8_t next = v[l - 1];
         for (size_t i = l; i-- > f;) {
-            const uint8_t keep = (uint8_t)(0u - mask[i]);
-            next = (uint8_t)((next & keep) | (v[i] & ~keep));
+            next = mask_select((uint8_t)(0u - mask[i]), next, v[i]);
             out[i] = next;
         }
         uint8_t before = v[f];
         for (size_t i = f; i < l; i++) {
             const uint8_t x = v[i], after = out[i], keep = (uint8_t)(0u - mask[i]);
-            before = (uint8_t)((before & keep) | (x & ~keep));
-            const uint8_t same = (uint8_t)(0u - (before == after));
-            const uint8_t gap = (uint8_t)((before & same) | (mj & ~same));
-            out[i] = (uint8_t)((gap & keep) | (x & ~keep));
+            before = mask_select(keep, before, x);
+            const uint8_t gap = mask_select((uint8_t)(0u - (before == after)), before, mj);
+            out[i] = mask_select(keep, gap, x);
         }
         return n;
     }
