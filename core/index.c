@@ -783,7 +783,7 @@ dtb_status dtb_index_create(const dtb_board *b, dtb_material m, dtb_index **out)
     if (ix)
         memset(ix, 0, sizeof *ix);
     if (ix == NULL)
-        return DTB_E_RANGE; /* no status for memory; the index cannot be had */
+        return DTB_E_NOMEM;
     ix->b = b;
     ix->m = m;
     ix->wm = wm, ix->bm = bm, ix->wk = wk, ix->bk = bk;
@@ -879,7 +879,7 @@ dtb_status dtb_index_create(const dtb_board *b, dtb_material m, dtb_index **out)
     if (st == DTB_OK && wm > 0) {
         ix->wtab = calloc((size_t)(wm + 1) * (size_t)wm * DTB_MAX_SQUARES, sizeof *ix->wtab);
         if (ix->wtab == NULL)
-            st = DTB_E_RANGE;
+            st = DTB_E_NOMEM;
     }
     for (int j = ix->jlo; j <= ix->jhi && st == DTB_OK && wm > 0; j++) {
         const int nmid = wm - j;

@@ -15,7 +15,8 @@
 typedef struct dtb_index dtb_index;
 
 /* Builds the index of material m on board b into *out (NULL on failure). DTB_E_RANGE when the
- * material does not fit the board. The board must outlive the index. */
+ * material does not fit the board, DTB_E_NOMEM when out of memory. The board must outlive the
+ * index. */
 dtb_status dtb_index_create(const dtb_board *b, dtb_material m, dtb_index **out);
 
 /* Frees ix; NULL is allowed. */

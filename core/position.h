@@ -7,6 +7,7 @@
 
 #include "bitboard.h"
 #include "board.h"
+#include "dtb_status.h"
 
 typedef struct dtb_pos {
     dtb_bb men[2];   /* indexed by dtb_color */
@@ -14,28 +15,6 @@ typedef struct dtb_pos {
     dtb_color side;  /* side to move */
 } dtb_pos;
 
-/* Status codes of core/ (values are returned separately, through out-parameters).
- * probe/dtb.h (the public header, which includes no core header) carries an identical copy under
- * the same guard; keep the two in step (tests/test_probe.c compares them). */
-#ifndef DTB_STATUS_DEFINED
-#define DTB_STATUS_DEFINED
-typedef enum dtb_status {
-    DTB_OK = 0,
-    DTB_E_INVALID,    /* malformed or impossible input; the message says what */
-    DTB_E_RANGE,      /* a value outside what the variant or material allows */
-    DTB_E_OVERFLOW,   /* a fixed-size buffer (move list, text) is too small */
-    /* files (probe/, gen/): */
-    DTB_E_NOTFOUND,   /* a file or table does not exist */
-    DTB_E_IO,         /* the system failed to open, read, write or sync; the message says why */
-    DTB_E_NOSPACE,    /* disk full or quota exceeded while writing */
-    DTB_E_CORRUPT,    /* a file fails a check: truncated, bad magic, checksum mismatch, bad field */
-    DTB_E_VERSION,    /* a file format or index scheme version this build does not read */
-    DTB_E_MISMATCH,   /* a sound file, but not the one asked for (variant, material, metric) */
-    DTB_E_NOMEM,      /* out of memory */
-    DTB_E_ABORTED,    /* a callback asked to stop */
-    DTB_E_NOTCACHED,  /* probe/: a cache-only probe needs data that is not in memory */
-} dtb_status;
-#endif
 
 /* One-line, human-readable description of a problem, filled by functions that can reject input. */
 typedef struct dtb_error {

@@ -1,6 +1,6 @@
 /* Game values in one byte (DESIGN.md §3): win / draw / loss for the side to move and the exact
  * distance to win (DTW, plies). A win always takes an odd number of plies, a loss an even
- * number (0: no legal move now), so both fit one byte up to DTB_DTW_MAX:
+ * number (0: no legal move now), so both fit one byte up to DTB_MAX_DTW:
  *   0            draw
  *   1..127       win in 2v-1 plies (1..253)
  *   128..255     loss in 2(v-128) plies (0..254)
@@ -11,17 +11,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "dtb_status.h" /* dtb_wdl, DTB_MAX_DTW */
+
 typedef uint8_t dtb_value;
 
-enum { DTB_DTW_MAX = 254 };
 #define DTB_VALUE_DRAW ((dtb_value)0)
 #define DTB_VALUE_LOST ((dtb_value)128) /* dtb_value_loss(0): no move left, e.g. no piece */
-
-/* probe/dtb.h carries an identical copy under the same guard. */
-#ifndef DTB_WDL_DEFINED
-#define DTB_WDL_DEFINED
-typedef enum dtb_wdl { DTB_LOSS = -1, DTB_DRAW = 0, DTB_WIN = 1 } dtb_wdl;
-#endif
 
 static inline dtb_value dtb_value_win(int dtw) { return (dtb_value)((dtw + 1) / 2); }
 static inline dtb_value dtb_value_loss(int dtw) { return (dtb_value)(128 + dtw / 2); }

@@ -6,6 +6,8 @@
  * any point redoes at most the pair it was working on. */
 #include "build.h"
 
+#include "atomicfile.h"
+
 #include <assert.h>
 #include <errno.h>
 #include <omp.h>
@@ -38,7 +40,7 @@ dtb_table_write_options dtb_build_write_options(const dtb_variant *v, const char
     o.material = material;
     o.metric = metric;
     o.index_version = DTB_INDEX_VERSION;
-    o.value_encoding = metric == DTB_METRIC_DTW ? DTB_ENCODING_DTW : DTB_ENCODING_WLD;
+    o.value_encoding = dtb_encoding_of(metric);
     return o;
 }
 
@@ -136,7 +138,7 @@ static dtb_status read_values(const char *path, const dtb_variant *v, const dtb_
         .material = name,
         .metric = metric,
         .index_version = DTB_INDEX_VERSION,
-        .value_encoding = metric == DTB_METRIC_DTW ? DTB_ENCODING_DTW : DTB_ENCODING_WLD,
+        .value_encoding = dtb_encoding_of(metric),
         .positions = size,
     };
     dtb_tablefile *tf;
@@ -227,27 +229,6 @@ static dtb_status write_table(const dtb_build_options *o, const dtb_solved_table
     return dtb_table_write(path, &w, t->values, dtb_index_size(t->index), &dc, NULL, e);
 }
 
-/* Writes text to path atomically (tmp, fsync, rename). */
-static dtb_status write_small_file(const char *path, const char *text, dtb_error *e)
-{
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        return dtb_error_set(e, DTB_E_IO, "cannot write %s: %s", tmp, strerror(errno));
-    int err = fputs(text, f) >= 0 && fflush(f) == 0 && fsync(fileno(f)) == 0 ? 0 : errno;
-    if (fclose(f) != 0 && !err)
-        err = errno;
-    if (!err && rename(tmp, path) != 0)
-        err = errno;
-    if (err) {
-        remove(tmp);
-        return dtb_error_set(e, err == ENOSPC || err == EDQUOT ? DTB_E_NOSPACE : DTB_E_IO,
-                             "cannot write %s: %s", path, strerror(err));
-    }
-    return DTB_OK;
-}
-
 static void stats_json(char *buf, size_t size, const dtb_board *b, const dtb_solved_table *t,
                        const dtb_solve_stats *st, double seconds)
 {
@@ -332,7 +313,7 @@ static dtb_status write_stats_log(const dtb_build_options *o, dtb_error *e)
     }
     char path[4096];
     snprintf(path, sizeof path, "%s/%s/STATS", o->out_dir, o->variant->name);
-    const dtb_status st = write_small_file(path, all, e);
+    const dtb_status st = dtb_atomic_write_file(path, all, strlen(all), e);
     free(all);
     free(list);
     return st;
@@ -382,7 +363,7 @@ static dtb_status solve_and_write(const dtb_build_options *o, dtb_solved *s, con
         /* Time is shared by the pair; each member gets its share by size. */
         stats_json(json, sizeof json, b, t, &st[k], self ? seconds : seconds / 2);
         stats_path(path, sizeof path, o->out_dir, o->variant, ms[k]);
-        rc = write_small_file(path, json, e);
+        rc = dtb_atomic_write_file(path, json, strlen(json), e);
         if (rc != DTB_OK)
             return rc;
         dtb_material_name(ms[k], mname, sizeof mname);
@@ -439,7 +420,7 @@ static uint64_t solver_bytes(const plan_pair *p, int threads)
 {
     const uint64_t units = p->self ? (p->blocks + 1) / 2 : p->blocks;
     const uint64_t busy = units < (uint64_t)threads ? units : (uint64_t)threads;
-    return 48 * p->blocks + busy * (2 * p->block_size * (4 + 2) + (DTB_DTW_MAX + 2) * 4096ull) +
+    return 48 * p->blocks + busy * (2 * p->block_size * (4 + 2) + (DTB_MAX_DTW + 2) * 4096ull) +
            (uint64_t)threads * dtb_solve_shared_bytes(p->block_size, threads);
 }
 

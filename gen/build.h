@@ -11,13 +11,6 @@
 #include "tablefile.h"
 #include "tablewrite.h"
 
-/* Value encodings recorded in table headers: the one-byte DTW value of core/value.h, and the
- * WLD byte (0 draw, 1 win, 2 loss for the side to move). */
-enum { DTB_ENCODING_DTW = 1, DTB_ENCODING_WLD = 2 };
-
-/* Index scheme version recorded in table headers (core/index.h's layout). */
-#define DTB_INDEX_VERSION 1u
-
 typedef enum dtb_build_event {
     DTB_BUILD_SKIP,     /* material already complete in the directory (loaded when needed) */
     DTB_BUILD_START,    /* solving starts */

@@ -27,7 +27,7 @@ dtb_value dtb_check_derive(const dtb_solved *s, const dtb_pos *p)
         }
     }
     if (best_win >= 0)
-        return best_win <= DTB_DTW_MAX ? dtb_value_win(best_win) : DTB_VALUE_DRAW;
+        return best_win <= DTB_MAX_DTW ? dtb_value_win(best_win) : DTB_VALUE_DRAW;
     if (draw)
         return DTB_VALUE_DRAW;
     return dtb_value_loss(longest_loss < 0 ? 0 : longest_loss);

@@ -20,15 +20,12 @@
 
 #include "build.h"
 #include "check.h"
+#include "cli_options.h"
 #include "compact.h"
 #include "fen.h"
 #include "index.h"
 #include "material.h"
 #include "variant.h"
-
-#ifndef DTB_VERSION
-#define DTB_VERSION "unknown"
-#endif
 
 enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
 
@@ -53,34 +50,33 @@ typedef struct dtbgen_options {
     bool threats;                   /* --threats (compact sets) */
 } dtbgen_options;
 
-typedef enum { ARG_NONE, ARG_STRING, ARG_INT } arg_kind;
-
-typedef struct option_spec {
-    const char *name;    /* "--variant" */
-    arg_kind arg;
-    const char *metavar; /* shown in --help */
-    const char *help;
-} option_spec;
-
-static const option_spec options[] = {
-    {"--list", ARG_NONE, NULL, "list the materials of 2..N pieces, and the memory a build needs"},
-    {"--out", ARG_STRING, "DIR", "solve materials of 2..N pieces into DIR/<variant>/ (resumes)"},
-    {"--check", ARG_STRING, "DIR", "re-derive every stored value in DIR from its successors"},
-    {"--compact", ARG_STRING, "FULL", "a compact set of the full set in FULL, into --out DIR"},
-    {"--material", ARG_STRING, "NAME", "only this material and what it needs (repeatable)"},
-    {"--threads", ARG_INT, "T", "worker threads (default: all cores)"},
-    {"--memory", ARG_STRING, "GIB", "refuse to start a build needing more memory than this"},
-    {"--zstd-level", ARG_INT, "L", "compression level of the table files (default 9; --compact: 15)"},
-    {"--block-positions", ARG_INT, "N", "--compact: positions per block (default 1048576)"},
-    {"--threats", ARG_NONE, NULL, "--compact: leave threat positions to the probe too (smaller)"},
-    {"--variant", ARG_STRING, "V", "rules: international, english, russian, brazilian, canadian"},
-    {"--pieces", ARG_INT, "N", "largest number of pieces (2..N)"},
-    {"--json", ARG_NONE, NULL, "machine-readable output (one JSON object)"},
-    {"--quiet", ARG_NONE, NULL, "no progress or notes on stderr"},
-    {"--help", ARG_NONE, NULL, "this text"},
-    {"--version", ARG_NONE, NULL, "program version"},
+enum {
+    OPT_LIST, OPT_OUT, OPT_CHECK, OPT_COMPACT, OPT_MATERIAL, OPT_THREADS, OPT_MEMORY,
+    OPT_ZSTD_LEVEL, OPT_BLOCK_POSITIONS, OPT_THREATS, OPT_VARIANT, OPT_PIECES, OPT_JSON,
+    OPT_QUIET, OPT_HELP, OPT_VERSION, NOPTIONS
 };
-enum { NOPTIONS = sizeof options / sizeof options[0] };
+
+static const dtb_cli_option options[NOPTIONS] = {
+    [OPT_LIST] = {"--list", DTB_CLI_FLAG, NULL, "list the materials of 2..N pieces, and the memory a build needs"},
+    [OPT_OUT] = {"--out", DTB_CLI_TEXT, "DIR", "solve materials of 2..N pieces into DIR/<variant>/ (resumes)"},
+    [OPT_CHECK] = {"--check", DTB_CLI_TEXT, "DIR", "re-derive every stored value in DIR from its successors"},
+    [OPT_COMPACT] = {"--compact", DTB_CLI_TEXT, "FULL", "a compact set of the full set in FULL, into --out DIR"},
+    [OPT_MATERIAL] = {"--material", DTB_CLI_TEXT, "NAME", "only this material and what it needs (repeatable)",
+                      .repeat = true},
+    [OPT_THREADS] = {"--threads", DTB_CLI_INT, "T", "worker threads (default: all cores)", 1, INT_MAX},
+    [OPT_MEMORY] = {"--memory", DTB_CLI_REAL, "GiB", "refuse to start a build needing more memory than this"},
+    [OPT_ZSTD_LEVEL] = {"--zstd-level", DTB_CLI_INT, "L",
+                        "compression level of the table files (default 9; --compact: 15)", 1, 22},
+    [OPT_BLOCK_POSITIONS] = {"--block-positions", DTB_CLI_INT, "N",
+                             "--compact: positions per block (default 1048576)", 1, 1 << 24},
+    [OPT_THREATS] = {"--threats", DTB_CLI_FLAG, NULL, "--compact: leave threat positions to the probe too (smaller)"},
+    [OPT_VARIANT] = {"--variant", DTB_CLI_TEXT, "V", "rules: international, english, russian, brazilian, canadian"},
+    [OPT_PIECES] = {"--pieces", DTB_CLI_INT, "N", "largest number of pieces (2..N)"},
+    [OPT_JSON] = {"--json", DTB_CLI_FLAG, NULL, "machine-readable output (one JSON object)"},
+    [OPT_QUIET] = {"--quiet", DTB_CLI_FLAG, NULL, "no progress or notes on stderr"},
+    [OPT_HELP] = {"--help", DTB_CLI_FLAG, NULL, "this text"},
+    [OPT_VERSION] = {"--version", DTB_CLI_FLAG, NULL, "program version"},
+};
 
 static void usage(FILE *f)
 {
@@ -91,12 +87,7 @@ static void usage(FILE *f)
                "              [--block-positions N] [--zstd-level L] [--threats] [--json]\n"
                "       dtbgen --list --variant V --pieces N [--json]\n"
                "       dtbgen --help | --version\n\noptions:\n");
-    for (int i = 0; i < NOPTIONS; i++) {
-        char left[40];
-        snprintf(left, sizeof left, "%s%s%s", options[i].name, options[i].metavar ? " " : "",
-                 options[i].metavar ? options[i].metavar : "");
-        fprintf(f, "  %-16s %s\n", left, options[i].help);
-    }
+    dtb_cli_print_options(f, options, NOPTIONS);
     fprintf(f, "\ncompact sets: of every material and its colour flip (per metric) one file is stored\n"
                "and the other is derived: its quiet positions whose moves all land in stored tables\n"
                "hold no value, and libdtb answers them by a one-ply search (the same values, probes\n"
@@ -106,142 +97,94 @@ static void usage(FILE *f)
                "--threats: stored tables also leave most threat positions (the opponent could\n"
                "capture if it were to move) to a search of up to four plies: a smaller set with\n"
                "slower probes of those positions.\n"
-               "tables/FORMAT.md, \"Compact sets\", has the rule, the defaults and the sizes.\n");
+               "docs/FORMAT.md, \"Compact sets\", has the rule, the defaults and the sizes.\n");
     fprintf(f, "\nexit status: 0 done, 1 bad input or data, 2 usage error\n");
 }
 
-static int usage_error(const char *fmt, const char *arg)
+static int usage_error(const char *message)
 {
-    fprintf(stderr, "dtbgen: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\ntry 'dtbgen --help'\n");
-    return EXIT_USAGE;
+    return dtb_cli_usage_error("dtbgen", NULL, message);
 }
 
-static bool parse_int(const char *s, int *out)
+/* The command and its settings from parsed options. Returns -1 to go on, or a usage error.
+ * Exactly one command: --list, --out (a build), --check or --compact (whose --out is where the
+ * compact set goes). */
+static int options_from_args(const dtb_cli_args *a, dtbgen_options *o)
 {
-    char *end;
-    errno = 0;
-    const long v = strtol(s, &end, 10);
-    if (errno || end == s || *end != '\0' || v < INT_MIN || v > INT_MAX)
-        return false;
-    *out = (int)v;
-    return true;
-}
+    static const struct {
+        int option;
+        dtbgen_command command;
+    } commands[] = {{OPT_LIST, CMD_LIST}, {OPT_CHECK, CMD_CHECK}, {OPT_COMPACT, CMD_COMPACT},
+                    {OPT_OUT, CMD_BUILD}};
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        const int k = commands[i].option;
+        if (!a->given[k] || (k == OPT_OUT && a->given[OPT_COMPACT]))
+            continue;
+        if (o->command != CMD_NONE) {
+            char msg[80];
+            snprintf(msg, sizeof msg, "%s: only one command at a time", options[k].name);
+            return usage_error(msg);
+        }
+        o->command = commands[i].command;
+    }
+    o->variant = a->text[OPT_VARIANT];
+    o->pieces = (int)a->number[OPT_PIECES];
+    o->json = a->given[OPT_JSON];
+    o->quiet = a->given[OPT_QUIET];
+    o->threats = a->given[OPT_THREATS];
+    o->threads = (int)a->number[OPT_THREADS];
+    o->zstd_level = (int)a->number[OPT_ZSTD_LEVEL];
+    o->block_positions = (int)a->number[OPT_BLOCK_POSITIONS];
+    o->memory_gib = a->real[OPT_MEMORY];
+    o->dir = o->command == CMD_CHECK ? a->text[OPT_CHECK] : a->text[OPT_OUT];
+    o->full_dir = a->text[OPT_COMPACT];
+    o->nonly = dtb_cli_values(a, OPT_MATERIAL, o->only, MAX_ONLY);
+    if (o->nonly > MAX_ONLY)
+        return usage_error("--material: more than 64 materials");
+    const bool have_pieces = a->given[OPT_PIECES];
 
-static int set_command(dtbgen_options *o, dtbgen_command c, const char *name)
-{
-    if (o->command != CMD_NONE && o->command != c)
-        return usage_error("%s: only one command at a time", name);
-    o->command = c;
-    return 0;
+    if (o->command == CMD_NONE)
+        return usage_error("no command given (--out DIR, --check DIR, --compact DIR or --list)");
+    if (o->block_positions && o->command != CMD_COMPACT)
+        return usage_error("--block-positions is for --compact (builds use 65536)");
+    if (o->threats && o->command != CMD_COMPACT)
+        return usage_error("--threats is for --compact (full sets store every quiet position)");
+    if (o->command == CMD_COMPACT && !o->dir)
+        return usage_error("--compact needs --out DIR (where the compact set goes)");
+    if (o->command != CMD_CHECK && o->command != CMD_COMPACT && !o->variant)
+        return usage_error("--variant is needed");
+    if (o->command == CMD_BUILD && !have_pieces && o->nonly == 0)
+        return usage_error("--out needs --pieces or --material");
+    if (o->command == CMD_CHECK && !o->variant)
+        return usage_error("--check needs --variant");
+    if (o->command == CMD_LIST && !have_pieces)
+        return usage_error("--list needs --pieces");
+    return -1;
 }
 
 /* Fills *o from argv. Returns -1 to go on, or an exit status (0 after --help / --version). */
 static int parse_args(int argc, char **argv, dtbgen_options *o)
 {
-    bool have_pieces = false;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *value = NULL;
-        const char *eq = strchr(a, '=');
-        const size_t len = eq && a[0] == '-' ? (size_t)(eq - a) : strlen(a);
-        const option_spec *spec = NULL;
-        for (int k = 0; k < NOPTIONS && !spec; k++)
-            if (strlen(options[k].name) == len && strncmp(options[k].name, a, len) == 0)
-                spec = &options[k];
-        if (!spec)
-            return usage_error(a[0] == '-' ? "unknown option %s" : "unexpected argument %s", a);
-        if (spec->arg != ARG_NONE) {
-            if (eq && a[0] == '-')
-                value = eq + 1;
-            else if (i + 1 < argc)
-                value = argv[++i];
-            else
-                return usage_error("%s needs a value", spec->name);
-        } else if (eq && a[0] == '-') {
-            return usage_error("%s takes no value", spec->name);
-        }
-
-        if (strcmp(spec->name, "--help") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(spec->name, "--version") == 0) {
-            printf("dtbgen %s\n", DTB_VERSION);
-            return 0;
-        } else if (strcmp(spec->name, "--list") == 0) {
-            const int r = set_command(o, CMD_LIST, spec->name);
-            if (r)
-                return r;
-        } else if (strcmp(spec->name, "--out") == 0 && o->command == CMD_COMPACT) {
-            o->dir = value; /* where --compact writes */
-        } else if (strcmp(spec->name, "--compact") == 0) {
-            if (o->command == CMD_BUILD && o->full_dir == NULL) /* --out came first */
-                o->command = CMD_NONE;
-            const int r = set_command(o, CMD_COMPACT, spec->name);
-            if (r)
-                return r;
-            o->full_dir = value;
-        } else if (strcmp(spec->name, "--out") == 0 || strcmp(spec->name, "--check") == 0) {
-            const bool check = spec->name[2] == 'c';
-            const int r = set_command(o, check ? CMD_CHECK : CMD_BUILD, spec->name);
-            if (r)
-                return r;
-            o->dir = value;
-        } else if (strcmp(spec->name, "--material") == 0) {
-            if (o->nonly == MAX_ONLY)
-                return usage_error("%s: too many materials", value);
-            o->only[o->nonly++] = value;
-        } else if (strcmp(spec->name, "--threads") == 0) {
-            if (!parse_int(value, &o->threads) || o->threads < 1)
-                return usage_error("--threads: '%s' is not a positive number", value);
-        } else if (strcmp(spec->name, "--zstd-level") == 0) {
-            if (!parse_int(value, &o->zstd_level) || o->zstd_level < 1 || o->zstd_level > 22)
-                return usage_error("--zstd-level: '%s' is not a level 1..22", value);
-        } else if (strcmp(spec->name, "--block-positions") == 0) {
-            if (!parse_int(value, &o->block_positions) || o->block_positions < 1 ||
-                o->block_positions > (1 << 24))
-                return usage_error("--block-positions: '%s' is not a number 1..16777216", value);
-        } else if (strcmp(spec->name, "--memory") == 0) {
-            char *end;
-            o->memory_gib = strtod(value, &end);
-            if (end == value || *end || !(o->memory_gib > 0))
-                return usage_error("--memory: '%s' is not a positive number of GiB", value);
-        } else if (strcmp(spec->name, "--variant") == 0) {
-            o->variant = value;
-        } else if (strcmp(spec->name, "--pieces") == 0) {
-            if (!parse_int(value, &o->pieces))
-                return usage_error("--pieces: '%s' is not a number", value);
-            have_pieces = true;
-        } else if (strcmp(spec->name, "--json") == 0) {
-            o->json = true;
-        } else if (strcmp(spec->name, "--quiet") == 0) {
-            o->quiet = true;
-        } else if (strcmp(spec->name, "--threats") == 0) {
-            o->threats = true;
-        }
+    dtb_cli_args *a = malloc(sizeof *a);
+    if (!a) {
+        fprintf(stderr, "dtbgen: out of memory\n");
+        return EXIT_INPUT;
     }
-    if (o->command == CMD_NONE)
-        return usage_error("%s", "no command given (--out DIR, --check DIR, --compact DIR or --list)");
-    if (o->block_positions && o->command != CMD_COMPACT)
-        return usage_error("%s", "--block-positions is for --compact (builds use 65536)");
-    if (o->threats && o->command != CMD_COMPACT)
-        return usage_error("%s", "--threats is for --compact (full sets store every quiet position)");
-    if (o->command == CMD_COMPACT && !o->dir)
-        return usage_error("%s", "--compact needs --out DIR (where the compact set goes)");
-    if (o->command != CMD_CHECK && o->command != CMD_COMPACT && !o->variant)
-        return usage_error("%s", "--variant is needed");
-    if (o->command == CMD_BUILD && !have_pieces && o->nonly == 0)
-        return usage_error("%s", "--out needs --pieces or --material");
-    if (o->command == CMD_CHECK && !o->variant)
-        return usage_error("%s", "--check needs --variant");
-    if (o->command == CMD_LIST) {
-        if (!o->variant)
-            return usage_error("%s", "--list needs --variant");
-        if (!have_pieces)
-            return usage_error("%s", "--list needs --pieces");
+    int rc = -1;
+    const dtb_cli_result r = dtb_cli_parse(options, NOPTIONS, 0, argc - 1, argv + 1, a);
+    if (r == DTB_CLI_USAGE) {
+        rc = usage_error(a->error);
+    } else if (r == DTB_CLI_HELP || a->given[OPT_HELP]) {
+        usage(stdout);
+        rc = 0;
+    } else if (a->given[OPT_VERSION]) {
+        printf("dtbgen %s\n", dtb_cli_version());
+        rc = 0;
+    } else {
+        rc = options_from_args(a, o);
     }
-    return -1;
+    free(a);
+    return rc;
 }
 
 /* The variant named in o, or NULL after a message (bad input). */

@@ -29,6 +29,7 @@
 
 #include "build.h"
 #include "capturetest.h"
+#include "atomicfile.h"
 #include "checksum.h"
 #include "index.h"
 #include "material.h"
@@ -95,12 +96,6 @@ static void free_run(run *r)
     free(r->list);
 }
 
-static dtb_status sys_error(dtb_error *e, int err, const char *path, const char *what)
-{
-    return dtb_error_set(e, err == ENOSPC || err == EDQUOT ? DTB_E_NOSPACE : DTB_E_IO, "%s: %s: %s",
-                         path, what, strerror(err));
-}
-
 static bool is_dir(const char *path)
 {
     struct stat st;
@@ -111,25 +106,7 @@ static dtb_status make_dir(const char *path, dtb_error *e)
 {
     if (mkdir(path, 0777) == 0 || (errno == EEXIST && is_dir(path)))
         return DTB_OK;
-    return sys_error(e, errno, path, "cannot create the directory");
-}
-
-/* fsync of the directory holding path (the rename into it made durable); 0 or an errno. */
-static int sync_dir_of(const char *path)
-{
-    char dir[TMPPATH_MAX];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        *slash = 0;
-    const int fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return errno;
-    int err = fsync(fd) != 0 ? errno : 0;
-    if (err == EINVAL) /* file systems that cannot sync a directory */
-        err = 0;
-    close(fd);
-    return err;
+    return dtb_sys_error(e, errno, path, "cannot create the directory");
 }
 
 /* Whether files a and b hold the same bytes; 0 or an errno in *err. */
@@ -175,7 +152,7 @@ static dtb_status existing_same(const char *path, const char *candidate, dtb_err
     if (same_bytes(path, candidate, &err))
         return DTB_OK;
     if (err)
-        return sys_error(e, err, path, "cannot compare with the existing file");
+        return dtb_sys_error(e, err, path, "cannot compare with the existing file");
     return dtb_error_set(e, DTB_E_INVALID,
                          "%s exists with other bytes: not overwritten (remove it or choose another "
                          "output directory)",
@@ -189,16 +166,14 @@ static dtb_status copy_new(const char *from, const char *to, const dtb_tablefile
                            dtb_error *e)
 {
     enum { CHUNK = 1 << 20 };
-    char tmp[TMPPATH_MAX];
-    snprintf(tmp, sizeof tmp, "%s.tmp", to);
     const int in = open(from, O_RDONLY | O_CLOEXEC);
     if (in < 0)
-        return sys_error(e, errno, from, "cannot open");
-    const int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (out < 0) {
-        const int err = errno;
+        return dtb_sys_error(e, errno, from, "cannot open");
+    dtb_atomic_file out;
+    const dtb_status so = dtb_atomic_begin(&out, to, "tmp", e);
+    if (so != DTB_OK) {
         close(in);
-        return sys_error(e, err, tmp, "cannot create");
+        return so;
     }
     unsigned char *buf = malloc(CHUNK);
     dtb_status s = buf ? DTB_OK : dtb_error_set(e, DTB_E_NOMEM, "out of memory copying %s", from);
@@ -212,7 +187,7 @@ static dtb_status copy_new(const char *from, const char *to, const dtb_tablefile
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
-            s = sys_error(e, errno, from, "cannot read");
+            s = dtb_sys_error(e, errno, from, "cannot read");
             break;
         }
         if (n == 0)
@@ -224,15 +199,7 @@ static dtb_status copy_new(const char *from, const char *to, const dtb_tablefile
                 if (done + (uint64_t)i >= hashed && done + (uint64_t)i < info->file_size)
                     tail[done + (uint64_t)i - hashed] = buf[i];
         }
-        for (ssize_t off = 0; off < n && s == DTB_OK;) {
-            const ssize_t w = write(out, buf + off, (size_t)(n - off));
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w < 0)
-                s = sys_error(e, errno, tmp, "cannot write");
-            else
-                off += w;
-        }
+        s = dtb_atomic_write(&out, buf, (size_t)n, e);
         done += (uint64_t)n;
     }
     free(buf);
@@ -241,18 +208,11 @@ static dtb_status copy_new(const char *from, const char *to, const dtb_tablefile
         (done != info->file_size || dtb_hash64_digest(&hs) != info->file_hash ||
          dtb_tf_get64(tail) != info->file_hash || memcmp(tail + 8, DTB_TF_END_MAGIC, 8) != 0))
         s = dtb_error_set(e, DTB_E_CORRUPT, "%s: whole-file checksum mismatch while copying", from);
-    if (s == DTB_OK && fsync(out) != 0)
-        s = sys_error(e, errno, tmp, "cannot sync");
-    if (close(out) != 0 && s == DTB_OK)
-        s = sys_error(e, errno, tmp, "cannot close");
-    if (s == DTB_OK && rename(tmp, to) != 0)
-        s = sys_error(e, errno, to, "cannot rename the .tmp file into place");
     if (s != DTB_OK) {
-        unlink(tmp);
+        dtb_atomic_abort(&out);
         return s;
     }
-    const int err = sync_dir_of(to);
-    return err ? sys_error(e, err, to, "cannot sync the directory") : DTB_OK;
+    return dtb_atomic_commit(&out, e);
 }
 
 /* Copies from to to, or leaves an identical to alone (*unchanged). */
@@ -462,7 +422,7 @@ static dtb_status open_all(run *r, dtb_error *e)
                 .material = x->name,
                 .metric = metrics[k],
                 .index_version = DTB_INDEX_VERSION,
-                .value_encoding = metrics[k] == DTB_METRIC_DTW ? DTB_ENCODING_DTW : DTB_ENCODING_WLD,
+                .value_encoding = dtb_encoding_of(metrics[k]),
                 .positions = dtb_index_size(x->ix),
             };
             if (!(x->path[k] = strdup(path))) {
@@ -622,12 +582,8 @@ static dtb_status place(const char *cand, const char *to, bool *unchanged, dtb_e
     if (*unchanged) {
         s = existing_same(to, cand, e);
         unlink(cand);
-    } else if (rename(cand, to) != 0) {
-        s = sys_error(e, errno, to, "cannot rename the candidate file into place");
     } else {
-        const int err = sync_dir_of(to);
-        if (err)
-            s = sys_error(e, err, to, "cannot sync the directory");
+        s = dtb_atomic_rename(cand, to, e);
     }
     return s;
 }
@@ -680,27 +636,24 @@ static dtb_status convert(run *r, entry *x, int k, dtb_compact_stats *st, dtb_er
     return DTB_OK;
 }
 
-/* Small text file text to path (.tmp, fsync, rename), or an identical one left alone. */
+/* Small text file text to path (atomically), or an identical one left alone. */
 static dtb_status write_text(const char *path, const char *text, size_t len, dtb_error *e)
 {
-    const bool exists = access(path, F_OK) == 0;
-    char tmp[TMPPATH_MAX];
-    snprintf(tmp, sizeof tmp, "%s.%s", path, exists ? "new" : "tmp");
-    FILE *f = fopen(tmp, "wb");
-    if (!f)
-        return sys_error(e, errno, tmp, "cannot create");
-    int err = fwrite(text, 1, len, f) == len && fflush(f) == 0 && fsync(fileno(f)) == 0 ? 0 : errno;
-    if (fclose(f) != 0 && !err)
-        err = errno;
-    dtb_status s = err ? sys_error(e, err, tmp, "cannot write") : DTB_OK;
-    if (s == DTB_OK && exists)
-        s = existing_same(path, tmp, e);
-    else if (s == DTB_OK && rename(tmp, path) != 0)
-        s = sys_error(e, errno, path, "cannot rename the .tmp file into place");
-    else if (s == DTB_OK && (err = sync_dir_of(path)) != 0)
-        s = sys_error(e, err, path, "cannot sync the directory");
-    if (exists || s != DTB_OK)
-        unlink(tmp);
+    if (access(path, F_OK) != 0)
+        return dtb_atomic_write_file(path, text, len, e);
+    /* It exists: written beside it, compared, removed. */
+    dtb_atomic_file af;
+    dtb_status s = dtb_atomic_begin(&af, path, "new", e);
+    if (s != DTB_OK)
+        return s;
+    if ((s = dtb_atomic_write(&af, text, len, e)) != DTB_OK) {
+        dtb_atomic_abort(&af);
+        return s;
+    }
+    if ((s = dtb_atomic_finish(&af, e)) != DTB_OK)
+        return s;
+    s = existing_same(path, af.tmp, e);
+    dtb_atomic_abort(&af);
     return s;
 }
 

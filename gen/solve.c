@@ -127,9 +127,9 @@ typedef struct capture_bits {
  * shared for writing, so pushing needs no lock; a level is read by all threads only after
  * every thread has stopped pushing to it (pushes always go to later levels). */
 typedef struct lane {
-    bucket q[DTB_DTW_MAX + 2];
+    bucket q[DTB_MAX_DTW + 2];
     int top;       /* highest level pushed to */
-    bool overflow; /* a DTW beyond DTB_DTW_MAX */
+    bool overflow; /* a DTW beyond DTB_MAX_DTW */
     bool nomem;
     dtb_solve_stats st[2];
     batch bt;     /* positions being initialised */
@@ -160,7 +160,7 @@ static inline uint64_t in_half(const unit *u, uint32_t id) { return id >= u->K ?
 
 static void push(lane *ln, int level, uint32_t id)
 {
-    if (level > DTB_DTW_MAX) {
+    if (level > DTB_MAX_DTW) {
         ln->overflow = true;
         return;
     }
@@ -245,19 +245,19 @@ static inline void capture_bits_set(capture_bits *cb, uint64_t *bitmap, uint64_t
 
 /* The value of a position whose moves all leave its unit, from the values they reach (at[0..n);
  * none: lost in 0), as flush_batch and mark_resolved decide it: capture positions, and every
- * position of a kingless pair. Sets *overflow when the distance is beyond DTB_DTW_MAX. */
+ * position of a kingless pair. Sets *overflow when the distance is beyond DTB_MAX_DTW. */
 static dtb_value exits_value(const dtb_value *const *at, int n, bool *overflow)
 {
     int wincand, lossmax;
     bool drawexit;
     fold_exits(at, n, &wincand, &lossmax, &drawexit);
     if (wincand != NO_WIN_YET) {
-        *overflow |= wincand > DTB_DTW_MAX;
+        *overflow |= wincand > DTB_MAX_DTW;
         return dtb_value_win(wincand);
     }
     if (drawexit)
         return DTB_VALUE_DRAW;
-    *overflow |= lossmax + 1 > DTB_DTW_MAX;
+    *overflow |= lossmax + 1 > DTB_MAX_DTW;
     return dtb_value_loss(lossmax + 1);
 }
 
@@ -348,10 +348,10 @@ static void flush_batch(const unit *u, lane *ln, batch *bt)
         int wincand, lossmax;
         bool drawexit;
         fold_exits(&bt->exit[bt->pos[k].first], bt->pos[k].n, &wincand, &lossmax, &drawexit);
-        if (wincand != NO_WIN_YET && wincand > DTB_DTW_MAX)
+        if (wincand != NO_WIN_YET && wincand > DTB_MAX_DTW)
             ln->overflow = true;
         u->n[id] = (node){.cnt = (uint8_t)cnt,
-                          .wincand = (uint8_t)(wincand > DTB_DTW_MAX ? NO_WIN : wincand),
+                          .wincand = (uint8_t)(wincand > DTB_MAX_DTW ? NO_WIN : wincand),
                           .lossmax = (uint8_t)(lossmax + 1),
                           .flags = (uint8_t)((capture ? F_CAPTURE : 0) | (drawexit ? F_DRAWEXIT : 0))};
         if (capture) {
@@ -611,7 +611,7 @@ static inline int learn_loss(node *nd, int d)
 {
     if ((nd->flags & F_DEAF) || d + 1 >= nd->wincand)
         return -1;
-    nd->wincand = (uint8_t)(d + 1 > DTB_DTW_MAX ? NO_WIN : d + 1);
+    nd->wincand = (uint8_t)(d + 1 > DTB_MAX_DTW ? NO_WIN : d + 1);
     return d + 1;
 }
 
@@ -1503,7 +1503,7 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2
         nomem |= lanes[l].nomem;
         merge_stats(&stats[0], &lanes[l].st[0]);
         merge_stats(&stats[1], &lanes[l].st[1]);
-        for (int d = 0; d < DTB_DTW_MAX + 2; d++)
+        for (int d = 0; d < DTB_MAX_DTW + 2; d++)
             free(lanes[l].q[d].ids);
         free(lanes[l].fx.v);
         free(lanes[l].fx.sorted);
@@ -1513,7 +1513,7 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2
     free(lanes);
     free(w);
     if (overflow)
-        return dtb_error_set(e, DTB_E_RANGE, "a distance to win exceeds %d plies", DTB_DTW_MAX);
+        return dtb_error_set(e, DTB_E_RANGE, "a distance to win exceeds %d plies", DTB_MAX_DTW);
     if (nomem)
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory while solving");
     return DTB_OK;

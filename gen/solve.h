@@ -19,7 +19,7 @@ typedef void (*dtb_solve_progress)(void *user, uint64_t done, uint64_t total);
 /* Solves material m and its flip into s, which must already hold every material an exit can
  * reach (earlier in dependency order). Both tables are added to s and filled. stats[0] is
  * for m, stats[1] for the flip (unused when m is its own flip). Uses the OpenMP threads in
- * force. DTB_E_RANGE when a DTW would exceed DTB_DTW_MAX, DTB_E_NOMEM when out of memory. */
+ * force. DTB_E_RANGE when a DTW would exceed DTB_MAX_DTW, DTB_E_NOMEM when out of memory. */
 dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2],
                           dtb_solve_progress progress, void *user, dtb_error *e);
 

@@ -25,6 +25,7 @@
 #include <omp.h>
 #endif
 
+#include "atomicfile.h"
 #include "checksum.h"
 #include "material.h"
 #include "tableformat.h"
@@ -38,12 +39,6 @@ dtb_table_write_options dtb_table_write_defaults(void)
         .fill = DTB_FILL_GAP,
         .tile_columns = DTB_TILE_AUTO,
     };
-}
-
-static dtb_status sys_err(dtb_error *e, int err, const char *path, const char *what)
-{
-    const dtb_status s = (err == ENOSPC || err == EDQUOT) ? DTB_E_NOSPACE : DTB_E_IO;
-    return dtb_tf_file_error(e, s, path, "%s: %s", what, strerror(err));
 }
 
 static bool name_ok(const char *s, size_t max, const char *allowed)
@@ -553,24 +548,6 @@ static int hash_back(int fd, uint64_t len, uint64_t *out)
     return err;
 }
 
-/* fsync of the directory holding path, so the rename itself is durable. 0 or an errno. */
-static int sync_dir(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
-    if (!dir)
-        return ENOMEM;
-    const int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    free(dir);
-    if (fd < 0)
-        return errno;
-    int err = fsync(fd) != 0 ? errno : 0;
-    if (err == EINVAL) /* some file systems cannot sync directories; nothing more to do there */
-        err = 0;
-    close(fd);
-    return err;
-}
-
 static unsigned bits_for(unsigned max) { return max < 2 ? 1 : max < 4 ? 2 : max < 16 ? 4 : 8; }
 
 /* The fewest bits (1, 2, 4 or 8) that hold every stored value; don't-care values are filled from
@@ -769,20 +746,17 @@ dtb_status dtb_table_write(const char *path, const dtb_table_write_options *opt_
     if (batch > blocks)
         batch = blocks;
 
-    char *tmp = malloc(strlen(path) + 5);
     void *dict = opt->dict_bytes ? malloc(opt->dict_bytes) : NULL;
     slot *slots = calloc((size_t)batch, sizeof *slots);
     worker *workers = calloc((size_t)nthreads, sizeof *workers);
     unsigned char *meta = NULL;
     ZSTD_CDict *cdict = NULL;
     ZSTD_DDict *ddict = NULL;
-    int fd = -1;
-    bool tmp_made = false;
-    if (!tmp || (opt->dict_bytes && !dict) || !slots || !workers) {
+    dtb_atomic_file af = {.fd = -1};
+    if ((opt->dict_bytes && !dict) || !slots || !workers) {
         s = dtb_tf_file_error(e, DTB_E_NOMEM, path, "out of memory");
         goto done;
     }
-    sprintf(tmp, "%s.tmp", path);
 
     for (int t = 0; t < nthreads; t++)
         if (!worker_init(&workers[t], opt)) {
@@ -817,12 +791,10 @@ dtb_status dtb_table_write(const char *path, const dtb_table_write_options *opt_
             s = dtb_tf_file_error(e, DTB_E_NOMEM, path, "out of memory for frame buffers");
             goto done;
         }
-    fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        s = sys_err(e, errno, tmp, "cannot create");
+    if ((s = dtb_atomic_begin(&af, path, "tmp", e)) != DTB_OK)
         goto done;
-    }
-    tmp_made = true;
+    const int fd = af.fd;
+    const char *const tmp = af.tmp;
 
     uint64_t off = data_offset, dontcare = 0;
     for (uint64_t first = 0; first < blocks; first += batch) {
@@ -863,7 +835,7 @@ dtb_status dtb_table_write(const char *path, const dtb_table_write_options *opt_
             dtb_tf_put32(ent + 4, (uint32_t)dtb_hash64(sl->frame, sl->size, b));
             const int err = write_full(fd, sl->frame, sl->size, off);
             if (err) {
-                s = sys_err(e, err, tmp, "cannot write");
+                s = dtb_sys_error(e, err, tmp, "cannot write");
                 goto done;
             }
             off += sl->size;
@@ -874,40 +846,23 @@ dtb_status dtb_table_write(const char *path, const dtb_table_write_options *opt_
     build_meta(meta, opt, count, blocks, dontcare, dict, dict_size, file_size);
     int err = write_full(fd, meta, (size_t)data_offset, 0);
     if (err) {
-        s = sys_err(e, err, tmp, "cannot write");
+        s = dtb_sys_error(e, err, tmp, "cannot write");
         goto done;
     }
     uint64_t file_hash;
     if ((err = hash_back(fd, off, &file_hash)) != 0) {
-        s = sys_err(e, err, tmp, "cannot read back");
+        s = dtb_sys_error(e, err, tmp, "cannot read back");
         goto done;
     }
     unsigned char trailer[DTB_TF_TRAILER_SIZE];
     dtb_tf_put64(trailer, file_hash);
     memcpy(trailer + 8, DTB_TF_END_MAGIC, 8);
     if ((err = write_full(fd, trailer, sizeof trailer, off)) != 0) {
-        s = sys_err(e, err, tmp, "cannot write");
+        s = dtb_sys_error(e, err, tmp, "cannot write");
         goto done;
     }
-    if (fsync(fd) != 0) {
-        s = sys_err(e, errno, tmp, "cannot sync");
+    if ((s = dtb_atomic_commit(&af, e)) != DTB_OK)
         goto done;
-    }
-    err = close(fd) != 0 ? errno : 0;
-    fd = -1;
-    if (err) {
-        s = sys_err(e, err, tmp, "cannot close");
-        goto done;
-    }
-    if (rename(tmp, path) != 0) {
-        s = sys_err(e, errno, path, "cannot rename the .tmp file into place");
-        goto done;
-    }
-    tmp_made = false;
-    if ((err = sync_dir(path)) != 0) {
-        s = sys_err(e, err, path, "cannot sync the directory");
-        goto done;
-    }
     if (stats)
         *stats = (dtb_table_write_stats){
             .file_size = file_size,
@@ -919,10 +874,7 @@ dtb_status dtb_table_write(const char *path, const dtb_table_write_options *opt_
             .file_hash = file_hash,
         };
 done:
-    if (fd >= 0)
-        close(fd);
-    if (tmp_made)
-        unlink(tmp);
+    dtb_atomic_abort(&af); /* nothing left to do after a commit */
     if (workers)
         for (int t = 0; t < nthreads; t++)
             worker_free(&workers[t]);
@@ -933,7 +885,6 @@ done:
     free(slots);
     free(meta);
     free(dict);
-    free(tmp);
     ZSTD_freeCDict(cdict);
     ZSTD_freeDDict(ddict);
     return s;

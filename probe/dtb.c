@@ -1,12 +1,14 @@
 /* The public interface of libdtb (dtb.h) over the internal parts: tableset.c (finding and
  * opening files), resolve.c (values, captures resolved by search), blockcache.c (the cache).
  * This file converts between the public plain types and core's, ranks moves, follows best lines,
- * verifies files, and keeps the latest error message. */
+ * verifies files, and keeps each thread's latest error message. */
 #define _POSIX_C_SOURCE 200809L
 
-#include "dtb.h" /* first: its status and WDL definitions stand for core's (same guard) */
+#include "dtb.h"
 
-#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +21,6 @@
 #include "tableset.h"
 
 _Static_assert(DTB_CACHE_ONLY == DTB_RESOLVE_CACHE_ONLY, "probe flags");
-_Static_assert(DTB_MAX_DTW == DTB_DTW_MAX, "DTW range");
 _Static_assert(DTB_MOVE_TEXT_SIZE >= DTB_MOVE_TEXT_MAX, "move text size");
 _Static_assert(DTB_MESSAGE_SIZE >= sizeof(((dtb_error *)0)->msg), "message size");
 _Static_assert(DTB_SIDE_WHITE == (int)DTB_WHITE && DTB_SIDE_BLACK == (int)DTB_BLACK, "sides");
@@ -32,10 +33,23 @@ struct dtb_db {
     const dtb_board *board;
     dtb_log_fn log;
     void *log_user;
-    pthread_mutex_t err_lock;
-    dtb_status last_status;
-    char last_msg[DTB_MESSAGE_SIZE];
+    uint64_t serial; /* this handle's number among all opened by the process (error slots) */
 };
+
+/* Each thread's latest failure per handle, kept like errno: thread-local, so no thread reads
+ * another's message and recording takes no lock. A slot names its handle by serial number, not
+ * address, so a handle opened at a freed one's address never inherits its messages. A thread
+ * keeps ERROR_SLOTS handles' messages, replacing the least recently failed. */
+enum { ERROR_SLOTS = 8 };
+typedef struct error_slot {
+    uint64_t serial; /* 0: unused */
+    uint64_t when;   /* the thread's failure count when it was written */
+    dtb_status status;
+    char msg[DTB_MESSAGE_SIZE];
+} error_slot;
+static _Thread_local error_slot thread_errors[ERROR_SLOTS];
+static _Thread_local uint64_t thread_failures;
+static atomic_uint_fast64_t next_serial = 1;
 
 const char *dtb_strerror(dtb_status s)
 {
@@ -57,26 +71,47 @@ const char *dtb_strerror(dtb_status s)
     return "unknown status";
 }
 
-/* Keeps the message of a failed call for dtb_last_error; returns s. */
+int dtb_version(const char **version)
+{
+    if (version)
+        *version = DTB_VERSION_STRING;
+    return DTB_VERSION_NUMBER;
+}
+
+/* The calling thread's slot for db, or NULL when it has none. */
+static error_slot *error_slot_of(const dtb_db *db)
+{
+    for (int i = 0; i < ERROR_SLOTS; i++)
+        if (thread_errors[i].serial == db->serial)
+            return &thread_errors[i];
+    return NULL;
+}
+
+/* Keeps the message of a failed call for dtb_last_error (in the calling thread); returns s. */
 static dtb_status record(dtb_db *db, dtb_status s, const dtb_error *e)
 {
     if (s == DTB_OK || s == DTB_E_NOTCACHED)
         return s;
-    pthread_mutex_lock(&db->err_lock);
-    db->last_status = s;
-    snprintf(db->last_msg, sizeof db->last_msg, "%s", e->msg[0] ? e->msg : dtb_strerror(s));
-    pthread_mutex_unlock(&db->err_lock);
+    error_slot *slot = error_slot_of(db);
+    if (!slot) {
+        slot = &thread_errors[0];
+        for (int i = 1; i < ERROR_SLOTS; i++)
+            if (thread_errors[i].when < slot->when)
+                slot = &thread_errors[i];
+        slot->serial = db->serial;
+    }
+    slot->when = ++thread_failures;
+    slot->status = s;
+    snprintf(slot->msg, sizeof slot->msg, "%s", e && e->msg[0] ? e->msg : dtb_strerror(s));
     return s;
 }
 
 dtb_status dtb_last_error(dtb_db *db, char *buf, size_t size)
 {
-    pthread_mutex_lock(&db->err_lock);
-    const dtb_status s = db->last_status;
+    const error_slot *slot = error_slot_of(db);
     if (size > 0)
-        snprintf(buf, size, "%s", db->last_msg);
-    pthread_mutex_unlock(&db->err_lock);
-    return s;
+        snprintf(buf, size, "%s", slot ? slot->msg : "");
+    return slot ? slot->status : DTB_OK;
 }
 
 static void log_line(const dtb_options *o, const char *msg)
@@ -85,9 +120,39 @@ static void log_line(const dtb_options *o, const char *msg)
         o->log(o->log_user, msg);
 }
 
-dtb_status dtb_open(const dtb_options *o, dtb_db **out)
+/* The caller's options as this library's dtb_options: fields beyond o->struct_size (an older
+ * header's struct) read as zero, their defaults. */
+static dtb_status options_of(const dtb_options *in, dtb_options *o, dtb_error *e)
+{
+    *o = (dtb_options){0};
+    if (in->struct_size < offsetof(dtb_options, paths) + sizeof in->paths)
+        return dtb_error_set(e, DTB_E_INVALID,
+                             "dtb_options.struct_size is %zu: set it to sizeof(dtb_options) "
+                             "(DTB_OPTIONS_INIT does)",
+                             in->struct_size);
+    if (in->struct_size > sizeof *o)
+        return dtb_error_set(e, DTB_E_VERSION,
+                             "dtb_options of %zu bytes: a dtb.h newer than this library "
+                             "(version %s, %zu bytes)",
+                             in->struct_size, DTB_VERSION_STRING, sizeof *o);
+    memcpy(o, in, in->struct_size);
+    return DTB_OK;
+}
+
+dtb_status dtb_open(const dtb_options *in, dtb_db **out)
 {
     *out = NULL;
+    dtb_options opts = {0};
+    const dtb_options *o = &opts;
+    dtb_error oe = {{0}};
+    const dtb_status os = in ? options_of(in, &opts, &oe)
+                             : dtb_error_set(&oe, DTB_E_INVALID, "no options given");
+    if (os != DTB_OK) {
+        if (in && in->struct_size >= offsetof(dtb_options, log_user) + sizeof in->log_user &&
+            in->struct_size <= sizeof opts && in->log)
+            in->log(in->log_user, oe.msg);
+        return os;
+    }
     dtb_db *db = calloc(1, sizeof *db);
     if (!db) {
         log_line(o, "out of memory");
@@ -95,7 +160,7 @@ dtb_status dtb_open(const dtb_options *o, dtb_db **out)
     }
     db->log = o->log;
     db->log_user = o->log_user;
-    pthread_mutex_init(&db->err_lock, NULL);
+    db->serial = atomic_fetch_add(&next_serial, 1);
     dtb_error e = {{0}};
     dtb_status s = dtb_tableset_open(o->paths, o->npaths, o->variant, o->log, o->log_user, &db->ts, &e);
     if (s == DTB_OK) {
@@ -120,7 +185,6 @@ void dtb_close(dtb_db *db)
         return;
     dtb_resolver_free(db->r);
     dtb_tableset_close(db->ts);
-    pthread_mutex_destroy(&db->err_lock);
     free(db);
 }
 
@@ -130,11 +194,18 @@ int dtb_db_squares(const dtb_db *db) { return db->board->squares; }
 
 int dtb_max_pieces(const dtb_db *db, bool dtw) { return dtb_tableset_max_pieces(db->ts, dtw); }
 
-void dtb_get_cache_stats(dtb_db *db, dtb_cache_stats *st)
+dtb_status dtb_get_cache_stats(dtb_db *db, dtb_cache_stats *st)
 {
+    const size_t first_version = offsetof(dtb_cache_stats, blocks) + sizeof st->blocks;
+    if (st->struct_size < first_version)
+        return record(db, DTB_E_INVALID,
+                      &(dtb_error){.msg = "dtb_cache_stats.struct_size is smaller than the struct"});
     dtb_blockcache_stats c;
     dtb_resolver_cache_stats(db->r, &c);
-    *st = (dtb_cache_stats){.hits = c.hits, .misses = c.misses, .bytes = c.bytes, .blocks = c.blocks};
+    const dtb_cache_stats full = {.struct_size = st->struct_size, .hits = c.hits,
+                                  .misses = c.misses, .bytes = c.bytes, .blocks = c.blocks};
+    memcpy(st, &full, st->struct_size < sizeof full ? st->struct_size : sizeof full);
+    return DTB_OK;
 }
 
 /* ---- positions ---------------------------------------------------------------------------- */
@@ -544,6 +615,8 @@ static dtb_status verify_file(dtb_db *db, const vfile *f, unsigned flags, vprogr
 {
     dtb_index *ix;
     dtb_status s = dtb_index_create(db->board, f->m, &ix);
+    if (s == DTB_E_NOMEM)
+        return dtb_error_set(e, DTB_E_NOMEM, "%s: out of memory for the index", f->path);
     if (s != DTB_OK)
         return dtb_error_set(e, DTB_E_MISMATCH, "%s: material does not fit the %s board", f->path,
                              db->board->variant->name);

@@ -3,7 +3,8 @@
  * Quick start:
  *
  *     const char *dirs[] = {"/data/tables"};
- *     dtb_options o = {.paths = dirs, .npaths = 1, .cache_bytes = 256u << 20};
+ *     dtb_options o = DTB_OPTIONS_INIT;
+ *     o.paths = dirs, o.npaths = 1, o.cache_bytes = 256u << 20;
  *     dtb_db *db;
  *     if (dtb_open(&o, &db) != DTB_OK) ...          (the log callback, if given, says why)
  *     dtb_position p;
@@ -22,8 +23,8 @@
  * Statuses are returned separately from values: every function that can fail returns a
  * dtb_status, and values come back through out-parameters, which are written only on DTB_OK.
  * The library never prints and never exits; problems with files are also reported, once each,
- * through the log callback given to dtb_open, and the message of the latest failure of any call
- * is kept for dtb_last_error.
+ * through the log callback given to dtb_open, and each thread's latest failure on a db is kept
+ * for dtb_last_error.
  *
  * Tables hold positions without a capture for the side to move; a capture position is answered by
  * searching its captures (compulsory in every variant) down to positions the tables hold, so any
@@ -40,47 +41,37 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dtb_status.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Version of this interface; changes when a declaration here changes incompatibly. */
-#define DTB_API_VERSION 1
+/* Version of dtb (semantic versioning: a new minor version adds, a new major version may break).
+ * The build reads the project's version from these lines. */
+#define DTB_VERSION_MAJOR 0
+#define DTB_VERSION_MINOR 2
+#define DTB_VERSION_PATCH 0
+#define DTB_VERSION_STRING "0.2.0"
+/* DTB_VERSION_MAJOR * 10000 + DTB_VERSION_MINOR * 100 + DTB_VERSION_PATCH, for #if tests. */
+#define DTB_VERSION_NUMBER (DTB_VERSION_MAJOR * 10000 + DTB_VERSION_MINOR * 100 + DTB_VERSION_PATCH)
+
+/* Version of this interface; changes when a declaration here changes incompatibly (it is the
+ * shared library's soname: libdtb.so.2). */
+#define DTB_API_VERSION 2
 
 /* ---- statuses and values ------------------------------------------------------------------- */
 
-/* What a call did. The same codes (and identical definition) as the library's internals, hence
- * the guard. */
-#ifndef DTB_STATUS_DEFINED
-#define DTB_STATUS_DEFINED
-typedef enum dtb_status {
-    DTB_OK = 0,
-    DTB_E_INVALID,    /* malformed or impossible input; the message says what */
-    DTB_E_RANGE,      /* a value outside what the variant or material allows */
-    DTB_E_OVERFLOW,   /* a fixed-size buffer (move list, text) is too small */
-    DTB_E_NOTFOUND,   /* a file or table does not exist */
-    DTB_E_IO,         /* the system failed to open, read, write or sync; the message says why */
-    DTB_E_NOSPACE,    /* disk full or quota exceeded while writing */
-    DTB_E_CORRUPT,    /* a file fails a check: truncated, bad magic, checksum mismatch, bad field */
-    DTB_E_VERSION,    /* a file format or index scheme version this build does not read */
-    DTB_E_MISMATCH,   /* a sound file, but not the one asked for (variant, material, metric) */
-    DTB_E_NOMEM,      /* out of memory */
-    DTB_E_ABORTED,    /* a callback asked to stop */
-    DTB_E_NOTCACHED,  /* a cache-only probe needs data that is not in memory */
-} dtb_status;
-#endif
-
-/* Game result for the side to move. */
-#ifndef DTB_WDL_DEFINED
-#define DTB_WDL_DEFINED
-typedef enum dtb_wdl { DTB_LOSS = -1, DTB_DRAW = 0, DTB_WIN = 1 } dtb_wdl;
-#endif
-
-/* Largest DTW any table can hold (plies). */
-#define DTB_MAX_DTW 254
+/* dtb_status (what a call did), dtb_wdl (win, draw, loss) and DTB_MAX_DTW (the largest DTW any
+ * table can hold, in plies) are defined in dtb_status.h, installed beside this header. */
 
 /* Size that always holds a message of this library (dtb_last_error, FEN errors). */
 #define DTB_MESSAGE_SIZE 256
+
+/* The version of the library linked at run time, as DTB_VERSION_NUMBER (compare it with the
+ * header's DTB_VERSION_NUMBER to detect a library older than the header). version, when not
+ * NULL, receives the text ("0.2.0"; a static string). Thread-safe. */
+int dtb_version(const char **version);
 
 /* A short English description of status s ("table not found", ...), never NULL.
  * Thread-safe (static strings). */
@@ -96,7 +87,14 @@ typedef struct dtb_db dtb_db;
  * back into the library with the same db. */
 typedef void (*dtb_log_fn)(void *user, const char *message);
 
+/* Structs the caller allocates and the library reads or fills (dtb_options, dtb_cache_stats)
+ * start with struct_size, which the caller sets to sizeof the struct as its dtb.h declares it.
+ * A later version may add fields at the end: the library reads and writes only the first
+ * struct_size bytes, so a program built against an older header keeps working with a newer
+ * library. The value types (dtb_position, dtb_pdn_move, dtb_ranked_move) are fixed for a
+ * DTB_API_VERSION. */
 typedef struct dtb_options {
+    size_t struct_size; /* sizeof(dtb_options); DTB_OPTIONS_INIT sets it */
     /* Table directories, searched in this order. Each may hold <variant>/ subdirectories (as
      * dtbgen writes them) or the table files directly. */
     const char *const *paths;
@@ -111,11 +109,16 @@ typedef struct dtb_options {
     void *log_user;
 } dtb_options;
 
+/* An initializer with struct_size set and every option at its default:
+ *     dtb_options o = DTB_OPTIONS_INIT;  o.paths = dirs;  o.npaths = 1; */
+#define DTB_OPTIONS_INIT {.struct_size = sizeof(dtb_options)}
+
 /* Opens the tables of one variant (egdb-driver style: directories, cache budget, log callback).
  * Parameters: o: directories, variant, cache budget, log callback (copied: o and the strings
  *   it points to need not outlive the call). out: receives the handle, or NULL on failure.
- * Returns: DTB_OK; DTB_E_INVALID (no directory given, unknown variant, tables of several
- *   variants and no variant chosen); DTB_E_NOTFOUND (no directory exists, or no variant given
+ * Returns: DTB_OK; DTB_E_INVALID (o->struct_size not set, no directory given, unknown variant,
+ *   tables of several variants and no variant chosen); DTB_E_VERSION (o->struct_size larger than
+ *   this library's dtb_options: a header newer than the library); DTB_E_NOTFOUND (no directory exists, or no variant given
  *   and no table found); DTB_E_NOMEM. The log callback receives the reason.
  * Notes: directories are scanned once here, to learn the variant and which materials exist
  *   (dtb_max_pieces); files are opened lazily, on first use, and kept open until dtb_close.
@@ -140,10 +143,12 @@ int dtb_db_squares(const dtb_db *db);
  * true. 1 when not even every 2-piece material is there. Thread-safe. */
 int dtb_max_pieces(const dtb_db *db, bool dtw);
 
-/* Copies the message of the latest failed call on db (any thread) into buf (size bytes, always
- * NUL-terminated when size > 0) and returns its status; DTB_OK and "" when nothing failed yet.
- * Cache-only misses (DTB_E_NOTCACHED) are not recorded, so they stay cheap. Thread-safe; with
- * several threads failing at once the latest one wins. */
+/* Copies the message of the latest failed call on db made by the calling thread into buf (size
+ * bytes, always NUL-terminated when size > 0) and returns its status; DTB_OK and "" when this
+ * thread's calls on db have not failed yet. Like errno, the message is the thread's own: another
+ * thread's failures never replace it. Cache-only misses (DTB_E_NOTCACHED) are not recorded, so
+ * they stay cheap. A thread keeps the messages of its eight most recently failing handles.
+ * Thread-safe. */
 dtb_status dtb_last_error(dtb_db *db, char *buf, size_t size);
 
 /* ---- positions and moves ----------------------------------------------------------------------- */
@@ -307,13 +312,17 @@ dtb_status dtb_verify(dtb_db *db, unsigned flags, dtb_verify_progress progress, 
 
 /* Counters of the block cache since dtb_open. */
 typedef struct dtb_cache_stats {
+    size_t struct_size;    /* sizeof(dtb_cache_stats), set by the caller */
     uint64_t hits, misses; /* block lookups answered from memory / read from disk */
     uint64_t bytes;        /* bytes held now */
     uint64_t blocks;       /* blocks held now */
 } dtb_cache_stats;
 
-/* Thread-safe; the counters are approximate while other threads probe. */
-void dtb_get_cache_stats(dtb_db *db, dtb_cache_stats *st);
+/* Fills the first st->struct_size bytes of *st (struct_size itself is left as it is).
+ * Returns: DTB_OK; DTB_E_INVALID when st->struct_size is smaller than its first version
+ *   (struct_size and the four counters). Thread-safe; the counters are approximate while other
+ *   threads probe. */
+dtb_status dtb_get_cache_stats(dtb_db *db, dtb_cache_stats *st);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,8 @@
 # What `cmake --install` puts under the prefix, so that an engine links libdtb with
 # `pkg-config --cflags --libs dtb` or `find_package(dtb)` + `target_link_libraries(app dtb::dtb)`:
-#   lib/libdtb.so          the probe library (dtb + dtbcore), exporting only what probe/dtb.h declares
-#   include/dtb.h          its one public header
+#   lib/libdtb.so          the probe library (dtb + dtbformat + dtbcore), exporting only what
+#                          probe/dtb.h declares
+#   include/dtb.h          its public header, and include/dtb_status.h, which dtb.h includes
 #   lib/pkgconfig/dtb.pc   (Requires.private: libzstd)
 #   lib/cmake/dtb/         dtbConfig.cmake, dtbConfigVersion.cmake, dtbTargets*.cmake
 #   bin/dtbgen, bin/dtbprobe
@@ -16,6 +17,7 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(_dtb_header "${CMAKE_CURRENT_LIST_DIR}/dtb.h")
+set(_dtb_status_header "${PROJECT_SOURCE_DIR}/core/dtb_status.h")
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_dtb_header}")
 
 # The exported symbols are the functions dtb.h declares (a declaration starts in column 0 and
@@ -40,15 +42,18 @@ string(REGEX REPLACE ".* " "" _dtb_api "${_dtb_api}")
 
 # CMake wants a source for every library; the code comes from the archives below.
 file(GENERATE OUTPUT "${CMAKE_BINARY_DIR}/probe/libdtb_shared.c"
-     CONTENT "/* libdtb.so is the dtb and dtbcore archives, linked whole. */\ntypedef int dtb_shared_unit;\n")
+     CONTENT "/* libdtb.so is the dtb, dtbformat and dtbcore archives. */\ntypedef int dtb_shared_unit;\n")
 add_library(dtbshared SHARED "${CMAKE_BINARY_DIR}/probe/libdtb_shared.c")
+# Linked whole, then the linker drops every section that no exported function reaches
+# (--gc-sections), so the library holds what dtb.h declares and what that needs, nothing more.
 target_link_libraries(dtbshared PRIVATE
-  -Wl,--whole-archive dtb dtbcore -Wl,--no-whole-archive
-  "-Wl,--version-script=${_dtb_map}"
+  -Wl,--whole-archive dtb dtbformat dtbcore -Wl,--no-whole-archive
+  "-Wl,--version-script=${_dtb_map}" -Wl,--gc-sections
   # Every symbol resolved at link time (clang's sanitizer runtimes live in the executable).
   $<$<NOT:$<BOOL:${DTB_SANITIZE}>>:-Wl,--no-undefined>)
 # Users see dtb.h alone, in the build tree too (a copy kept apart from probe/'s private headers).
 configure_file("${_dtb_header}" "${CMAKE_BINARY_DIR}/include/dtb.h" COPYONLY)
+configure_file("${_dtb_status_header}" "${CMAKE_BINARY_DIR}/include/dtb_status.h" COPYONLY)
 target_include_directories(dtbshared INTERFACE
   $<BUILD_INTERFACE:${CMAKE_BINARY_DIR}/include>
   $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
@@ -63,7 +68,7 @@ add_library(dtb::dtb ALIAS dtbshared)
 
 install(TARGETS dtbshared EXPORT dtbTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(FILES "${_dtb_header}" DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES "${_dtb_header}" "${_dtb_status_header}" DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS dtbgen dtbprobe RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 # CMake package: relocatable (paths relative to the config file).

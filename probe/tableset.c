@@ -369,8 +369,8 @@ dtb_tablefile_expect dtb_tableset_expect(const dtb_tableset *ts, dtb_material m,
         .variant = ts->variant->name,
         .material = name,
         .metric = metric,
-        .index_version = DTB_PROBE_INDEX_VERSION,
-        .value_encoding = metric == DTB_METRIC_DTW ? DTB_PROBE_ENCODING_DTW : DTB_PROBE_ENCODING_WLD,
+        .index_version = DTB_INDEX_VERSION,
+        .value_encoding = dtb_encoding_of(metric),
         .positions = positions,
     };
 }
@@ -410,8 +410,12 @@ static tslot *make_slot(dtb_tableset *ts, dtb_material m, dtb_metric metric)
     dtb_index **ix = &ts->index[mat_slot(m)];
     if (!*ix) {
         const dtb_status st = dtb_index_create(&ts->board, m, ix);
-        if (st != DTB_OK) {
-            s->status = st == DTB_E_NOMEM ? DTB_E_NOMEM : DTB_E_NOTFOUND;
+        if (st == DTB_E_NOMEM) {
+            s->status = DTB_E_NOMEM;
+            snprintf(s->msg, sizeof s->msg, "out of memory for the index of %s", name);
+            return s;
+        } else if (st != DTB_OK) {
+            s->status = DTB_E_NOTFOUND;
             snprintf(s->msg, sizeof s->msg, "material %s does not fit the %s board", name,
                      ts->variant->name);
             return s;
@@ -478,7 +482,18 @@ dtb_status dtb_tableset_get(dtb_tableset *ts, dtb_material m, dtb_metric metric,
             return DTB_E_NOTCACHED;
         pthread_mutex_lock(&ts->open_lock);
         s = atomic_load_explicit(where, memory_order_relaxed);
-        if (!s && (s = make_slot(ts, m, metric)))
+        const bool made = !s;
+        if (made)
+            s = make_slot(ts, m, metric);
+        /* A table that is missing or damaged stays so; running out of memory is not remembered,
+         * so that a later call, with memory freed, can open the table. */
+        if (made && s && s->status == DTB_E_NOMEM) {
+            const dtb_status st = dtb_error_set(e, DTB_E_NOMEM, "%s", s->msg);
+            free(s);
+            pthread_mutex_unlock(&ts->open_lock);
+            return st;
+        }
+        if (made && s)
             atomic_store_explicit(where, s, memory_order_release);
         pthread_mutex_unlock(&ts->open_lock);
         if (!s)

@@ -16,13 +16,6 @@
 #include "index.h"
 #include "tablefile.h"
 
-/* What table headers must say for this reader (gen/build.h writes the same numbers as
- * DTB_ENCODING_DTW, DTB_ENCODING_WLD and DTB_INDEX_VERSION; tests/test_probe.c checks that they
- * agree, since libdtb may not include gen/). */
-#define DTB_PROBE_ENCODING_DTW 1u /* one byte of core/value.h per position */
-#define DTB_PROBE_ENCODING_WLD 2u /* 0 draw, 1 win, 2 loss */
-#define DTB_PROBE_INDEX_VERSION 1u
-
 /* Most pieces of one kind (per colour) a table can have here. */
 #define DTB_TABLESET_MAX_KIND 8
 

@@ -161,7 +161,7 @@ int main(int argc, char **argv)
         nthreads = 2;
     }
     const char *dirs[1] = {dir};
-    dtb_options o = {.paths = dirs, .npaths = 1, .variant = variant,
+    dtb_options o = {.struct_size = sizeof(dtb_options), .paths = dirs, .npaths = 1, .variant = variant,
                      .cache_bytes = (uint64_t)cache_mib << 20, .log = report};
     dtb_db *db;
     if (dtb_open(&o, &db) != DTB_OK)
@@ -260,7 +260,7 @@ int main(int argc, char **argv)
             return 1;
         }
         const double probes = (double)npos * rounds * nt;
-        dtb_cache_stats cs;
+        dtb_cache_stats cs = {.struct_size = sizeof cs};
         dtb_get_cache_stats(db, &cs);
         printf("probe %s %s pieces %d threads %d probes %.0f seconds %.3f per_second %.0f "
                "per_thread_per_second %.0f per_cpu_second %.0f positions %d cache_bytes %" PRIu64 "\n",
@@ -268,7 +268,7 @@ int main(int argc, char **argv)
                probes / sec, probes / sec / nt, probes / cpu, npos, cs.bytes);
         fflush(stdout);
     }
-    dtb_cache_stats cs;
+    dtb_cache_stats cs = {.struct_size = sizeof cs};
     dtb_get_cache_stats(db, &cs);
     fprintf(stderr, "cache: %" PRIu64 " hits, %" PRIu64 " misses, %" PRIu64 " blocks, %" PRIu64 " bytes\n",
             cs.hits, cs.misses, cs.blocks, cs.bytes);

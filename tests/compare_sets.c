@@ -34,7 +34,7 @@
 static dtb_db *open_set(const char *dir)
 {
     const char *dirs[1] = {dir};
-    const dtb_options o = {.paths = dirs, .npaths = 1, .cache_bytes = 256ull << 20};
+    const dtb_options o = {.struct_size = sizeof(dtb_options), .paths = dirs, .npaths = 1, .cache_bytes = 256ull << 20};
     dtb_db *db;
     const dtb_status s = dtb_open(&o, &db);
     if (s != DTB_OK) {

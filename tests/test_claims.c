@@ -37,7 +37,7 @@ static char root[64];
 static dtb_db *open_db(const char *variant)
 {
     const char *dirs[] = {root};
-    const dtb_options o = {.paths = dirs, .npaths = 1, .variant = variant};
+    const dtb_options o = {.struct_size = sizeof(dtb_options), .paths = dirs, .npaths = 1, .variant = variant};
     dtb_db *db = NULL;
     return dtb_open(&o, &db) == DTB_OK ? db : NULL;
 }

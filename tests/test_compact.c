@@ -90,7 +90,7 @@ static void table_path(char *buf, size_t size, const char *dir, const dtb_materi
 static dtb_db *open_db(const char *dir, uint64_t cache)
 {
     const char *dirs[1] = {dir};
-    const dtb_options o = {.paths = dirs, .npaths = 1, .cache_bytes = cache};
+    const dtb_options o = {.struct_size = sizeof(dtb_options), .paths = dirs, .npaths = 1, .cache_bytes = cache};
     dtb_db *db = NULL;
     const dtb_status s = dtb_open(&o, &db);
     if (s != DTB_OK)
@@ -714,8 +714,8 @@ static void test_cache_only(void **state)
     /* Nothing opened or cached: cache-only answers "not cached" without touching the disk. */
     assert_int_equal(dtb_probe_wdl(db, &x, DTB_CACHE_ONLY, &w), DTB_E_NOTCACHED);
     assert_int_equal(dtb_probe_dtw(db, &x, DTB_CACHE_ONLY, &w, &d), DTB_E_NOTCACHED);
-    dtb_cache_stats cs;
-    dtb_get_cache_stats(db, &cs);
+    dtb_cache_stats cs = {.struct_size = sizeof cs};
+    assert_int_equal(dtb_get_cache_stats(db, &cs), DTB_OK);
     assert_int_equal(cs.blocks, 0);
     /* After a real probe every successor is cached: the same answer from memory. */
     assert_int_equal(dtb_probe_wdl(db, &x, 0, &w), DTB_OK);

@@ -213,11 +213,13 @@ static void check_contents(const char *path, const uint8_t *v, uint64_t n, bool 
     }
     assert_true(in->dontcare_count == dontcare);
     assert_true(in->dontcare_kind == DTB_DONTCARE_CAPTURES);
-    /* Out of range requests are errors. */
+    /* Out of range requests are errors: a block that does not exist, a buffer too small. */
     assert_int_equal(dtb_tablefile_read_block(tf, in->blocks, buf, in->block_positions, ctx, &err),
                      DTB_E_RANGE);
     assert_int_equal(dtb_tablefile_read_block(tf, 0, buf, dtb_tablefile_block_len(tf, 0) - 1, ctx, &err),
-                     DTB_E_RANGE);
+                     DTB_E_OVERFLOW);
+    assert_int_equal(dtb_tablefile_read_packed(tf, 0, buf, dtb_tablefile_packed_len(tf, 0) - 1, ctx, &err),
+                     DTB_E_OVERFLOW);
     if (dtb_tablefile_verify(tf, true, NULL, NULL, &err) != DTB_OK)
         fail_msg("verify %s: %s", path, err.msg);
     free(buf);

@@ -653,7 +653,7 @@ static dtb_status read_stored(const dtb_tablefile *tf, uint64_t b, uint8_t *out,
                                  (unsigned long long)b, (unsigned long long)tf->info.blocks);
     const size_t len = (size_t)dtb_tablefile_packed_len(tf, b);
     if (out_size < len)
-        return dtb_tf_file_error(e, DTB_E_RANGE, tf->path, "buffer of %zu bytes for a block of %zu",
+        return dtb_tf_file_error(e, DTB_E_OVERFLOW, tf->path, "buffer of %zu bytes for a block of %zu",
                                  out_size, len);
     size_t size;
     const dtb_status s = load_frame(tf, b, ctx, &size, e);
@@ -674,7 +674,7 @@ static dtb_status read_values(const dtb_tablefile *tf, uint64_t b, uint8_t *out,
                                  (unsigned long long)b, (unsigned long long)tf->info.blocks);
     const size_t len = (size_t)dtb_tablefile_block_len(tf, b);
     if (out_size < len)
-        return dtb_tf_file_error(e, DTB_E_RANGE, tf->path, "buffer of %zu bytes for a block of %zu",
+        return dtb_tf_file_error(e, DTB_E_OVERFLOW, tf->path, "buffer of %zu bytes for a block of %zu",
                                  out_size, len);
     const size_t plen = (size_t)dtb_tablefile_packed_len(tf, b);
     if (!reserve(&ctx->packed, &ctx->packed_cap, plen) ||
@@ -712,7 +712,7 @@ dtb_status dtb_tablefile_read_packed(const dtb_tablefile *tf, uint64_t b, uint8_
         const size_t len = (size_t)dtb_tablefile_block_len(tf, b);
         const size_t plen = (size_t)dtb_tablefile_packed_len(tf, b);
         if (out_size < plen)
-            s = dtb_tf_file_error(e, DTB_E_RANGE, tf->path, "buffer of %zu bytes for a block of %zu",
+            s = dtb_tf_file_error(e, DTB_E_OVERFLOW, tf->path, "buffer of %zu bytes for a block of %zu",
                                   out_size, plen);
         else if (!reserve(&ctx->ordered, &ctx->ordered_cap, len))
             s = dtb_tf_file_error(e, DTB_E_NOMEM, tf->path, "out of memory reading block %llu",

@@ -32,6 +32,20 @@ typedef enum dtb_metric {
     DTB_METRIC_DTW = 2, /* distance to win */
 } dtb_metric;
 
+/* Value encodings recorded in table headers: the one-byte DTW value of core/value.h, and the
+ * WLD byte (0 draw, 1 win, 2 loss for the side to move). */
+enum { DTB_ENCODING_DTW = 1, DTB_ENCODING_WLD = 2 };
+
+/* The encoding a table of this metric is written in. */
+static inline uint32_t dtb_encoding_of(dtb_metric metric)
+{
+    return metric == DTB_METRIC_DTW ? DTB_ENCODING_DTW : DTB_ENCODING_WLD;
+}
+
+/* Index scheme version recorded in table headers: core/index.h's order of positions
+ * (docs/FORMAT.md, "The index"). */
+#define DTB_INDEX_VERSION 1u
+
 /* Which positions of a file hold arbitrary (don't-care) values: a bit set. */
 enum {
     DTB_DONTCARE_CAPTURES = 1u, /* positions where the side to move must capture */
@@ -120,7 +134,7 @@ void dtb_tablefile_ctx_free(dtb_tablefile_ctx *ctx);
 /* Reads block b (b < blocks) into out[0 .. dtb_tablefile_block_len(tf, b)), after checking the
  * frame's checksum; out_size must be at least that length. ctx may be NULL: a temporary context is
  * then made and freed inside the call (costs an allocation; pass a ctx on hot paths).
- * Returns DTB_OK, DTB_E_RANGE (bad b or out_size), DTB_E_IO, DTB_E_CORRUPT (checksum mismatch, a
+ * Returns DTB_OK, DTB_E_RANGE (b out of range), DTB_E_OVERFLOW (out_size too small), DTB_E_IO, DTB_E_CORRUPT (checksum mismatch, a
  * frame that does not decode to exactly the block's length, file shrunk since open), DTB_E_NOMEM.
  * On failure out's contents are unspecified. Thread-safe (see the file comment). */
 dtb_status dtb_tablefile_read_block(const dtb_tablefile *tf, uint64_t b, uint8_t *out,

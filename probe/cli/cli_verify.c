@@ -22,10 +22,11 @@
 
 #include "board.h"
 #include "claims.h"
+#include "cli_options.h"
 #include "dtb.h"
 #include "fen.h"
 
-enum { EXIT_FAIL = 1, EXIT_USAGE = 2 };
+enum { EXIT_FAIL = 1 };
 
 #define MAX_DIRS 32
 #define MAX_FILES 256
@@ -42,6 +43,16 @@ typedef struct options {
     int nids;
 } options;
 
+enum { OPT_TABLES, OPT_EXAMPLES, OPT_CLAIM, OPT_JSON, OPT_HTML, OPT_QUIET, NOPTIONS };
+static const dtb_cli_option verify_options[NOPTIONS] = {
+    [OPT_TABLES] = {"--tables", DTB_CLI_TEXT, "DIR", "table directories, ':'-separated (default: $DTB_PATH, else tables)"},
+    [OPT_EXAMPLES] = {"--examples", DTB_CLI_INT, "K", "counterexamples shown per failing claim (default 5)", 0, 1000},
+    [OPT_CLAIM] = {"--claim", DTB_CLI_TEXT, "ID", "only this claim (repeatable)", .repeat = true},
+    [OPT_JSON] = {"--json", DTB_CLI_FLAG, NULL, "one JSON object instead of the text report"},
+    [OPT_HTML] = {"--html", DTB_CLI_TEXT, "FILE", "also write an HTML report with a diagram of every position listed"},
+    [OPT_QUIET] = {"--quiet", DTB_CLI_FLAG, NULL, "text report: only failing claims and the summary"},
+};
+
 static void help(FILE *f)
 {
     fprintf(f,
@@ -53,90 +64,48 @@ static void help(FILE *f)
             "arguments:\n"
             "  FILE             a claims file, or a directory: its *.claims files (default: $DTB_CLAIMS,\n"
             "                   else tables/claims in the current directory)\n\n"
-            "options:\n"
-            "  --tables DIR     table directories, ':'-separated (default: $DTB_PATH, else tables)\n"
-            "  --examples K     counterexamples shown per failing claim (default 5)\n"
-            "  --claim ID       only this claim (repeatable)\n"
-            "  --json           one JSON object instead of the text report\n"
-            "  --html FILE      also write an HTML report with a diagram of every position listed\n"
-            "  --quiet          text report: only failing claims and the summary\n"
-            "  --help           this text\n\n"
-            "exit status: 0 every claim holds, 1 a claim fails or data is missing or unreadable,\n"
-            "2 usage error\n");
-}
-
-static int usage(const char *fmt, const char *arg)
-{
-    fprintf(stderr, "dtbprobe: verify: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\ntry 'dtbprobe verify --help'\n");
-    return EXIT_USAGE;
+            "options:\n");
+    dtb_cli_print_options(f, verify_options, NOPTIONS);
+    fprintf(f, "\nexit status: 0 every claim holds, 1 a claim fails or data is missing or unreadable,\n"
+               "2 usage error\n");
 }
 
 /* -1 to go on, or an exit status. */
 static int parse(int argc, char **argv, options *o)
 {
     *o = (options){.examples = 5};
-    bool done = false;
-    for (int i = 0; i < argc; i++) {
-        const char *w = argv[i];
-        if (done || w[0] != '-' || w[1] == '\0') {
-            if (o->nfiles == MAX_FILES)
-                return usage("more than %s claims files", "256");
-            o->files[o->nfiles++] = w;
-            continue;
-        }
-        if (strcmp(w, "--") == 0) {
-            done = true;
-            continue;
-        }
-        if (strcmp(w, "--help") == 0 || strcmp(w, "-h") == 0) {
-            help(stdout);
-            return 0;
-        }
-        char name[32];
-        const char *eq = strchr(w, '=');
-        const size_t len = eq ? (size_t)(eq - w) : strlen(w);
-        if (len >= sizeof name)
-            return usage("unknown option %s", w);
-        memcpy(name, w, len);
-        name[len] = '\0';
-        const bool flag = strcmp(name, "--json") == 0 || strcmp(name, "--quiet") == 0;
-        const bool valued = strcmp(name, "--tables") == 0 || strcmp(name, "--examples") == 0 ||
-                            strcmp(name, "--html") == 0 || strcmp(name, "--claim") == 0;
-        if (!flag && !valued)
-            return usage("unknown option %s", name);
-        if (flag && eq)
-            return usage("%s takes no value", name);
-        const char *value = NULL;
-        if (valued) {
-            if (eq)
-                value = eq + 1;
-            else if (i + 1 < argc)
-                value = argv[++i];
-            else
-                return usage("%s needs a value", name);
-        }
-        if (strcmp(name, "--json") == 0)
-            o->json = true;
-        else if (strcmp(name, "--quiet") == 0)
-            o->quiet = true;
-        else if (strcmp(name, "--tables") == 0)
-            o->tables = value;
-        else if (strcmp(name, "--html") == 0)
-            o->html = value;
-        else if (strcmp(name, "--claim") == 0) {
-            if (o->nids == MAX_IDS)
-                return usage("more than %s --claim options", "64");
-            o->ids[o->nids++] = value;
-        } else {
-            char *end;
-            o->examples = strtol(value, &end, 10);
-            if (end == value || *end || o->examples < 0 || o->examples > 1000)
-                return usage("--examples '%s' is not a number in 0..1000", value);
-        }
+    dtb_cli_args *a = malloc(sizeof *a);
+    if (!a) {
+        fprintf(stderr, "dtbprobe: verify: out of memory\n");
+        return EXIT_FAIL;
     }
-    return -1;
+    int rc = -1;
+    switch (dtb_cli_parse(verify_options, NOPTIONS, MAX_FILES, argc, argv, a)) {
+    case DTB_CLI_HELP:
+        help(stdout);
+        rc = 0;
+        break;
+    case DTB_CLI_USAGE:
+        rc = dtb_cli_usage_error("dtbprobe", "verify", a->error);
+        break;
+    case DTB_CLI_OK:
+        o->tables = a->text[OPT_TABLES];
+        o->html = a->text[OPT_HTML];
+        o->json = a->given[OPT_JSON];
+        o->quiet = a->given[OPT_QUIET];
+        if (a->given[OPT_EXAMPLES])
+            o->examples = a->number[OPT_EXAMPLES];
+        o->nids = dtb_cli_values(a, OPT_CLAIM, o->ids, MAX_IDS);
+        if (o->nids > MAX_IDS) {
+            rc = dtb_cli_usage_error("dtbprobe", "verify", "more than 64 --claim options");
+            break;
+        }
+        for (int i = 0; i < a->npositional; i++)
+            o->files[o->nfiles++] = a->positional[i];
+        break;
+    }
+    free(a);
+    return rc;
 }
 
 /* ---- reading the claims ------------------------------------------------------------------- */
@@ -230,7 +199,7 @@ static variant_db *db_for(variant_db *dbs, int *n, const char *variant, const ch
     variant_db *v = &dbs[(*n)++];
     *v = (variant_db){.variant = variant};
     log_capture lc = {{0}};
-    const dtb_options o = {.paths = dirs, .npaths = ndirs, .variant = variant,
+    const dtb_options o = {.struct_size = sizeof(dtb_options), .paths = dirs, .npaths = ndirs, .variant = variant,
                            .cache_bytes = 256ull << 20, .log = keep_log, .log_user = &lc};
     v->status = dtb_open(&o, &v->db);
     if (v->status != DTB_OK) {
@@ -683,7 +652,7 @@ int dtbprobe_verify_main(int argc, char **argv)
     if (ndirs == 0) {
         free(dirlist);
         dtb_claims_free(set);
-        return usage("%s", "no table directory given");
+        return dtb_cli_usage_error("dtbprobe", "verify", "no table directory given");
     }
 
     FILE *html = NULL;

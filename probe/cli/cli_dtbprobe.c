@@ -2,9 +2,9 @@
  *
  * Structure: `dtbprobe <command> [options] [args]`. The table `commands` lists every command
  * with its option table and run function; a new command adds one entry, one option table and one
- * run function. Options are parsed generically from the command's table (which also drives its
- * --help), into a cli_args value the run function reads. `verify` parses its own options
- * (cli_verify.c). Only the CLI files print; the library under them never does.
+ * run function. Options are parsed by the command lines' shared parser (cli_options.h) from the
+ * command's table (which also drives its --help), into a dtb_cli_args value the run function
+ * reads; `verify` (cli_verify.c) uses the same parser. Only the CLI files print; the library under them never does.
  * Exit codes: 0 done, 1 bad input or data (unknown variant, malformed FEN), 2 usage (unknown
  * command or option, missing or malformed option value).
  */
@@ -22,135 +22,58 @@
 #include "fen.h"
 #include "pdnmove.h"
 #include "perft.h"
+#include "cli_options.h"
 #include "cli_verify.h"
-
-#ifndef DTB_VERSION
-#define DTB_VERSION "unknown"
-#endif
 
 enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
 
-/* ---- generic option parsing ------------------------------------------------------------ */
-
-typedef enum { ARG_NONE, ARG_STRING, ARG_INT } arg_kind;
-
-typedef struct option_spec {
-    const char *name;    /* "--variant" */
-    arg_kind arg;
-    const char *metavar; /* shown in --help */
-    const char *help;
-} option_spec;
-
-#define MAX_OPTIONS 16
-#define MAX_POSITIONAL 1024
-
-/* What the command line said, by option index in the command's table. */
-typedef struct cli_args {
-    bool given[MAX_OPTIONS];
-    const char *text[MAX_OPTIONS]; /* ARG_STRING */
-    long number[MAX_OPTIONS];      /* ARG_INT */
-    const char *positional[MAX_POSITIONAL];
-    int npositional;
-} cli_args;
+/* ---- commands and their options ---------------------------------------------------------- */
 
 typedef struct command {
     const char *name;
     const char *synopsis; /* arguments after the command name */
     const char *summary;
-    const option_spec *options;
+    const dtb_cli_option *options;
     int noptions;
     int max_positional;
-    int (*run)(const struct command *cmd, const cli_args *a);
+    int (*run)(const struct command *cmd, const dtb_cli_args *a);
 } command;
 
-static int usage_error(const char *cmd, const char *fmt, const char *arg)
+static int usage_error(const char *cmd, const char *message)
 {
-    fprintf(stderr, "dtbprobe: %s%s", cmd ? cmd : "", cmd ? ": " : "");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\ntry 'dtbprobe %s%s--help'\n", cmd ? cmd : "", cmd ? " " : "");
-    return EXIT_USAGE;
+    return dtb_cli_usage_error("dtbprobe", cmd, message);
 }
 
 static void command_help(const command *c, FILE *f)
 {
     fprintf(f, "usage: dtbprobe %s %s\n%s\n\noptions:\n", c->name, c->synopsis, c->summary);
-    for (int i = 0; i < c->noptions; i++) {
-        char left[40];
-        snprintf(left, sizeof left, "%s%s%s", c->options[i].name, c->options[i].metavar ? " " : "",
-                 c->options[i].metavar ? c->options[i].metavar : "");
-        fprintf(f, "  %-16s %s\n", left, c->options[i].help);
-    }
-    fprintf(f, "  %-16s %s\n", "--help", "this text");
+    dtb_cli_print_options(f, c->options, c->noptions);
     fprintf(f, "\nexit status: 0 done, 1 bad input or data, 2 usage error\n");
 }
 
-static int option_index(const command *c, const char *name)
+/* Parses argv (the words after the command name) for command c and runs it. */
+static int run_command(const command *c, int argc, char **argv)
 {
-    for (int i = 0; i < c->noptions; i++)
-        if (strcmp(c->options[i].name, name) == 0)
-            return i;
-    return -1;
-}
-
-/* Fills *a from argv (the words after the command name). Returns -1 to go on, or an exit status
- * (0 after --help). "--opt=value" and "--opt value" are both accepted; "--" ends the options. */
-static int parse_args(const command *c, int argc, char **argv, cli_args *a)
-{
-    memset(a, 0, sizeof *a);
-    bool options_done = false;
-    for (int i = 0; i < argc; i++) {
-        const char *w = argv[i];
-        if (options_done || w[0] != '-' || w[1] == '\0') {
-            if (a->npositional >= c->max_positional)
-                return usage_error(c->name, "unexpected argument '%s'", w);
-            a->positional[a->npositional++] = w;
-            continue;
-        }
-        if (strcmp(w, "--") == 0) {
-            options_done = true;
-            continue;
-        }
-        if (strcmp(w, "--help") == 0) {
-            command_help(c, stdout);
-            return 0;
-        }
-        const char *eq = strchr(w, '=');
-        char name[64];
-        const size_t len = eq ? (size_t)(eq - w) : strlen(w);
-        if (len >= sizeof name)
-            return usage_error(c->name, "unknown option %s", w);
-        memcpy(name, w, len);
-        name[len] = '\0';
-        const int k = option_index(c, name);
-        if (k < 0)
-            return usage_error(c->name, "unknown option %s", name);
-        const option_spec *s = &c->options[k];
-        const char *value = NULL;
-        if (s->arg == ARG_NONE) {
-            if (eq)
-                return usage_error(c->name, "%s takes no value", s->name);
-        } else if (eq) {
-            value = eq + 1;
-        } else if (i + 1 < argc) {
-            value = argv[++i];
-        } else {
-            return usage_error(c->name, "%s needs a value", s->name);
-        }
-        a->given[k] = true;
-        if (s->arg == ARG_STRING) {
-            a->text[k] = value;
-        } else if (s->arg == ARG_INT) {
-            char *end;
-            const long v = strtol(value, &end, 10);
-            if (end == value || *end != '\0') {
-                fprintf(stderr, "dtbprobe: %s: %s: '%s' is not a number\ntry 'dtbprobe %s --help'\n",
-                        c->name, s->name, value, c->name);
-                return EXIT_USAGE;
-            }
-            a->number[k] = v;
-        }
+    dtb_cli_args *a = malloc(sizeof *a);
+    if (!a) {
+        fprintf(stderr, "dtbprobe: out of memory\n");
+        return EXIT_INPUT;
     }
-    return -1;
+    int rc;
+    switch (dtb_cli_parse(c->options, c->noptions, c->max_positional, argc, argv, a)) {
+    case DTB_CLI_HELP:
+        command_help(c, stdout);
+        rc = 0;
+        break;
+    case DTB_CLI_USAGE:
+        rc = usage_error(c->name, a->error);
+        break;
+    default:
+        rc = c->run(c, a);
+        break;
+    }
+    free(a);
+    return rc;
 }
 
 /* The variant named on the command line, or NULL after a message. */
@@ -190,30 +113,24 @@ static double now_seconds(void)
 
 /* ---- perft ----------------------------------------------------------------------------- */
 
-enum { PERFT_VARIANT, PERFT_DEPTH, PERFT_DIVIDE };
-static const option_spec perft_options[] = {
-    [PERFT_VARIANT] = {"--variant", ARG_STRING, "V",
-                       "rules: international, english, russian, brazilian, canadian"},
-    [PERFT_DEPTH] = {"--depth", ARG_INT, "D", "count to depth D, 1..40 (default 6)"},
-    [PERFT_DIVIDE] = {"--divide", ARG_NONE, NULL, "at depth D, the count below each root move"},
-};
-
-_Static_assert(sizeof perft_options / sizeof perft_options[0] <= MAX_OPTIONS, "MAX_OPTIONS");
-
 #define PERFT_MAX_DEPTH 40
+
+enum { PERFT_VARIANT, PERFT_DEPTH, PERFT_DIVIDE };
+static const dtb_cli_option perft_options[] = {
+    [PERFT_VARIANT] = {"--variant", DTB_CLI_TEXT, "V",
+                       "rules: international, english, russian, brazilian, canadian"},
+    [PERFT_DEPTH] = {"--depth", DTB_CLI_INT, "D", "count to depth D, 1..40 (default 6)", 1, PERFT_MAX_DEPTH},
+    [PERFT_DIVIDE] = {"--divide", DTB_CLI_FLAG, NULL, "at depth D, the count below each root move"},
+};
 
 /* One line "perft <depth> <nodes> <seconds>" per depth 1..D (each depth timed on its own).
  * With --divide the last depth is preceded by one line per root move: its PDN text and the
  * leaves below it, so that a wrong count can be bisected against another program. */
-static int run_perft(const command *c, const cli_args *a)
+static int run_perft(const command *c, const dtb_cli_args *a)
 {
     if (!a->given[PERFT_VARIANT])
-        return usage_error(c->name, "%s", "--variant is required");
+        return usage_error(c->name, "--variant is required");
     const long depth = a->given[PERFT_DEPTH] ? a->number[PERFT_DEPTH] : 6;
-    if (depth < 1 || depth > PERFT_MAX_DEPTH) {
-        fprintf(stderr, "dtbprobe: perft: --depth %ld is outside 1..%d\n", depth, PERFT_MAX_DEPTH);
-        return EXIT_USAGE;
-    }
     const dtb_variant *v = find_variant(a->text[PERFT_VARIANT]);
     if (!v)
         return EXIT_INPUT;
@@ -258,15 +175,13 @@ static int run_perft(const command *c, const cli_args *a)
 /* ---- probe (the default command) ------------------------------------------------------- */
 
 enum { PROBE_TABLES, PROBE_VARIANT, PROBE_JSON, PROBE_CACHE };
-static const option_spec probe_options[] = {
-    [PROBE_TABLES] = {"--tables", ARG_STRING, "DIR",
+static const dtb_cli_option probe_options[] = {
+    [PROBE_TABLES] = {"--tables", DTB_CLI_TEXT, "DIR",
                       "table directories, ':'-separated (default: $DTB_PATH)"},
-    [PROBE_VARIANT] = {"--variant", ARG_STRING, "V", "rules (default: the variant of the tables)"},
-    [PROBE_JSON] = {"--json", ARG_NONE, NULL, "one JSON object per position"},
-    [PROBE_CACHE] = {"--cache", ARG_INT, "MIB", "block cache size in MiB (default 64)"},
+    [PROBE_VARIANT] = {"--variant", DTB_CLI_TEXT, "V", "rules (default: the variant of the tables)"},
+    [PROBE_JSON] = {"--json", DTB_CLI_FLAG, NULL, "one JSON object per position"},
+    [PROBE_CACHE] = {"--cache", DTB_CLI_INT, "MIB", "block cache size in MiB (default 64)", 1, 1L << 20},
 };
-
-_Static_assert(sizeof probe_options / sizeof probe_options[0] <= MAX_OPTIONS, "MAX_OPTIONS");
 
 #define MAX_TABLE_DIRS 32
 
@@ -467,26 +382,22 @@ static int split_dirs(char *list, const char **dirs, int cap)
     return n;
 }
 
-static int run_probe(const command *c, const cli_args *a)
+static int run_probe(const command *c, const dtb_cli_args *a)
 {
     const char *tables = a->given[PROBE_TABLES] ? a->text[PROBE_TABLES] : getenv("DTB_PATH");
     if (!tables || !*tables)
-        return usage_error(c->name, "%s", "no tables: give --tables DIR or set DTB_PATH");
+        return usage_error(c->name, "no tables: give --tables DIR or set DTB_PATH");
     if (a->given[PROBE_VARIANT] && !find_variant(a->text[PROBE_VARIANT]))
         return EXIT_INPUT;
-    long cache = a->given[PROBE_CACHE] ? a->number[PROBE_CACHE] : 64;
-    if (cache < 1 || cache > (1L << 20)) {
-        fprintf(stderr, "dtbprobe: --cache %ld is outside 1..%ld MiB\n", cache, 1L << 20);
-        return EXIT_USAGE;
-    }
+    const long cache = a->given[PROBE_CACHE] ? a->number[PROBE_CACHE] : 64;
     char *list = strdup(tables);
     const char *dirs[MAX_TABLE_DIRS];
     const int ndirs = list ? split_dirs(list, dirs, MAX_TABLE_DIRS) : 0;
     if (ndirs == 0) {
         free(list);
-        return usage_error(c->name, "%s", "no table directory given");
+        return usage_error(c->name, "no table directory given");
     }
-    const dtb_options o = {.paths = dirs, .npaths = ndirs,
+    const dtb_options o = {.struct_size = sizeof(dtb_options), .paths = dirs, .npaths = ndirs,
                            .variant = a->given[PROBE_VARIANT] ? a->text[PROBE_VARIANT] : NULL,
                            .cache_bytes = (uint64_t)cache << 20, .log = print_log};
     dtb_db *db;
@@ -535,7 +446,7 @@ static const command commands[] = {
      "legal move ranked with its value and DTW (plies to the end from the position, the move\n"
      "included), the best line in PDN moves, and a diagram. The default command: 'dtbprobe\n"
      "[options] [FEN ...]' is 'dtbprobe probe [options] [FEN ...]'.",
-     probe_options, (int)(sizeof probe_options / sizeof probe_options[0]), MAX_POSITIONAL, run_probe},
+     probe_options, (int)(sizeof probe_options / sizeof probe_options[0]), DTB_CLI_MAX_POSITIONAL, run_probe},
     {"perft", "--variant V [--depth D] [--divide] [FEN]",
      "Counts the leaves of the legal move tree of FEN (default: the start position), one line\n"
      "'perft <depth> <nodes> <seconds>' per depth.",
@@ -563,19 +474,14 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(name, "--version") == 0) {
-        printf("dtbprobe %s\n", DTB_VERSION);
+        printf("dtbprobe %s\n", dtb_cli_version());
         return 0;
     }
     if (strcmp(name, "verify") == 0) /* textbook claims; parses its own options */
         return dtbprobe_verify_main(argc - 2, argv + 2);
     for (int i = 0; i < NCOMMANDS; i++)
-        if (strcmp(commands[i].name, name) == 0) {
-            cli_args a;
-            const int r = parse_args(&commands[i], argc - 2, argv + 2, &a);
-            return r >= 0 ? r : commands[i].run(&commands[i], &a);
-        }
+        if (strcmp(commands[i].name, name) == 0)
+            return run_command(&commands[i], argc - 2, argv + 2);
     /* Not a command name: the probe command's options and FENs. */
-    cli_args a;
-    const int r = parse_args(&commands[0], argc - 1, argv + 1, &a);
-    return r >= 0 ? r : commands[0].run(&commands[0], &a);
+    return run_command(&commands[0], argc - 1, argv + 1);
 }
