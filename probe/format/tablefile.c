@@ -28,13 +28,6 @@
 #include "tableformat.h"
 #include "variant.h"
 
-/* Fuzzing builds accept wrong checksums, so that a fuzzer reaches the checks behind them. */
-#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
-#define CHECKSUM_BAD(a, b) ((void)(a), (void)(b), 0)
-#else
-#define CHECKSUM_BAD(a, b) ((a) != (b))
-#endif
-
 struct dtb_tablefile {
     int fd;
     char *path;
@@ -324,7 +317,7 @@ static dtb_status load_sections(dtb_tablefile *tf, const unsigned char *h, dtb_e
     dtb_hash64_init(&hs, 0);
     dtb_hash64_update(&hs, h, DTB_TF_OFF_META_HASH);
     dtb_hash64_update(&hs, meta, meta_len);
-    if (CHECKSUM_BAD(dtb_hash64_digest(&hs), dtb_tf_get64(h + DTB_TF_OFF_META_HASH))) {
+    if (dtb_hash64_digest(&hs) != dtb_tf_get64(h + DTB_TF_OFF_META_HASH)) {
         free(meta);
         return dtb_tf_file_error(e, DTB_E_CORRUPT, tf->path,
                           "header/block table checksum mismatch (corrupt file)");
@@ -491,7 +484,7 @@ static dtb_status load_frame(const dtb_tablefile *tf, uint64_t b, dtb_tablefile_
         snprintf(what, sizeof what, "block %llu", (unsigned long long)b);
         return read_error(tf, rc, what, e);
     }
-    if (CHECKSUM_BAD((uint32_t)dtb_hash64(ctx->buf, *size, b), tf->checks[b]))
+    if ((uint32_t)dtb_hash64(ctx->buf, *size, b) != tf->checks[b])
         return dtb_tf_file_error(e, DTB_E_CORRUPT, tf->path, "checksum mismatch in block %llu",
                           (unsigned long long)b);
     return DTB_OK;
@@ -793,7 +786,7 @@ dtb_status dtb_tablefile_verify(const dtb_tablefile *tf, bool decode, dtb_tablef
         s = dtb_tf_file_error(e, DTB_E_CORRUPT, tf->path, "trailer changed since open");
         goto done;
     }
-    if (CHECKSUM_BAD(dtb_hash64_digest(&hs), in->file_hash)) {
+    if (dtb_hash64_digest(&hs) != in->file_hash) {
         s = dtb_tf_file_error(e, DTB_E_CORRUPT, tf->path, "whole-file checksum mismatch");
         goto done;
     }
