@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (tests/fuzz/fuzz_*.c) with clang in build/fuzz and runs each for
-# SECONDS (default 60) on a fresh copy of its seed corpus (tests/fuzz/corpus_<name>/), with its
-# dictionary (tests/fuzz/<name>.dict) when there is one. Prints one summary line per target and
-# exits 1 when any target crashed (crash input under build/fuzz/artifacts/, log under
-# build/fuzz/logs/), 2 on a usage error. Installs clang and its libFuzzer runtime via apt when
-# missing (normal builds do not need them, so scripts/setup.sh does not).
+# Builds the libFuzzer targets (tests/fuzz/fuzz_*.c, or the NAMEs given: fuzz_NAME) with clang in
+# build/fuzz and runs each for SECONDS (default 60) on a fresh copy of its seed corpus
+# (tests/fuzz/corpus_NAME/), with its dictionary (tests/fuzz/NAME.dict) when there is one. Prints
+# one summary line per target and exits 1 when any target crashed (crash input under
+# build/fuzz/artifacts/, log under build/fuzz/logs/), 2 on a usage error. Installs clang and its
+# libFuzzer runtime via apt when missing (normal builds do not need them, so setup.sh does not).
 #
-# usage: scripts/fuzz.sh [SECONDS]
+# usage: scripts/fuzz.sh [SECONDS [NAME...]]    e.g. scripts/fuzz.sh 120 tablefile
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=${1:-60}
+[ $# -gt 0 ] && shift
 case "$seconds" in
   -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
   ''|*[!0-9]*|0) echo "fuzz.sh: SECONDS must be a positive whole number" >&2; exit 2 ;;
@@ -53,9 +54,16 @@ cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DDTB_FUZZ=ON \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g" >/dev/null
 
 targets=()
-for src in tests/fuzz/fuzz_*.c; do
-  targets+=("$(basename "$src" .c)")
-done
+if [ $# -gt 0 ]; then
+  for name in "$@"; do
+    [ -f "tests/fuzz/fuzz_$name.c" ] || { echo "fuzz.sh: no target tests/fuzz/fuzz_$name.c" >&2; exit 2; }
+    targets+=("fuzz_$name")
+  done
+else
+  for src in tests/fuzz/fuzz_*.c; do
+    targets+=("$(basename "$src" .c)")
+  done
+fi
 cmake --build "$build" -j "$jobs" --target "${targets[@]}" >/dev/null
 
 # UBSan reports are crashes too (by default it prints and goes on, unseen by libFuzzer).
@@ -68,11 +76,13 @@ for t in "${targets[@]}"; do
   work=$build/corpus/$t
   rm -rf "$work"
   mkdir -p "$work"
-  [ -d "$seeds" ] && cp "$seeds"/* "$work"/
+  # Every file of the seed directory but its README is an input.
+  [ -d "$seeds" ] && find "$seeds" -maxdepth 1 -type f ! -name 'README*' -exec cp {} "$work"/ \;
   seeds_n=$(find "$work" -type f | wc -l)
   args=(-max_total_time="$seconds" -timeout=25 -print_final_stats=1
         -artifact_prefix="$build/artifacts/$t-")
-  [ -f "tests/fuzz/$t.dict" ] && args+=(-dict="tests/fuzz/$t.dict")
+  dict=tests/fuzz/${t#fuzz_}.dict
+  [ -f "$dict" ] && args+=(-dict="$dict")
   log=$build/logs/$t.log
   rc=0
   "$build/tests/fuzz/$t" "${args[@]}" "$work" >"$log" 2>&1 || rc=$?
