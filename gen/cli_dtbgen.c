@@ -24,12 +24,13 @@
 #include "compact.h"
 #include "fen.h"
 #include "index.h"
+#include "manifest.h"
 #include "material.h"
 #include "variant.h"
 
 enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
 
-typedef enum { CMD_NONE = 0, CMD_LIST, CMD_BUILD, CMD_CHECK, CMD_COMPACT } dtbgen_command;
+typedef enum { CMD_NONE = 0, CMD_LIST, CMD_BUILD, CMD_CHECK, CMD_COMPACT, CMD_MANIFEST } dtbgen_command;
 
 #define MAX_ONLY 64
 
@@ -39,7 +40,7 @@ typedef struct dtbgen_options {
     int pieces;
     bool json;
     bool quiet;
-    const char *dir;                /* --out or --check */
+    const char *dir;                /* --out, --check or --manifest */
     const char *full_dir;           /* --compact */
     const char *only[MAX_ONLY];     /* --material, repeatable */
     int nonly;
@@ -51,7 +52,7 @@ typedef struct dtbgen_options {
 } dtbgen_options;
 
 enum {
-    OPT_LIST, OPT_OUT, OPT_CHECK, OPT_COMPACT, OPT_MATERIAL, OPT_THREADS, OPT_MEMORY,
+    OPT_LIST, OPT_OUT, OPT_CHECK, OPT_COMPACT, OPT_MANIFEST, OPT_MATERIAL, OPT_THREADS, OPT_MEMORY,
     OPT_ZSTD_LEVEL, OPT_BLOCK_POSITIONS, OPT_THREATS, OPT_VARIANT, OPT_PIECES, OPT_JSON,
     OPT_QUIET, OPT_HELP, OPT_VERSION, NOPTIONS
 };
@@ -61,6 +62,8 @@ static const dtb_cli_option options[NOPTIONS] = {
     [OPT_OUT] = {"--out", DTB_CLI_TEXT, "DIR", "solve materials of 2..N pieces into DIR/<variant>/ (resumes)"},
     [OPT_CHECK] = {"--check", DTB_CLI_TEXT, "DIR", "re-derive every stored value in DIR from its successors"},
     [OPT_COMPACT] = {"--compact", DTB_CLI_TEXT, "FULL", "a compact set of the full set in FULL, into --out DIR"},
+    [OPT_MANIFEST] = {"--manifest", DTB_CLI_TEXT, "DIR",
+                      "print the digest of every table in DIR/<variant>/ (tables/MANIFEST's lines)"},
     [OPT_MATERIAL] = {"--material", DTB_CLI_TEXT, "NAME", "only this material and what it needs (repeatable)",
                       .repeat = true},
     [OPT_THREADS] = {"--threads", DTB_CLI_INT, "T", "worker threads (default: all cores)", 1, INT_MAX},
@@ -86,6 +89,7 @@ static void usage(FILE *f)
                "       dtbgen --compact FULL --out DIR [--variant V] [--pieces N] [--threads T]\n"
                "              [--block-positions N] [--zstd-level L] [--threats] [--json]\n"
                "       dtbgen --list --variant V --pieces N [--json]\n"
+               "       dtbgen --manifest DIR [--variant V] [--threads T]\n"
                "       dtbgen --help | --version\n\noptions:\n");
     dtb_cli_print_options(f, options, NOPTIONS);
     fprintf(f, "\ncompact sets: of every material and its colour flip (per metric) one file is stored\n"
@@ -98,6 +102,10 @@ static void usage(FILE *f)
                "capture if it were to move) to a search of up to four plies: a smaller set with\n"
                "slower probes of those positions.\n"
                "docs/FORMAT.md, \"Compact sets\", has the rule, the defaults and the sizes.\n");
+    fprintf(f, "\nmanifest: one line \"<digest>  <variant>/<file>\" per table file, the digest a hash of\n"
+               "its header's meaning and its values with don't-care positions as 0 (gen/manifest.h):\n"
+               "the same for any zstd version, level, block size or tiling. Without --variant, every\n"
+               "variant directory in DIR.\n");
     fprintf(f, "\nexit status: 0 done, 1 bad input or data, 2 usage error\n");
 }
 
@@ -114,8 +122,8 @@ static int options_from_args(const dtb_cli_args *a, dtbgen_options *o)
     static const struct {
         int option;
         dtbgen_command command;
-    } commands[] = {{OPT_LIST, CMD_LIST}, {OPT_CHECK, CMD_CHECK}, {OPT_COMPACT, CMD_COMPACT},
-                    {OPT_OUT, CMD_BUILD}};
+    } commands[] = {{OPT_LIST, CMD_LIST},         {OPT_CHECK, CMD_CHECK}, {OPT_COMPACT, CMD_COMPACT},
+                    {OPT_MANIFEST, CMD_MANIFEST}, {OPT_OUT, CMD_BUILD}};
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         const int k = commands[i].option;
         if (!a->given[k] || (k == OPT_OUT && a->given[OPT_COMPACT]))
@@ -136,7 +144,9 @@ static int options_from_args(const dtb_cli_args *a, dtbgen_options *o)
     o->zstd_level = (int)a->number[OPT_ZSTD_LEVEL];
     o->block_positions = (int)a->number[OPT_BLOCK_POSITIONS];
     o->memory_gib = a->real[OPT_MEMORY];
-    o->dir = o->command == CMD_CHECK ? a->text[OPT_CHECK] : a->text[OPT_OUT];
+    o->dir = o->command == CMD_CHECK      ? a->text[OPT_CHECK]
+             : o->command == CMD_MANIFEST ? a->text[OPT_MANIFEST]
+                                          : a->text[OPT_OUT];
     o->full_dir = a->text[OPT_COMPACT];
     o->nonly = dtb_cli_values(a, OPT_MATERIAL, o->only, MAX_ONLY);
     if (o->nonly > MAX_ONLY)
@@ -144,14 +154,20 @@ static int options_from_args(const dtb_cli_args *a, dtbgen_options *o)
     const bool have_pieces = a->given[OPT_PIECES];
 
     if (o->command == CMD_NONE)
-        return usage_error("no command given (--out DIR, --check DIR, --compact DIR or --list)");
+        return usage_error("no command given (--out DIR, --check DIR, --compact DIR, --manifest DIR "
+                           "or --list)");
     if (o->block_positions && o->command != CMD_COMPACT)
         return usage_error("--block-positions is for --compact (builds use 65536)");
     if (o->threats && o->command != CMD_COMPACT)
         return usage_error("--threats is for --compact (full sets store every quiet position)");
     if (o->command == CMD_COMPACT && !o->dir)
         return usage_error("--compact needs --out DIR (where the compact set goes)");
-    if (o->command != CMD_CHECK && o->command != CMD_COMPACT && !o->variant)
+    /* A manifest covers whole directories: a subset of them would pass for the whole list. */
+    if (o->command == CMD_MANIFEST && (have_pieces || o->nonly))
+        return usage_error(have_pieces ? "--pieces is not for --manifest (it lists every table)"
+                                       : "--material is not for --manifest (it lists every table)");
+    if (o->command != CMD_CHECK && o->command != CMD_COMPACT && o->command != CMD_MANIFEST &&
+        !o->variant)
         return usage_error("--variant is needed");
     if (o->command == CMD_BUILD && !have_pieces && o->nonly == 0)
         return usage_error("--out needs --pieces or --material");
@@ -599,6 +615,44 @@ static int run_compact(const dtbgen_options *o)
     return 0;
 }
 
+/* ---- manifests --------------------------------------------------------------------------- */
+
+static bool print_line(void *user, uint64_t digest, const char *relpath)
+{
+    (void)user;
+    printf("%016llx  %s\n", (unsigned long long)digest, relpath);
+    return true;
+}
+
+/* The lines of --variant's directory, or of every variant directory in DIR (in the variants'
+ * order), so that a MANIFEST of several variants comes out in one run. */
+static int run_manifest(const dtbgen_options *o)
+{
+    const dtb_variant *only = NULL;
+    if (o->variant && !(only = find_variant(o)))
+        return EXIT_INPUT;
+    int listed = 0;
+    for (int i = 0; i < dtb_variant_count(); i++) {
+        const dtb_variant *v = dtb_variant_at(i);
+        char path[4200];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", o->dir, v->name);
+        if (only ? v != only : stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        dtb_error e;
+        if (dtb_manifest_dir(o->dir, v->name, o->threads, print_line, NULL, &e) != DTB_OK) {
+            fprintf(stderr, "dtbgen: %s\n", e.msg);
+            return EXIT_INPUT;
+        }
+        listed++;
+    }
+    if (listed == 0) {
+        fprintf(stderr, "dtbgen: %s holds no variant directory (international/, ...)\n", o->dir);
+        return EXIT_INPUT;
+    }
+    return fflush(stdout) == 0 ? 0 : EXIT_INPUT;
+}
+
 int main(int argc, char **argv)
 {
     dtbgen_options o = {0};
@@ -614,6 +668,8 @@ int main(int argc, char **argv)
         return run_check(&o);
     case CMD_COMPACT:
         return run_compact(&o);
+    case CMD_MANIFEST:
+        return run_manifest(&o);
     case CMD_NONE:
         break;
     }

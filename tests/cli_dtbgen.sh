@@ -39,6 +39,11 @@ expect 2 'not a number' --variant international --pieces two --out "$work/a"
 expect 2 'not a positive number' --variant international --pieces 2 --out "$work/a" --threads 0
 expect 2 'not a positive number of GiB' --variant international --pieces 2 --out "$work/a" --memory lots
 expect 2 'takes no value' --help=yes
+expect 2 '--manifest needs a value' --manifest
+expect 2 'only one command' --manifest "$work/a" --out "$work/a" --variant international --pieces 2
+expect 2 '--pieces is not for --manifest' --manifest "$work/a" --pieces 3
+expect 2 '--material is not for --manifest' --manifest "$work/a" --material KvK
+expect 2 '--block-positions is for --compact' --manifest "$work/a" --block-positions 4096
 [ ! -e "$work/a" ] || { echo "FAIL: a usage error created $work/a" >&2; failures=$((failures + 1)); }
 
 # Help and version: 0, on stdout.
@@ -57,6 +62,9 @@ expect 1 'needs [0-9.]+ [KMG]iB of memory \([0-9]+ bytes\), more than the' \
   --variant international --pieces 3 --out "$work/a" --memory 0.000001
 [ ! -e "$work/a" ] || { echo "FAIL: a refused build created $work/a" >&2; failures=$((failures + 1)); }
 expect 1 "no international tables" --check "$work/nothing" --variant international
+expect 1 "$work/nothing holds no variant directory" --manifest "$work/nothing"
+expect 1 "unknown variant 'checkers'" --manifest "$work/nothing" --variant checkers
+expect 1 "$work/nothing/english: no such directory" --manifest "$work/nothing" --variant english
 # International 2..6 (4.8e10 positions): refused under its planned peak, before writing anything;
 # the plan, which drops tables once nothing reads them, fits the 20 GiB that keeping every table
 # (about 55 GiB of values alone) does not.
@@ -88,6 +96,16 @@ fi
 # A good build, then --check on it and on damaged copies: 0, then 1 naming the file.
 expect 0 'international 2..2 pieces complete' --variant international --pieces 2 --out "$work/g"
 expect 0 '^checked 4 tables, [0-9]+ positions, 0 mismatches' --check "$work/g" --variant international
+# Its manifest: one line per file, by name, the digest in 16 hex digits; the same with and
+# without --variant (the only variant directory).
+expect 0 '^[0-9a-f]{16}  international/KvK\.dtw$' --manifest "$work/g" --variant international
+manifest=$("$dtbgen" --manifest "$work/g" --threads 1)
+if [ "$(grep -c -E '^[0-9a-f]{16}  international/[KM]v[KM]\.(wld|dtw)$' <<<"$manifest")" -ne 8 ] ||
+  [ "$manifest" != "$(LC_ALL=C sort -k2 <<<"$manifest")" ] ||
+  [ "$manifest" != "$("$dtbgen" --manifest "$work/g" --variant international)" ]; then
+  echo "FAIL: --manifest of 2 pieces: $manifest" >&2
+  failures=$((failures + 1))
+fi
 # Its compact set (KvM and MvK: one derived per metric; KvK and MvM are their own flips), made
 # again without change, refused where it cannot be: 0, then 2 or 1.
 expect 0 'compact international set in .*: 8 files, 2 derived' --compact "$work/g" --out "$work/c"
@@ -104,6 +122,7 @@ t=$work/g/international
 cp "$t/KvM.dtw" "$work/KvM.good"
 printf '\x55' | dd of="$t/KvM.dtw" bs=1 seek=200 conv=notrunc status=none
 expect 1 'KvM.dtw' --check "$work/g" --variant international
+expect 1 'KvM.dtw' --manifest "$work/g"
 cp "$t/MvK.dtw" "$t/KvM.dtw" # a sound table of another material under this name
 expect 1 'KvM.dtw' --check "$work/g" --variant international
 head -c 100 "$work/KvM.good" >"$t/KvM.dtw"

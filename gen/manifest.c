@@ -1,0 +1,344 @@
+/* Digests of what table files mean (manifest.h has the definition and why it is so). */
+#include "manifest.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <omp.h>
+
+#include "capturetest.h"
+#include "checksum.h"
+#include "index.h"
+#include "material.h"
+#include "movegen.h"
+#include "tablefile.h"
+#include "threat.h"
+#include "variant.h"
+
+/* Positions decoded and hashed per round: the blocks of a round are read and classified in
+ * parallel, then hashed in order (the hash is one sequential stream). 4M bytes a round keeps
+ * both threads busy on every 5-piece table and the memory small. */
+#define ROUND_POSITIONS (1u << 22)
+/* Positions one thread classifies at a time: enough to pay for the index_pos that starts it. */
+#define CHUNK 4096u
+
+static const char TAG[] = "dtb-manifest-1";
+
+static void put32(dtb_hash64_state *h, uint32_t x)
+{
+    unsigned char b[4];
+    for (int i = 0; i < 4; i++)
+        b[i] = (unsigned char)(x >> (8 * i));
+    dtb_hash64_update(h, b, sizeof b);
+}
+
+static void put64(dtb_hash64_state *h, uint64_t x)
+{
+    unsigned char b[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = (unsigned char)(x >> (8 * i));
+    dtb_hash64_update(h, b, sizeof b);
+}
+
+/* The capture test of the writers (gen/build.c marks capture positions by the solver's test,
+ * gen/compact.c by this one; they agree, tests/test_probe.c compares them), also for the threat
+ * rule's questions. */
+typedef struct capture_test {
+    const dtb_board *board;
+    dtb_capturetest ct;
+} capture_test;
+
+static bool has_capture(const void *user, const dtb_pos *p)
+{
+    const capture_test *t = user;
+    return dtb_capturetest_or_core(&t->ct, t->board, p);
+}
+
+/* What one file's digest needs while its rounds run. */
+typedef struct job {
+    const char *path;
+    const dtb_tablefile *tf;
+    const dtb_tablefile_info *info;
+    const dtb_board *board;
+    const dtb_index *ix;
+    capture_test ct;
+    bool own_flip;
+    uint8_t *buf; /* one round of values, index order */
+} job;
+
+/* Whether position p (white to move) of the table is don't-care by its header's kind: the
+ * writers' rules (gen/build.c: capture positions; gen/compact.c: all quiet positions of a
+ * derived table, the threat positions the rule accepts). */
+static bool is_dontcare(const job *j, const dtb_pos *p, dtb_movelist *const lists[4])
+{
+    const uint32_t kind = j->info->dontcare_kind;
+    if (has_capture(&j->ct, p))
+        return kind & DTB_DONTCARE_CAPTURES;
+    if (kind & DTB_DONTCARE_DERIVED)
+        return true;
+    return (kind & DTB_DONTCARE_THREATS) &&
+           dtb_threat_dontcare(j->board, p, j->own_flip, lists,
+                               &(dtb_threat_ops){.has_capture = has_capture, .user = &j->ct});
+}
+
+/* Sets the don't-care positions of [start, start + len) to 0 in out (the values of those
+ * positions, out[0] being start's); returns how many there were. Walks the positions with
+ * dtb_index_kings_next, several times cheaper than dtb_index_pos for each. */
+static uint64_t mask_chunk(const job *j, uint64_t start, size_t len, uint8_t *out,
+                           dtb_movelist *const lists[4])
+{
+    const uint64_t bs = dtb_index_block_size(j->ix);
+    uint64_t n = 0;
+    dtb_pos p;
+    dtb_index_pos(j->ix, start, &p);
+    for (size_t k = 0; k < len; k++) {
+        const uint64_t i = start + k;
+        if (k > 0) {
+            if (i % bs == 0) {
+                dtb_index_pos(j->ix, i, &p);
+            } else {
+                const dtb_bb men = p.men[0] | p.men[1];
+                dtb_index_kings_next(j->ix, men, &p.kings[0], &p.kings[1]);
+            }
+        }
+        if (is_dontcare(j, &p, lists)) {
+            out[k] = 0;
+            n++;
+        }
+    }
+    return n;
+}
+
+/* Reads blocks [b0, b1) into j->buf and masks their don't-care positions; adds the number of
+ * those to *count. Every thread reads blocks with a context of its own, then classifies chunks. */
+static dtb_status run_round(const job *j, uint64_t b0, uint64_t b1, int threads, uint64_t *count,
+                            dtb_error *e)
+{
+    const uint64_t bp = j->info->block_positions, first = b0 * bp;
+    uint64_t last = first;
+    for (uint64_t b = b0; b < b1; b++)
+        last += dtb_tablefile_block_len(j->tf, b);
+    const uint32_t kind = j->info->dontcare_kind;
+    /* No kind: nothing to mask. Captures and derived: every position (counted, not walked). */
+    const bool none = kind == 0;
+    const bool all = (kind & DTB_DONTCARE_CAPTURES) && (kind & DTB_DONTCARE_DERIVED);
+    dtb_status bad = DTB_OK;
+    dtb_error first_error = {{0}};
+    uint64_t n = 0;
+#pragma omp parallel num_threads(threads > 0 ? threads : omp_get_max_threads()) reduction(+ : n)
+    {
+        dtb_status mine = DTB_OK;
+        dtb_error my_error;
+        dtb_tablefile_ctx *ctx = dtb_tablefile_ctx_create();
+        dtb_movelist *lists[4] = {NULL};
+        if (!ctx)
+            mine = dtb_error_set(&my_error, DTB_E_NOMEM, "%s: out of memory", j->path);
+        for (int k = 0; k < 4 && mine == DTB_OK && (kind & DTB_DONTCARE_THREATS) && !all; k++)
+            if (!(lists[k] = malloc(sizeof *lists[k])))
+                mine = dtb_error_set(&my_error, DTB_E_NOMEM, "%s: out of memory", j->path);
+#pragma omp for schedule(dynamic, 1)
+        for (uint64_t b = b0; b < b1; b++) {
+            if (mine != DTB_OK)
+                continue;
+            const uint64_t at = (b - b0) * bp;
+            mine = dtb_tablefile_read_block(j->tf, b, j->buf + at, (size_t)(last - first - at),
+                                            ctx, &my_error);
+        }
+        /* the blocks are all read (the for's barrier) before any chunk is classified */
+        if (!none && !all) {
+#pragma omp for schedule(dynamic, 1)
+            for (uint64_t c = first; c < last; c += CHUNK) {
+                if (mine != DTB_OK)
+                    continue;
+                const size_t len = (size_t)(last - c < CHUNK ? last - c : CHUNK);
+                n += mask_chunk(j, c, len, j->buf + (c - first), lists);
+            }
+        }
+        if (mine != DTB_OK) {
+#pragma omp critical(dtb_manifest_error)
+            if (bad == DTB_OK) {
+                bad = mine;
+                first_error = my_error;
+            }
+        }
+        for (int k = 0; k < 4; k++)
+            free(lists[k]);
+        dtb_tablefile_ctx_free(ctx);
+    }
+    if (bad != DTB_OK) {
+        if (e)
+            *e = first_error;
+        return bad;
+    }
+    if (all) {
+        memset(j->buf, 0, (size_t)(last - first));
+        n = last - first;
+    }
+    *count += n;
+    return DTB_OK;
+}
+
+dtb_status dtb_manifest_digest(const char *path, int threads, uint64_t *digest, dtb_error *e)
+{
+    dtb_tablefile *tf = NULL;
+    dtb_status s = dtb_tablefile_open(path, NULL, &tf, e);
+    if (s != DTB_OK)
+        return s;
+    const dtb_tablefile_info *info = dtb_tablefile_get_info(tf);
+    const dtb_variant *v = dtb_variant_find(info->variant);
+    dtb_material m;
+    dtb_error me;
+    dtb_index *ix = NULL;
+    dtb_board board;
+    job j = {.path = path, .tf = tf, .info = info, .board = &board};
+    if (!v) {
+        s = dtb_error_set(e, DTB_E_INVALID, "%s: variant '%s' is unknown to this build", path,
+                          info->variant);
+    } else if (info->index_version != DTB_INDEX_VERSION) {
+        /* the don't-care positions are found through the index: another order, other ones */
+        s = dtb_error_set(e, DTB_E_VERSION, "%s: index version %u, this build numbers version %u",
+                          path, info->index_version, DTB_INDEX_VERSION);
+    } else if (dtb_material_parse(info->material, &m, &me) != DTB_OK) {
+        s = dtb_error_set(e, DTB_E_INVALID, "%s: material '%s': %s", path, info->material, me.msg);
+    } else {
+        dtb_board_init(&board, v);
+        s = dtb_index_create(&board, m, &ix);
+        if (s == DTB_E_NOMEM)
+            dtb_error_set(e, s, "%s: out of memory", path);
+        else if (s != DTB_OK)
+            s = dtb_error_set(e, DTB_E_INVALID, "%s: material %s does not fit the %s board", path,
+                              info->material, v->name);
+        else if (dtb_index_size(ix) != info->positions)
+            s = dtb_error_set(e, DTB_E_CORRUPT, "%s: %llu positions, the index of %s has %llu",
+                              path, (unsigned long long)info->positions, info->material,
+                              (unsigned long long)dtb_index_size(ix));
+    }
+    const uint64_t bp = info->block_positions;
+    const uint64_t round_blocks = bp >= ROUND_POSITIONS ? 1 : ROUND_POSITIONS / bp;
+    if (s == DTB_OK && !(j.buf = malloc((size_t)(round_blocks * bp))))
+        s = dtb_error_set(e, DTB_E_NOMEM, "%s: out of memory", path);
+    if (s == DTB_OK) {
+        const dtb_material f = dtb_material_flip(m);
+        j.ix = ix;
+        j.ct.board = &board;
+        dtb_capturetest_init(&j.ct.ct, &board);
+        j.own_flip = dtb_material_equal(&m, &f);
+
+        dtb_hash64_state h;
+        dtb_hash64_init(&h, 0);
+        dtb_hash64_update(&h, TAG, sizeof TAG); /* with its NUL */
+        dtb_hash64_update(&h, info->variant, strlen(info->variant) + 1);
+        dtb_hash64_update(&h, info->material, strlen(info->material) + 1);
+        put32(&h, (uint32_t)info->metric);
+        put32(&h, info->index_version);
+        put32(&h, info->value_encoding);
+        put32(&h, info->dontcare_kind);
+        put32(&h, info->flags);
+        put64(&h, info->positions);
+        put64(&h, info->dontcare_count);
+        uint64_t count = 0;
+        for (uint64_t b0 = 0; b0 < info->blocks && s == DTB_OK; b0 += round_blocks) {
+            const uint64_t b1 = b0 + round_blocks < info->blocks ? b0 + round_blocks : info->blocks;
+            s = run_round(&j, b0, b1, threads, &count, e);
+            if (s == DTB_OK) {
+                const uint64_t len = (b1 - b0 - 1) * bp + dtb_tablefile_block_len(tf, b1 - 1);
+                dtb_hash64_update(&h, j.buf, (size_t)len);
+            }
+        }
+        if (s == DTB_OK && count != info->dontcare_count)
+            s = dtb_error_set(e, DTB_E_CORRUPT,
+                              "%s: the header counts %llu don't-care positions, its kind %u gives %llu",
+                              path, (unsigned long long)info->dontcare_count, info->dontcare_kind,
+                              (unsigned long long)count);
+        if (s == DTB_OK)
+            *digest = dtb_hash64_digest(&h);
+    }
+    free(j.buf);
+    dtb_index_free(ix);
+    dtb_tablefile_close(tf);
+    return s;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool is_table_name(const char *name)
+{
+    const size_t n = strlen(name);
+    return n > 4 && (strcmp(name + n - 4, ".wld") == 0 || strcmp(name + n - 4, ".dtw") == 0);
+}
+
+dtb_status dtb_manifest_dir(const char *dir, const char *variant, int threads,
+                            dtb_manifest_line line, void *user, dtb_error *e)
+{
+    const size_t dlen = strlen(dir) + strlen(variant) + 2;
+    char *vdir = malloc(dlen);
+    if (!vdir)
+        return dtb_error_set(e, DTB_E_NOMEM, "%s: out of memory", dir);
+    snprintf(vdir, dlen, "%s/%s", dir, variant);
+    DIR *d = opendir(vdir);
+    if (!d) {
+        const int err = errno;
+        const dtb_status s =
+            err == ENOENT || err == ENOTDIR
+                ? dtb_error_set(e, DTB_E_NOTFOUND, "%s: no such directory", vdir)
+                : dtb_error_set(e, DTB_E_IO, "%s: cannot read the directory: %s", vdir, strerror(err));
+        free(vdir);
+        return s;
+    }
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    dtb_status s = DTB_OK;
+    for (struct dirent *de; s == DTB_OK && (errno = 0, de = readdir(d)) != NULL;) {
+        if (!is_table_name(de->d_name))
+            continue; /* .tmp leftovers, .stats, STATS */
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            char **grown = realloc(names, cap * sizeof *names);
+            if (!grown) {
+                s = dtb_error_set(e, DTB_E_NOMEM, "%s: out of memory", vdir);
+                break;
+            }
+            names = grown;
+        }
+        const size_t len = strlen(de->d_name) + 1;
+        if ((names[n] = malloc(len)) != NULL)
+            memcpy(names[n], de->d_name, len);
+        if (!names[n])
+            s = dtb_error_set(e, DTB_E_NOMEM, "%s: out of memory", vdir);
+        else
+            n++;
+    }
+    if (s == DTB_OK && errno != 0)
+        s = dtb_error_set(e, DTB_E_IO, "%s: cannot read the directory: %s", vdir, strerror(errno));
+    closedir(d);
+    if (s == DTB_OK && n == 0)
+        s = dtb_error_set(e, DTB_E_NOTFOUND, "%s holds no table files", vdir);
+    if (s == DTB_OK)
+        qsort(names, n, sizeof *names, by_name);
+    for (size_t i = 0; i < n && s == DTB_OK; i++) {
+        const size_t plen = dlen + strlen(names[i]) + 1;
+        char *path = malloc(plen);
+        if (!path) {
+            s = dtb_error_set(e, DTB_E_NOMEM, "%s: out of memory", vdir);
+            break;
+        }
+        snprintf(path, plen, "%s/%s", vdir, names[i]);
+        uint64_t digest = 0;
+        s = dtb_manifest_digest(path, threads, &digest, e);
+        /* the name relative to dir: what follows "dir/" */
+        if (s == DTB_OK && !line(user, digest, path + strlen(dir) + 1))
+            s = dtb_error_set(e, DTB_E_ABORTED, "%s: stopped", vdir);
+        free(path);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    free(vdir);
+    return s;
+}

@@ -1,0 +1,54 @@
+/* Digests of what table files mean, for tables/MANIFEST: a 64-bit hash that is the same for two
+ * files holding the same table however they were encoded.
+ *
+ * The digest is XXH64 (probe/format/checksum.h), seed 0, of this byte stream:
+ *     "dtb-manifest-1" and a NUL                  (the version of this definition)
+ *     the variant name, NUL; the material name, NUL
+ *     metric, index_version, value_encoding, dontcare_kind, flags   (u32 little-endian each)
+ *     positions, dontcare_count                                      (u64 little-endian each)
+ *     one byte per position in index order: its value, or 0 at a don't-care position.
+ * Those are the header fields that say which positions the file numbers and what its bytes
+ * mean; the rest of the header (block size, tiling, value_bits, zstd level, dictionary, sizes,
+ * checksums) says how they were encoded and is left out, as the compressed bytes are.
+ *
+ * Why don't-care positions are hashed as 0 and not as the value the reader returns: the writer
+ * fills them (gen/tablewrite.h, DTB_FILL_GAP) from their neighbours in *file order within a
+ * block*, so a different block size or tiling stores other filler values for the same table.
+ * Which positions are don't-care is not stored in the file: it is recomputed here from the
+ * header's dontcare_kind with the writer's rules (the side to move can capture; every quiet
+ * position of a derived table; the threat rule of probe/format/threat.h), and the number found
+ * must equal the header's dontcare_count, so the mask is the one the writer used. Given the
+ * header fields the mask is fixed, so writing 0 there loses nothing.
+ *
+ * Thread-safe: no shared state (each call runs its own OpenMP team). Never prints, never exits. */
+#ifndef DTB_MANIFEST_H
+#define DTB_MANIFEST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "position.h" /* dtb_status, dtb_error */
+
+/* Hex digits of a digest as manifest lines show it, and the buffer it takes. */
+enum { DTB_MANIFEST_DIGEST_HEX = 16 };
+
+/* The digest of the table file at path into *digest, reading every block (each block's checksum
+ * is checked as it is read). threads: OpenMP threads, 0 for OpenMP's default.
+ * Returns DTB_OK, or the reader's statuses (DTB_E_NOTFOUND, DTB_E_IO, DTB_E_CORRUPT,
+ * DTB_E_VERSION), DTB_E_CORRUPT also when the don't-care positions the header announces are not
+ * the ones its kind gives, DTB_E_INVALID for a variant or material this build does not know,
+ * DTB_E_NOMEM; the message names the file. */
+dtb_status dtb_manifest_digest(const char *path, int threads, uint64_t *digest, dtb_error *e);
+
+/* Called by dtb_manifest_dir once per table, in manifest order: the digest and the file's name
+ * relative to the directory ("international/KKvK.wld"). Return false to stop (DTB_E_ABORTED). */
+typedef bool (*dtb_manifest_line)(void *user, uint64_t digest, const char *relpath);
+
+/* The digests of every table file (*.wld, *.dtw) in dir/variant/, by file name in byte order
+ * (the order of `LC_ALL=C sort`), each given to line. Returns DTB_OK, DTB_E_NOTFOUND when
+ * dir/variant/ does not exist or holds no table, DTB_E_ABORTED, or dtb_manifest_digest's
+ * statuses for the first file that fails. */
+dtb_status dtb_manifest_dir(const char *dir, const char *variant, int threads,
+                            dtb_manifest_line line, void *user, dtb_error *e);
+
+#endif
