@@ -1305,11 +1305,13 @@ static void test_cli(void **state)
     assert_int_equal(rc, 1);
     assert_non_null(strstr(out, "{\"fen\":\"W:W28,K46:BK5\",\"variant\":\"international\","
                                 "\"side\":\"white\",\"wdl\":\"win\",\"dtw\":3,\"moves\":["));
-    assert_non_null(strstr(out, "{\"move\":\"46-41\",\"wdl\":\"loss\",\"dtw\":2}"));
+    assert_non_null(strstr(out, "{\"move\":\"46-41\",\"wdl\":\"loss\",\"dtw\":2,"
+                                "\"fen\":\"B:W28,K41:BK5\"}"));
     assert_non_null(strstr(out, "\"line\":[\"28-2"));
     assert_non_null(strstr(out, "{\"fen\":\"B:W28:B23\",\"variant\":\"international\",\"side\":"
                                 "\"black\",\"wdl\":\"win\",\"dtw\":1,\"moves\":[{\"move\":"
-                                "\"23x32\",\"wdl\":\"win\",\"dtw\":1}],\"line\":[\"23x32\"]}"));
+                                "\"23x32\",\"wdl\":\"win\",\"dtw\":1,\"fen\":\"W:W:B32\"}],"
+                                "\"line\":[\"23x32\"]}"));
     assert_non_null(strstr(out, "{\"fen\":\"W:W28:B51\",\"error\":\"bad FEN: "));
     /* A draw has dtw null. */
     assert_int_equal(dtb_fen_read(&board, "W:WK1,K2,K3:BK46", &p, &e), DTB_OK);

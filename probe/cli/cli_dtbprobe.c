@@ -22,8 +22,12 @@
 #include "fen.h"
 #include "pdnmove.h"
 #include "perft.h"
+#include "answer.h"
 #include "cli_options.h"
 #include "cli_verify.h"
+#ifdef DTB_HAVE_SERVER
+#include "server.h"
+#endif
 
 enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
 
@@ -191,28 +195,6 @@ static void print_log(void *user, const char *msg)
     fprintf(stderr, "dtbprobe: %s\n", msg);
 }
 
-static const char *wdl_name(dtb_wdl w)
-{
-    return w == DTB_WIN ? "win" : w == DTB_LOSS ? "loss" : "draw";
-}
-
-/* A JSON string (the texts here are FENs, PDN moves and messages: quotes, backslashes and
- * control characters are all that need escaping). */
-static void json_string(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        const unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            printf("\\%c", c);
-        else if (c < 0x20)
-            printf("\\u%04x", c);
-        else
-            putchar(c);
-    }
-    putchar('"');
-}
-
 /* The board as text: one line per row, top row first, two characters per square ('.' an empty
  * dark square, w/W white man/king, b/B black man/king), the row's square numbers at the right. */
 static void print_diagram(const dtb_board *b, const dtb_position *p)
@@ -240,40 +222,8 @@ static void print_diagram(const dtb_board *b, const dtb_position *p)
     }
 }
 
-typedef struct probe_answer {
-    dtb_status status;
-    char error[DTB_MESSAGE_SIZE];
-    bool have_dtw; /* false: only WDL tables were found */
-    dtb_wdl wdl;
-    int dtw;
-    dtb_ranked_move moves[DTB_MAX_MOVES];
-    int nmoves;
-    dtb_pdn_move line[DTB_MAX_LINE];
-    int nline;
-} probe_answer;
-
-/* Everything the output shows about p. Falls back to WDL alone when there are no DTW tables. */
-static void probe_all(dtb_db *db, const dtb_position *p, probe_answer *a)
-{
-    a->nmoves = a->nline = 0;
-    a->have_dtw = true;
-    a->status = dtb_probe_dtw(db, p, 0, &a->wdl, &a->dtw);
-    if (a->status == DTB_OK)
-        a->status = dtb_probe_moves(db, p, 0, a->moves, DTB_MAX_MOVES, &a->nmoves);
-    if (a->status == DTB_OK)
-        a->status = dtb_probe_line(db, p, 0, a->line, DTB_MAX_LINE, &a->nline);
-    if (a->status == DTB_E_NOTFOUND) {
-        a->have_dtw = false;
-        a->nmoves = a->nline = 0;
-        a->status = dtb_probe_wdl(db, p, 0, &a->wdl);
-        a->dtw = 0;
-    }
-    if (a->status != DTB_OK)
-        dtb_last_error(db, a->error, sizeof a->error);
-}
-
 static void print_text(const dtb_db *db, const dtb_board *b, const char *fen, const dtb_position *p,
-                       const probe_answer *a)
+                       const dtb_answer *a)
 {
     printf("%s\n%s, %s to move\n", fen, dtb_db_variant(db),
            p->side == DTB_SIDE_WHITE ? "white" : "black");
@@ -281,9 +231,9 @@ static void print_text(const dtb_db *db, const dtb_board *b, const char *fen, co
     if (a->wdl == DTB_DRAW)
         printf("value: draw\n");
     else if (a->have_dtw)
-        printf("value: %s, DTW %d %s\n", wdl_name(a->wdl), a->dtw, a->dtw == 1 ? "ply" : "plies");
+        printf("value: %s, DTW %d %s\n", dtb_answer_wdl_name(a->wdl), a->dtw, a->dtw == 1 ? "ply" : "plies");
     else
-        printf("value: %s (no DTW tables)\n", wdl_name(a->wdl));
+        printf("value: %s (no DTW tables)\n", dtb_answer_wdl_name(a->wdl));
     if (a->have_dtw) {
         printf("moves:%s\n", a->nmoves ? "" : " none");
         for (int i = 0; i < a->nmoves; i++) {
@@ -291,7 +241,7 @@ static void print_text(const dtb_db *db, const dtb_board *b, const char *fen, co
             if (m->wdl == DTB_DRAW)
                 printf("  %-12s draw\n", m->move.text);
             else
-                printf("  %-12s %-4s %3d\n", m->move.text, wdl_name(m->wdl), m->dtw);
+                printf("  %-12s %-4s %3d\n", m->move.text, dtb_answer_wdl_name(m->wdl), m->dtw);
         }
         printf("line:");
         for (int i = 0; i < a->nline; i++)
@@ -301,55 +251,22 @@ static void print_text(const dtb_db *db, const dtb_board *b, const char *fen, co
     printf("\n");
 }
 
-static void print_json(const dtb_db *db, const char *fen, const dtb_position *p,
-                       const probe_answer *a)
-{
-    printf("{\"fen\":");
-    json_string(fen);
-    printf(",\"variant\":\"%s\",\"side\":\"%s\",\"wdl\":\"%s\",\"dtw\":", dtb_db_variant(db),
-           p->side == DTB_SIDE_WHITE ? "white" : "black", wdl_name(a->wdl));
-    if (a->have_dtw && a->wdl != DTB_DRAW)
-        printf("%d", a->dtw);
-    else
-        printf("null");
-    if (a->have_dtw) {
-        printf(",\"moves\":[");
-        for (int i = 0; i < a->nmoves; i++) {
-            const dtb_ranked_move *m = &a->moves[i];
-            printf("%s{\"move\":", i ? "," : "");
-            json_string(m->move.text);
-            printf(",\"wdl\":\"%s\",\"dtw\":", wdl_name(m->wdl));
-            if (m->wdl == DTB_DRAW)
-                printf("null}");
-            else
-                printf("%d}", m->dtw);
-        }
-        printf("],\"line\":[");
-        for (int i = 0; i < a->nline; i++) {
-            printf("%s", i ? "," : "");
-            json_string(a->line[i].text);
-        }
-        printf("]");
-    }
-    printf("}\n");
-}
-
 static void print_problem(bool json, const char *fen, const char *what, const char *msg)
 {
     fprintf(stderr, "dtbprobe: %s: %s%s\n", fen, what, msg);
     if (json) {
-        printf("{\"fen\":");
-        json_string(fen);
-        printf(",\"error\":");
         char full[2 * DTB_MESSAGE_SIZE];
         snprintf(full, sizeof full, "%s%s", what, msg);
-        json_string(full);
-        printf("}\n");
+        dtb_text t = {0};
+        dtb_answer_error_json(&t, fen, full);
+        if (t.s)
+            puts(t.s);
+        dtb_text_free(&t);
     }
 }
 
 /* One FEN: returns 0, or EXIT_INPUT after printing the problem. */
-static int probe_one(dtb_db *db, const dtb_board *b, const char *fen, bool json, probe_answer *a)
+static int probe_one(dtb_db *db, const dtb_board *b, const char *fen, bool json, dtb_answer *a)
 {
     dtb_position p;
     char err[DTB_MESSAGE_SIZE];
@@ -357,7 +274,7 @@ static int probe_one(dtb_db *db, const dtb_board *b, const char *fen, bool json,
         print_problem(json, fen, "bad FEN: ", err);
         return EXIT_INPUT;
     }
-    probe_all(db, &p, a);
+    dtb_answer_probe(db, &p, a);
     if (a->status != DTB_OK) {
         print_problem(json, fen, "", a->error);
         return EXIT_INPUT;
@@ -365,10 +282,19 @@ static int probe_one(dtb_db *db, const dtb_board *b, const char *fen, bool json,
     char canon[512];
     if (dtb_position_to_fen(db, &p, canon, sizeof canon) != DTB_OK)
         snprintf(canon, sizeof canon, "%s", fen);
-    if (json)
-        print_json(db, canon, &p, a);
-    else
+    if (json) {
+        dtb_text t = {0};
+        dtb_answer_json(&t, db, canon, &p, a);
+        if (t.failed) {
+            dtb_text_free(&t);
+            print_problem(json, fen, "", "out of memory");
+            return EXIT_INPUT;
+        }
+        puts(t.s);
+        dtb_text_free(&t);
+    } else {
         print_text(db, b, canon, &p, a);
+    }
     fflush(stdout);
     return 0;
 }
@@ -407,7 +333,7 @@ static int run_probe(const command *c, const dtb_cli_args *a)
         return EXIT_INPUT; /* the log said why */
     dtb_board b;
     dtb_board_init(&b, dtb_variant_find(dtb_db_variant(db)));
-    probe_answer *ans = malloc(sizeof *ans);
+    dtb_answer *ans = malloc(sizeof *ans);
     if (!ans) {
         dtb_close(db);
         fprintf(stderr, "dtbprobe: out of memory\n");
@@ -462,6 +388,9 @@ static void main_help(FILE *f)
     for (int i = 0; i < NCOMMANDS; i++)
         fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].synopsis);
     fprintf(f, "  %-8s %s\n", "verify", DTBPROBE_VERIFY_SYNOPSIS);
+#ifdef DTB_HAVE_SERVER
+    fprintf(f, "  %-8s %s\n", "serve", DTBPROBE_SERVE_SYNOPSIS);
+#endif
     fprintf(f, "\n'dtbprobe <command> --help' describes a command.\n"
                "exit status: 0 done, 1 bad input or data, 2 usage error\n");
 }
@@ -479,6 +408,15 @@ int main(int argc, char **argv)
     }
     if (strcmp(name, "verify") == 0) /* textbook claims; parses its own options */
         return dtbprobe_verify_main(argc - 2, argv + 2);
+    if (strcmp(name, "serve") == 0) {
+#ifdef DTB_HAVE_SERVER
+        return dtbprobe_serve_main(argc - 2, argv + 2);
+#else
+        fprintf(stderr, "dtbprobe: serve: this dtbprobe was built without the HTTP server "
+                        "(configure with libmicrohttpd and -DDTB_SERVER=ON)\n");
+        return EXIT_INPUT;
+#endif
+    }
     for (int i = 0; i < NCOMMANDS; i++)
         if (strcmp(commands[i].name, name) == 0)
             return run_command(&commands[i], argc - 2, argv + 2);

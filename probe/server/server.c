@@ -1,0 +1,523 @@
+/* `dtbprobe serve` (server.h) on libmicrohttpd: its thread pool parses the requests and calls
+ * handle() from several threads at once; every table handle (one dtb_db per variant found) is
+ * shared by all of them, as libdtb allows. Answers are built per request from dtb_answer (the
+ * same JSON as dtbprobe --json); the web page's files are held in memory from the start, so no
+ * path in a request ever reaches the file system.
+ *
+ * Limits, all libmicrohttpd's: a connection's memory (request line and headers; a longer request
+ * is refused by libmicrohttpd with 414 or 431), an idle or slow connection closed after the
+ * timeout, a bound on simultaneous connections. A probe itself is bounded (one position, its
+ * moves and its line). */
+#define _POSIX_C_SOURCE 200809L
+
+#include "server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "answer.h"
+#include "board.h"
+#include "cli_options.h"
+#include "dtb.h"
+#include "variant.h"
+
+#ifndef DTB_WEB_SOURCE_DIR
+#define DTB_WEB_SOURCE_DIR ""
+#endif
+#ifndef DTB_WEB_INSTALL_DIR
+#define DTB_WEB_INSTALL_DIR ""
+#endif
+
+enum { EXIT_INPUT = 1 };
+
+/* Requests beyond these are refused before they reach handle(). */
+enum {
+    CONNECTION_MEMORY = 16 * 1024, /* request line and headers of one connection */
+    CONNECTION_TIMEOUT = 10,       /* seconds a connection may sit idle or trickle (default) */
+    CONNECTION_LIMIT = 512,
+    MAX_FEN = 1024, /* characters of the fen argument */
+    MAX_VARIANTS = 8,
+};
+
+typedef struct served {
+    const dtb_variant *v;
+    dtb_board board;
+    dtb_db *db;
+} served;
+
+typedef struct web_file {
+    const char *url, *name, *type;
+    char *data;
+    size_t len;
+} web_file;
+
+typedef struct server {
+    served vars[MAX_VARIANTS];
+    int nvars;
+    char *variants_json; /* the answer of /api/variants, made once */
+    web_file files[3];
+    atomic_uint_fast64_t requests, failures;
+} server;
+
+/* ---- answers -------------------------------------------------------------------------------- */
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *type, char *body,
+                            size_t len, bool owned, bool cacheable)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(
+        len, body, owned ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+    if (!r) {
+        if (owned)
+            free(body);
+        return MHD_NO; /* out of memory: libmicrohttpd closes the connection */
+    }
+    MHD_add_response_header(r, "Content-Type", type);
+    MHD_add_response_header(r, "Access-Control-Allow-Origin", "*");
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    /* A table's answer never changes while its files stay; errors are not kept. */
+    MHD_add_response_header(r, "Cache-Control", cacheable ? "public, max-age=3600" : "no-store");
+    const enum MHD_Result ok = MHD_queue_response(c, code, r);
+    MHD_destroy_response(r);
+    return ok;
+}
+
+static enum MHD_Result send_text(struct MHD_Connection *c, unsigned code, dtb_text *t,
+                                 bool cacheable)
+{
+    if (t->failed || !t->s) {
+        dtb_text_free(t);
+        static char oom[] = "{\"error\":\"out of memory\"}";
+        return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "application/json", oom, sizeof oom - 1,
+                    false, false);
+    }
+    dtb_text_printf(t, "\n");
+    char *body = t->s;
+    const size_t len = t->len;
+    *t = (dtb_text){0};
+    return reply(c, code, "application/json; charset=utf-8", body, len, true, cacheable);
+}
+
+static enum MHD_Result send_error(struct MHD_Connection *c, unsigned code, const char *fen,
+                                  const char *message)
+{
+    dtb_text t = {0};
+    if (fen) {
+        dtb_answer_error_json(&t, fen, message);
+    } else {
+        dtb_text_printf(&t, "{\"error\":");
+        dtb_text_json_string(&t, message);
+        dtb_text_printf(&t, "}");
+    }
+    return send_text(c, code, &t, false);
+}
+
+/* The HTTP status of a probe that failed with s. */
+static unsigned http_status_of(dtb_status s)
+{
+    switch (s) {
+    case DTB_E_INVALID:
+    case DTB_E_RANGE:
+        return MHD_HTTP_BAD_REQUEST;
+    case DTB_E_NOTFOUND:
+        return MHD_HTTP_NOT_FOUND;
+    case DTB_E_NOMEM:
+        return MHD_HTTP_SERVICE_UNAVAILABLE;
+    default: /* a damaged or unreadable file */
+        return MHD_HTTP_INTERNAL_SERVER_ERROR;
+    }
+}
+
+static enum MHD_Result probe(server *sv, struct MHD_Connection *c, const served *s)
+{
+    const char *fen = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "fen");
+    if (!fen || !*fen)
+        return send_error(c, MHD_HTTP_BAD_REQUEST, NULL, "no position: give ?fen=<PDN FEN>");
+    if (strlen(fen) > MAX_FEN)
+        return send_error(c, MHD_HTTP_BAD_REQUEST, NULL, "the fen is longer than 1024 characters");
+    dtb_position p;
+    char why[DTB_MESSAGE_SIZE], msg[DTB_MESSAGE_SIZE + 16];
+    if (dtb_position_from_fen(s->db, fen, &p, why, sizeof why) != DTB_OK) {
+        snprintf(msg, sizeof msg, "bad FEN: %s", why);
+        return send_error(c, MHD_HTTP_BAD_REQUEST, fen, msg);
+    }
+    dtb_answer *a = malloc(sizeof *a);
+    if (!a)
+        return send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, fen, "out of memory");
+    dtb_answer_probe(s->db, &p, a);
+    enum MHD_Result r;
+    if (a->status != DTB_OK) {
+        atomic_fetch_add(&sv->failures, 1);
+        r = send_error(c, http_status_of(a->status), fen, a->error);
+    } else {
+        char canon[512];
+        if (dtb_position_to_fen(s->db, &p, canon, sizeof canon) != DTB_OK)
+            snprintf(canon, sizeof canon, "%s", fen);
+        dtb_text t = {0};
+        dtb_answer_json(&t, s->db, canon, &p, a);
+        r = send_text(c, MHD_HTTP_OK, &t, true);
+    }
+    free(a);
+    return r;
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
+                              const char *method, const char *version, const char *upload_data,
+                              size_t *upload_data_size, void **req_cls)
+{
+    (void)version;
+    (void)upload_data;
+    (void)req_cls;
+    server *sv = cls;
+    atomic_fetch_add(&sv->requests, 1);
+    if (strcmp(method, "OPTIONS") == 0) { /* a cross-origin caller asking first */
+        static char empty[] = "";
+        struct MHD_Response *r = MHD_create_response_from_buffer(0, empty, MHD_RESPMEM_PERSISTENT);
+        if (!r)
+            return MHD_NO;
+        MHD_add_response_header(r, "Access-Control-Allow-Origin", "*");
+        MHD_add_response_header(r, "Access-Control-Allow-Methods", "GET, HEAD, OPTIONS");
+        MHD_add_response_header(r, "Access-Control-Max-Age", "86400");
+        const enum MHD_Result ok = MHD_queue_response(c, MHD_HTTP_NO_CONTENT, r);
+        MHD_destroy_response(r);
+        return ok;
+    }
+    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+        return send_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, NULL, "only GET, HEAD and OPTIONS");
+    if (*upload_data_size != 0)
+        return send_error(c, MHD_HTTP_BAD_REQUEST, NULL, "a GET request has no body");
+
+    for (int i = 0; i < 3; i++)
+        if (strcmp(url, sv->files[i].url) == 0)
+            return reply(c, MHD_HTTP_OK, sv->files[i].type, sv->files[i].data, sv->files[i].len,
+                        false, false);
+    if (strcmp(url, "/api/variants") == 0)
+        return reply(c, MHD_HTTP_OK, "application/json; charset=utf-8", sv->variants_json,
+                    strlen(sv->variants_json), false, false);
+    if (strncmp(url, "/api/", 5) == 0) {
+        const char *name = url + 5;
+        for (int i = 0; i < sv->nvars; i++)
+            if (strcmp(name, sv->vars[i].v->name) == 0)
+                return probe(sv, c, &sv->vars[i]);
+        char msg[200];
+        snprintf(msg, sizeof msg, "no tables of variant '%.60s' here (see /api/variants)", name);
+        return send_error(c, MHD_HTTP_NOT_FOUND, NULL, msg);
+    }
+    return send_error(c, MHD_HTTP_NOT_FOUND, NULL, "no such page (the API is under /api/)");
+}
+
+/* ---- start ---------------------------------------------------------------------------------- */
+
+static void print_log(void *user, const char *msg)
+{
+    (void)user;
+    fprintf(stderr, "dtbprobe: serve: %s\n", msg);
+}
+
+/* Opens the tables of every variant found under the directories. */
+static bool open_variants(server *sv, const char *const *dirs, int ndirs, uint64_t cache)
+{
+    for (int i = 0; i < dtb_variant_count() && sv->nvars < MAX_VARIANTS; i++) {
+        const dtb_variant *v = dtb_variant_at(i);
+        bool present = false;
+        for (int d = 0; d < ndirs && !present; d++) {
+            char path[4200];
+            struct stat st;
+            snprintf(path, sizeof path, "%s/%s", dirs[d], v->name);
+            present = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+        }
+        if (!present)
+            continue;
+        dtb_options o = DTB_OPTIONS_INIT;
+        o.paths = dirs;
+        o.npaths = ndirs;
+        o.variant = v->name;
+        o.cache_bytes = cache;
+        o.log = print_log;
+        served *s = &sv->vars[sv->nvars];
+        if (dtb_open(&o, &s->db) != DTB_OK)
+            continue; /* the log said why; the other variants are still served */
+        s->v = v;
+        dtb_board_init(&s->board, v);
+        sv->nvars++;
+    }
+    return sv->nvars > 0;
+}
+
+/* /api/variants: per variant its board (every square's row and column, so a page can draw any
+ * of them), the piece counts its tables cover, and whether its players write squares
+ * algebraically. */
+static bool variants_json(server *sv)
+{
+    dtb_text t = {0};
+    dtb_text_printf(&t, "{\"variants\":[");
+    for (int i = 0; i < sv->nvars; i++) {
+        const served *s = &sv->vars[i];
+        dtb_text_printf(&t,
+                        "%s{\"name\":\"%s\",\"gametype\":%d,\"size\":%d,\"squares\":%d,"
+                        "\"wdl_pieces\":%d,\"dtw_pieces\":%d,\"layout\":[",
+                        i ? "," : "", s->v->name, s->v->gametype, s->board.size,
+                        s->board.squares, dtb_max_pieces(s->db, false),
+                        dtb_max_pieces(s->db, true));
+        int n = 0;
+        for (int sq = 0; sq < s->board.squares; sq++)
+            for (int row = 0; row < s->board.size; row++)
+                for (int col = 0; col < s->board.size; col++)
+                    if (dtb_board_square(&s->board, row, col) == sq)
+                        dtb_text_printf(&t, "%s[%d,%d]", n++ ? "," : "", row, col);
+        dtb_text_printf(&t, "]}");
+    }
+    dtb_text_printf(&t, "]}\n");
+    sv->variants_json = t.s;
+    return !t.failed;
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *data = NULL;
+    size_t cap = 0, n = 0;
+    for (;;) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 65536;
+            char *d = realloc(data, cap + 1);
+            if (!d || cap > (16u << 20)) {
+                free(d ? d : data);
+                fclose(f);
+                return NULL;
+            }
+            data = d;
+        }
+        const size_t got = fread(data + n, 1, cap - n, f);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    const bool bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(data);
+        return NULL;
+    }
+    data[n] = 0;
+    *len = n;
+    return data;
+}
+
+static bool is_dir(const char *p)
+{
+    struct stat st;
+    return *p && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The page's files from dir, or the first of the usual places that has them. */
+static bool load_web(server *sv, const char *dir)
+{
+    static const web_file names[3] = {
+        {"/", "index.html", "text/html; charset=utf-8", NULL, 0},
+        {"/dtb.js", "dtb.js", "text/javascript; charset=utf-8", NULL, 0},
+        {"/dtb.css", "dtb.css", "text/css; charset=utf-8", NULL, 0},
+    };
+    if (!dir) {
+        const char *env = getenv("DTB_WEB_DIR");
+        dir = env && *env                      ? env
+              : is_dir(DTB_WEB_SOURCE_DIR)     ? DTB_WEB_SOURCE_DIR
+                                               : DTB_WEB_INSTALL_DIR;
+    }
+    for (int i = 0; i < 3; i++) {
+        sv->files[i] = names[i];
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i].name);
+        if (!(sv->files[i].data = read_file(path, &sv->files[i].len))) {
+            fprintf(stderr, "dtbprobe: serve: cannot read the web page's %s: %s\n", path,
+                    strerror(errno ? errno : EIO));
+            return false;
+        }
+    }
+    return true;
+}
+
+static void server_free(server *sv)
+{
+    for (int i = 0; i < sv->nvars; i++)
+        dtb_close(sv->vars[i].db);
+    for (int i = 0; i < 3; i++)
+        free(sv->files[i].data);
+    free(sv->variants_json);
+}
+
+enum { OPT_TABLES, OPT_BIND, OPT_PORT, OPT_THREADS, OPT_CACHE, OPT_TIMEOUT, OPT_WEB, OPT_QUIET, NOPTIONS };
+static const dtb_cli_option serve_options[NOPTIONS] = {
+    [OPT_TABLES] = {"--tables", DTB_CLI_TEXT, "DIR", "table directories, ':'-separated (default: $DTB_PATH, else tables)"},
+    [OPT_BIND] = {"--bind", DTB_CLI_TEXT, "ADDR", "address to listen on (default 127.0.0.1; :: or 0.0.0.0 for all)"},
+    [OPT_PORT] = {"--port", DTB_CLI_INT, "P", "port (default 8428; 0: any free port)", 0, 65535},
+    [OPT_THREADS] = {"--threads", DTB_CLI_INT, "T", "threads answering requests (default: the cores)", 1, 256},
+    [OPT_CACHE] = {"--cache", DTB_CLI_INT, "MIB", "block cache per variant in MiB (default 256)", 1, 1L << 20},
+    [OPT_TIMEOUT] = {"--timeout", DTB_CLI_INT, "S", "seconds before an idle or slow connection is closed (default 10)", 1, 3600},
+    [OPT_WEB] = {"--web", DTB_CLI_TEXT, "DIR", "the web page's files (default: those of this build)"},
+    [OPT_QUIET] = {"--quiet", DTB_CLI_FLAG, NULL, "print only the address"},
+};
+
+static void help(FILE *f)
+{
+    fprintf(f, "usage: dtbprobe serve " DTBPROBE_SERVE_SYNOPSIS "\n"
+               "Serves the tables over HTTP until interrupted (Ctrl-C, SIGTERM):\n"
+               "  GET /api/variants             the variants, boards and piece counts of the tables\n"
+               "  GET /api/<variant>?fen=<FEN>  the JSON object of 'dtbprobe --json' for that position\n"
+               "  GET /                         a web page: a board, its value, every move ranked\n"
+               "Errors are JSON {\"error\": ...} with status 400 (bad FEN) or 404 (no such table).\n\n"
+               "options:\n");
+    dtb_cli_print_options(f, serve_options, NOPTIONS);
+    fprintf(f, "\nexit status: 0 stopped by a signal, 1 bad input or data, 2 usage error\n");
+}
+
+/* The socket address to listen on, from text and port; false when text is not an address. */
+static bool socket_address(const char *text, int port, struct sockaddr_storage *sa, bool *v6)
+{
+    memset(sa, 0, sizeof *sa);
+    struct sockaddr_in *a4 = (struct sockaddr_in *)sa;
+    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)sa;
+    if (inet_pton(AF_INET, text, &a4->sin_addr) == 1) {
+        a4->sin_family = AF_INET;
+        a4->sin_port = htons((uint16_t)port);
+        *v6 = false;
+        return true;
+    }
+    if (inet_pton(AF_INET6, text, &a6->sin6_addr) == 1) {
+        a6->sin6_family = AF_INET6;
+        a6->sin6_port = htons((uint16_t)port);
+        *v6 = true;
+        return true;
+    }
+    return false;
+}
+
+int dtbprobe_serve_main(int argc, char **argv)
+{
+    dtb_cli_args *a = malloc(sizeof *a);
+    if (!a) {
+        fprintf(stderr, "dtbprobe: serve: out of memory\n");
+        return EXIT_INPUT;
+    }
+    switch (dtb_cli_parse(serve_options, NOPTIONS, 0, argc, argv, a)) {
+    case DTB_CLI_HELP:
+        help(stdout);
+        free(a);
+        return 0;
+    case DTB_CLI_USAGE: {
+        const int rc = dtb_cli_usage_error("dtbprobe", "serve", a->error);
+        free(a);
+        return rc;
+    }
+    case DTB_CLI_OK:
+        break;
+    }
+    const char *bind = a->given[OPT_BIND] ? a->text[OPT_BIND] : "127.0.0.1";
+    const int port = a->given[OPT_PORT] ? (int)a->number[OPT_PORT] : 8428;
+    long threads = a->given[OPT_THREADS] ? a->number[OPT_THREADS] : sysconf(_SC_NPROCESSORS_ONLN);
+    if (threads < 1)
+        threads = 1;
+    const uint64_t cache = (uint64_t)(a->given[OPT_CACHE] ? a->number[OPT_CACHE] : 256) << 20;
+    const bool quiet = a->given[OPT_QUIET];
+    const unsigned timeout = a->given[OPT_TIMEOUT] ? (unsigned)a->number[OPT_TIMEOUT] : CONNECTION_TIMEOUT;
+    struct sockaddr_storage sa;
+    bool v6;
+    if (!socket_address(bind, port, &sa, &v6)) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "--bind: '%.80s' is not an IPv4 or IPv6 address", bind);
+        const int rc = dtb_cli_usage_error("dtbprobe", "serve", msg);
+        free(a);
+        return rc;
+    }
+    const char *tables = a->given[OPT_TABLES] ? a->text[OPT_TABLES] : getenv("DTB_PATH");
+    char *list = strdup(tables && *tables ? tables : "tables");
+    const char *web = a->given[OPT_WEB] ? a->text[OPT_WEB] : NULL;
+    free(a);
+    const char *dirs[16];
+    int ndirs = 0;
+    for (char *s = list ? strtok(list, ":") : NULL; s && ndirs < 16; s = strtok(NULL, ":"))
+        dirs[ndirs++] = s;
+
+    server *sv = calloc(1, sizeof *sv);
+    int rc = EXIT_INPUT;
+    if (!sv || !list) {
+        fprintf(stderr, "dtbprobe: serve: out of memory\n");
+        goto done;
+    }
+    if (!load_web(sv, web))
+        goto done;
+    if (!open_variants(sv, dirs, ndirs, cache)) {
+        fprintf(stderr, "dtbprobe: serve: no tables of any variant in %s\n",
+                tables && *tables ? tables : "tables");
+        goto done;
+    }
+    if (!variants_json(sv)) {
+        fprintf(stderr, "dtbprobe: serve: out of memory\n");
+        goto done;
+    }
+
+    /* The signals that stop the server are taken by sigwait below, in this thread only: blocked
+     * before libmicrohttpd starts its threads, which inherit the mask. */
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);
+    signal(SIGPIPE, SIG_IGN); /* a client that hangs up mid-answer is not a reason to stop */
+
+    struct MHD_Daemon *d = MHD_start_daemon(
+        MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0),
+        (uint16_t)port, NULL, NULL, handle, sv,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
+        MHD_OPTION_CONNECTION_TIMEOUT, timeout,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTION_LIMIT,
+        MHD_OPTION_END);
+    if (!d) {
+        fprintf(stderr, "dtbprobe: serve: cannot listen on %s port %d: %s\n", bind, port,
+                strerror(errno ? errno : EADDRINUSE));
+        goto done;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    const unsigned bound = info ? info->port : (unsigned)port;
+    const bool any = strcmp(bind, "0.0.0.0") == 0 || strcmp(bind, "::") == 0;
+    printf("http://%s%s%s:%u/\n", v6 && !any ? "[" : "", any ? "localhost" : bind,
+           v6 && !any ? "]" : "", bound);
+    fflush(stdout);
+    if (!quiet) {
+        fprintf(stderr, "dtbprobe: serve: open the address above; tables of");
+        for (int i = 0; i < sv->nvars; i++)
+            fprintf(stderr, "%s %s (2..%d)", i ? "," : "", sv->vars[i].v->name,
+                    dtb_max_pieces(sv->vars[i].db, false));
+        fprintf(stderr, "; Ctrl-C stops\n");
+    }
+    int sig;
+    while (sigwait(&stop, &sig) != 0)
+        ;
+    MHD_stop_daemon(d);
+    if (!quiet)
+        fprintf(stderr, "dtbprobe: serve: stopped after %llu requests\n",
+                (unsigned long long)atomic_load(&sv->requests));
+    rc = 0;
+done:
+    if (sv)
+        server_free(sv);
+    free(sv);
+    free(list);
+    return rc;
+}

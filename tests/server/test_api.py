@@ -1,0 +1,222 @@
+"""The HTTP API of `dtbprobe serve`: its answers equal `dtbprobe --json` position by position,
+and bad or hostile requests get clean HTTP errors while the server keeps serving."""
+import concurrent.futures
+import json
+import random
+import socket
+import subprocess
+import time
+import urllib.parse
+
+import pytest
+
+
+def random_fens(rng, squares, promotion_white, promotion_black, materials, n):
+    """n random FENs of the given materials (wk, wm, bk, bm): distinct squares, no man on its
+    promotion row; the rest (captures, lost positions) is left to the probes."""
+    fens = []
+    for _ in range(n):
+        wk, wm, bk, bm = rng.choice(materials)
+        free = list(range(1, squares + 1))
+        rng.shuffle(free)
+
+        def take(count, banned):
+            out = []
+            for sq in list(free):
+                if len(out) == count:
+                    break
+                if sq not in banned:
+                    out.append(sq)
+                    free.remove(sq)
+            return out
+
+        wmen = take(wm, promotion_white)
+        bmen = take(bm, promotion_black)
+        wkings = take(wk, ())
+        bkings = take(bk, ())
+        side = rng.choice("WB")
+        w = ",".join([str(s) for s in sorted(wmen)] + ["K%d" % s for s in sorted(wkings)])
+        b = ",".join([str(s) for s in sorted(bmen)] + ["K%d" % s for s in sorted(bkings)])
+        fens.append(f"{side}:W{w}:B{b}")
+    return fens
+
+
+def cli_answers(dtbprobe, tables, variant, fens):
+    """dtbprobe --json for each FEN (read from stdin, one JSON object per line)."""
+    r = subprocess.run([dtbprobe, "--tables", tables, "--variant", variant, "--json"],
+                       input="\n".join(fens) + "\n", capture_output=True, text=True)
+    lines = [l for l in r.stdout.splitlines() if l.strip()]
+    assert len(lines) == len(fens), r.stderr[-500:]
+    return [json.loads(l) for l in lines]
+
+
+CASES = [
+    # variant, squares, white men's promotion row, black men's, materials (wk, wm, bk, bm)
+    ("international", 50, range(1, 6), range(46, 51),
+     [(1, 0, 1, 0), (2, 0, 1, 0), (1, 1, 1, 0), (0, 1, 1, 0), (1, 0, 0, 1), (0, 1, 0, 1),
+      (2, 0, 2, 0), (1, 1, 1, 1), (0, 2, 0, 2), (3, 0, 1, 0), (0, 3, 1, 0), (1, 2, 0, 1)]),
+    ("english", 32, range(1, 5), range(29, 33),
+     [(1, 0, 1, 0), (2, 0, 1, 0), (1, 1, 1, 0), (0, 1, 0, 1), (0, 2, 1, 0), (1, 0, 0, 2)]),
+]
+
+
+@pytest.mark.parametrize("variant,squares,wprom,bprom,materials", CASES)
+def test_answers_equal_dtbprobe_json(server, dtbprobe, tables, variant, squares, wprom, bprom,
+                                     materials):
+    rng = random.Random(20261202 + squares)
+    fens = random_fens(rng, squares, set(wprom), set(bprom), materials, 1500)
+    expected = cli_answers(dtbprobe, tables, variant, fens)
+
+    def ask(fen):
+        status, headers, body = server.get(f"/api/{variant}?fen={urllib.parse.quote(fen)}")
+        return status, headers, json.loads(body)
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(ask, fens))
+    ok = 0
+    for fen, want, (status, headers, answer) in zip(fens, expected, got):
+        assert answer == want, fen
+        assert headers["Access-Control-Allow-Origin"] == "*"
+        assert headers["Content-Type"].startswith("application/json")
+        if "error" in answer:
+            assert status in (400, 404), (fen, status)
+        else:
+            assert status == 200
+            ok += 1
+    assert ok > len(fens) // 2  # most random positions are legal and answered
+
+
+def test_variants(server):
+    status, _, body = server.get("/api/variants")
+    assert status == 200
+    variants = {v["name"]: v for v in json.loads(body)["variants"]}
+    assert set(variants) == {"international", "english"}
+    assert variants["international"]["wdl_pieces"] == 4
+    assert variants["international"]["dtw_pieces"] == 4
+    assert variants["english"]["wdl_pieces"] == 3
+    intl = variants["international"]
+    assert intl["size"] == 10 and intl["squares"] == 50 and len(intl["layout"]) == 50
+    assert intl["layout"][0] == [0, 1]  # square 1: the top row's leftmost dark square
+    assert len({tuple(x) for x in intl["layout"]}) == 50
+
+
+def error_of(server, path, code):
+    status, headers, body = server.get(path)
+    assert status == code, (path, status, body[:200])
+    assert headers["Access-Control-Allow-Origin"] == "*"
+    answer = json.loads(body)
+    assert isinstance(answer["error"], str) and answer["error"]
+    assert "\n" not in answer["error"]
+    return answer["error"]
+
+
+def test_bad_requests(server):
+    assert "bad FEN" in error_of(server, "/api/international?fen=W:W99:B1", 400)
+    assert "bad FEN" in error_of(server, "/api/international?fen=hello", 400)
+    assert "no position" in error_of(server, "/api/international", 400)
+    assert "no position" in error_of(server, "/api/international?fen=", 400)
+    assert "longer than" in error_of(server, "/api/international?fen=" + "W" * 5000, 400)
+    assert "no tables of variant 'chess'" in error_of(server, "/api/chess?fen=W:W31:B1", 404)
+    assert "russian" in error_of(server, "/api/russian?fen=W:W31:B1", 404)  # not served here
+    assert "KKKKKvK" in error_of(server, "/api/international?fen=W:WK1,K2,K3,K4,K6:BK50", 404)
+    error_of(server, "/nothing/here", 404)
+    assert error_of(server, "/api/international?fen=W:W%00:B1", 400)
+    # Non-ASCII bytes in an echoed FEN still give valid JSON.
+    error_of(server, "/api/international?fen=W:W%C3%A9%FF:B1", 400)
+
+
+def raw(server, data, read_timeout=5):
+    """Sends data on a fresh connection; returns what came back before the server closed it."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=read_timeout) as s:
+        try:
+            s.sendall(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        chunks = []
+        try:
+            while True:
+                c = s.recv(65536)
+                if not c:
+                    break
+                chunks.append(c)
+        except (ConnectionResetError, socket.timeout):
+            pass
+        return b"".join(chunks)
+
+
+def status_of(reply):
+    return int(reply.split(b" ", 2)[1]) if reply.startswith(b"HTTP/1.") else None
+
+
+def test_hostile_requests(server):
+    # Paths that try to leave the page's files: nothing but the fixed files is ever served.
+    for path in (b"/../../../../etc/passwd", b"/%2e%2e/%2e%2e/etc/passwd", b"//etc/passwd",
+                 b"/dtb.js/../../tables", b"/index.html"):
+        reply = raw(server, b"GET " + path + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        assert status_of(reply) == 404, (path, reply[:100])
+        assert b"root:" not in reply
+    # Methods other than GET, HEAD, OPTIONS.
+    for method in (b"POST", b"PUT", b"DELETE", b"BREW"):
+        reply = raw(server, method + b" /api/variants HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n"
+                    b"Connection: close\r\n\r\n")
+        assert status_of(reply) in (405, 400, 501), (method, reply[:100])
+    # A 1 MB query: refused by the server's limits, not answered, not a crash.
+    reply = raw(server, b"GET /api/international?fen=" + b"W" * (1 << 20) +
+                b" HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert status_of(reply) in (400, 413, 414, 431, None), reply[:100]
+    # Headers beyond the connection's memory.
+    reply = raw(server, b"GET /api/variants HTTP/1.1\r\nHost: x\r\nX-Junk: " + b"j" * 100000 +
+                b"\r\n\r\n")
+    assert status_of(reply) in (400, 413, 431, None), reply[:100]
+    # Garbage instead of HTTP.
+    reply = raw(server, b"\x00\x01\x02 hello there\r\n\r\n")
+    assert status_of(reply) in (400, 505, None)
+    # HEAD and the cross-origin preflight.
+    reply = raw(server, b"HEAD /api/variants HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    assert status_of(reply) == 200 and reply.endswith(b"\r\n\r\n")
+    reply = raw(server, b"OPTIONS /api/international HTTP/1.1\r\nHost: x\r\nOrigin: http://other\r\n"
+                b"Access-Control-Request-Method: GET\r\nConnection: close\r\n\r\n")
+    assert status_of(reply) == 204
+    assert b"Access-Control-Allow-Origin: *" in reply
+    assert b"Access-Control-Allow-Methods: GET, HEAD, OPTIONS" in reply
+    # Still serving.
+    status, _, body = server.get("/api/international?fen=W:WK46,K47:BK5")
+    assert status == 200 and json.loads(body)["wdl"] == "win"
+
+
+def test_slow_client(server):
+    """A client that sends half a request and waits is cut off after the timeout (2 s here);
+    meanwhile, and afterwards, others are served."""
+    slow = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+    slow.sendall(b"GET /api/variants HTTP/1.1\r\nHost: x\r\n")  # never finished
+    started = time.monotonic()
+    status, _, _ = server.get("/api/variants")
+    assert status == 200
+    try:
+        while slow.recv(4096):
+            pass
+    except ConnectionResetError:
+        pass
+    waited = time.monotonic() - started
+    slow.close()
+    assert 1.0 <= waited < 8, waited
+    status, _, _ = server.get("/api/international?fen=W:WK46:BK5")
+    assert status == 200
+
+
+def test_many_clients_at_once(server):
+    fen = urllib.parse.quote("W:W28,K46:BK5,K10")
+    with concurrent.futures.ThreadPoolExecutor(32) as pool:
+        codes = list(pool.map(lambda _: server.get(f"/api/international?fen={fen}")[0],
+                              range(2000)))
+    assert codes.count(200) == len(codes)
+
+
+def test_page_files(server):
+    for path, kind in (("/", "text/html"), ("/dtb.js", "text/javascript"),
+                       ("/dtb.css", "text/css")):
+        status, headers, body = server.get(path)
+        assert status == 200 and headers["Content-Type"].startswith(kind), path
+        assert len(body) > 500
+    status, _, body = server.get("/")
+    assert b"<script src=\"dtb.js\">" in body
