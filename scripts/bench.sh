@@ -3,7 +3,7 @@
 #
 # usage: scripts/bench.sh [--quick] [--threads T] [--set DIR [--compact-set CDIR]
 #                         [--threats-set TDIR]] [--cache MIB] [--spread N]
-#   --quick   a few minutes: perft depth 8, index, generation of 2..4 pieces, probes
+#   --quick   a few minutes: perft depth 8, index, generation of 2..4 pieces, probes, server
 #   default   perft depth 9, generation of 2..4 and 2..5 pieces (long), probes
 #   --set     no generation: the bytes and probes of an existing international full set in DIR
 #             (e.g. 2..6, which takes more than an hour to make), of its compact set in CDIR
@@ -169,6 +169,46 @@ done < <(probe_row "probe WDL cached, $sp positions" --positions "$spread" --thr
            probe_row "probe WDL cached, compact --threats, $sp positions" --tables "$threats_dir" --positions "$spread" --threads 1 --threads 2
            probe_row "probe WDL uncached, compact --threats (2000 positions)" --tables "$threats_dir" --uncached --positions 2000 --rounds 1 --threads 1
          fi)
+
+# The HTTP server (dtbprobe serve) under load on localhost: 20,000 requests from 16 concurrent
+# clients with keep-alive (ab, Apache's benchmark tool), over four positions of the tables just
+# made, 5,000 each. Rows: requests per second, the median and 99th percentile latency (the worst
+# of the four runs), failed requests (connection errors and non-200 answers).
+serve_rows() {
+  if ! command -v ab >/dev/null; then
+    echo "bench.sh: installing apache2-utils (ab) for the server load test" >&2
+    local sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends apache2-utils >/dev/null
+  fi
+  local urlfile
+  urlfile=$(mktemp)
+  "$bin/probe/dtbprobe" serve --tables "$out" --port 0 --quiet --threads "$threads" >"$urlfile" &
+  local pid=$!
+  local url="" tries=0
+  while [ -z "$url" ] && [ $tries -lt 50 ]; do sleep 0.1; url=$(head -1 "$urlfile"); tries=$((tries + 1)); done
+  [ -n "$url" ] || { echo "bench.sh: dtbprobe serve did not start" >&2; kill "$pid"; return 1; }
+  local rps=0 p50=0 p99=0 failed=0
+  for fen in "W:W28,K46:BK5" "W:WK46,K47:BK5,K10" "W:W31,32:B19,20" "B:W28,K46:BK5,K10"; do
+    local csv report
+    csv=$(mktemp)
+    report=$(ab -q -k -n 5000 -c 16 -e "$csv" "${url}api/international?fen=$(python3 -c "import urllib.parse,sys; print(urllib.parse.quote(sys.argv[1]))" "$fen")" 2>&1)
+    rps=$(awk -v a="$rps" -v b="$(echo "$report" | awk '/^Requests per second/{print $4}')" 'BEGIN{print a + b / 4}')
+    failed=$((failed + $(echo "$report" | awk '/^Failed requests/{print $3}') + $(echo "$report" | awk '/^Non-2xx responses/{print $3} END{print 0}' | head -1)))
+    p50=$(awk -F, -v m="$p50" '$1 == 50 {print ($2 > m ? $2 : m)}' "$csv")
+    p99=$(awk -F, -v m="$p99" '$1 == 99 {print ($2 > m ? $2 : m)}' "$csv")
+    rm -f "$csv"
+  done
+  kill "$pid"
+  wait "$pid" 2>/dev/null || true
+  rm -f "$urlfile"
+  row "server: 20000 requests, 16 clients, $threads threads" "$(awk -v r="$rps" 'BEGIN{printf "%.0f requests/s", r}')"
+  row "  latency p50 / p99" "$(awk -v a="$p50" -v b="$p99" 'BEGIN{printf "%.2f ms / %.2f ms", a, b}')"
+  row "  failed requests" "$failed"
+}
+if "$bin/probe/dtbprobe" serve --help >/dev/null 2>&1; then
+  serve_rows
+fi
 
 echo
 echo "dtb benchmark, $(date -u +%Y-%m-%d), $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, probe cache $cache MiB"

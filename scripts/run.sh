@@ -2,9 +2,11 @@
 # The main job: install what is missing, build, generate the tables, verify them, check the
 # textbook claims, and print a summary. Re-running it redoes nothing that is complete.
 #
-# usage: scripts/run.sh [--variant V] [--pieces N] [--threads T]
+# usage: scripts/run.sh [--variant V] [--pieces N] [--threads T] [--serve [--port P]]
 #   default: international 2..5 pieces into tables/international/, plus english and russian
 #   2..4 pieces (small; the shipped claims about those variants need them).
+#   --serve: afterwards, serve the tables over HTTP (dtbprobe serve) until Ctrl-C, with the
+#   address of the web explorer printed; --port P (default 8428).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,12 +14,16 @@ variant=international
 pieces=5
 threads=$(nproc 2>/dev/null || echo 2)
 custom=0
-usage() { sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+serve=0
+port=8428
+usage() { sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --variant) [ $# -ge 2 ] || usage; variant=$2; custom=1; shift 2 ;;
     --pieces) [ $# -ge 2 ] || usage; pieces=$2; shift 2 ;;
     --threads) [ $# -ge 2 ] || usage; threads=$2; shift 2 ;;
+    --serve) serve=1; shift ;;
+    --port) [ $# -ge 2 ] || usage; port=$2; shift 2 ;;
     -h|--help) usage ;;
     *) echo "run.sh: unknown option $1" >&2; usage ;;
   esac
@@ -111,4 +117,8 @@ if [ -s "$claims_out" ]; then
 fi
 rm -f "$claims_out"
 echo "time: ${elapsed} s"
+if [ "$serve" = 1 ]; then
+  echo "== serving the tables (Ctrl-C stops); open the address below in a browser" >&2
+  exec "$probe" serve --tables tables --port "$port" --threads "$threads"
+fi
 exit "$claims_status"
