@@ -12,7 +12,8 @@
  *   bit 1  the layout, before the checksums: the header's file size and the end marker, and the
  *          last frame's size so that the frames end where the trailer starts. Inserting or
  *          erasing bytes in a frame then reaches the decoder instead of the size checks.
- * With neither bit the bytes go in raw, which fuzzes the checksum checks themselves.
+ * With neither bit the bytes go in raw, which fuzzes the checksum checks themselves. Bits 2-4
+ * reopen the file with an expectation (check_expect below), bits 5-6 stop verify's progress.
  *
  * Every block is read (at most MAX_BLOCKS, and a bounded number of positions) with both
  * dtb_tablefile_read_block and dtb_tablefile_read_packed into buffers of exactly the block's
@@ -147,6 +148,46 @@ static dtb_status read_both(const dtb_tablefile *tf, uint64_t b, dtb_tablefile_c
     return s;
 }
 
+/* Reopens the file expecting exactly what it says of itself, but for one field (which: 1 none,
+ * 2..7 variant, material, metric, index version, value encoding, positions): the open must
+ * succeed, or fail with DTB_E_MISMATCH, accordingly. A zero expected field is not checked, so a
+ * differing one is never zero. */
+static void check_expect(const char *path, const dtb_tablefile_info *in, unsigned which)
+{
+    dtb_tablefile_expect x = {in->variant, in->material, in->metric,
+                              in->index_version, in->value_encoding, in->positions};
+    switch (which) {
+    case 2: x.variant = strcmp(in->variant, "english") ? "english" : "russian"; break;
+    case 3: x.material = strcmp(in->material, "KvK") ? "KvK" : "MvM"; break;
+    case 4: x.metric = in->metric == DTB_METRIC_WLD ? DTB_METRIC_DTW : DTB_METRIC_WLD; break;
+    case 5: x.index_version = in->index_version == 1 ? 2 : 1; break;
+    case 6: x.value_encoding = in->value_encoding == 1 ? 2 : 1; break;
+    case 7: x.positions = in->positions == 1 ? 2 : 1; break;
+    }
+    dtb_tablefile *tf;
+    dtb_error e;
+    const dtb_status s = dtb_tablefile_open(path, &x, &tf, &e);
+    check_message(s, &e);
+    if (s != (which == 1 ? DTB_OK : DTB_E_MISMATCH))
+        abort();
+    dtb_tablefile_close(tf);
+}
+
+/* A verify progress callback that stops at call stop_at (0: never) and checks its arguments. */
+typedef struct progress_state {
+    unsigned calls, stop_at;
+    uint64_t last, total;
+} progress_state;
+
+static bool progress(void *user, uint64_t done, uint64_t total)
+{
+    progress_state *p = user;
+    if (done < p->last || done > total || total != p->total)
+        abort();
+    p->last = done;
+    return ++p->calls != p->stop_at;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
@@ -179,11 +220,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     dtb_tablefile *tf;
     dtb_error e;
     const dtb_status s = dtb_tablefile_open(path, NULL, &tf, &e);
-    unlink(path); /* the open descriptor keeps the bytes readable */
     check_message(s, &e);
-    if (s != DTB_OK)
+    if (s != DTB_OK) {
+        unlink(path);
         return 0;
+    }
     const dtb_tablefile_info *in = dtb_tablefile_get_info(tf);
+    if (strcmp(dtb_tablefile_path(tf), path) != 0)
+        abort();
+    if (mode >> 2 & 7)
+        check_expect(path, in, mode >> 2 & 7);
+    unlink(path); /* the open descriptor keeps the bytes readable */
     dtb_tablefile_ctx *ctx = dtb_tablefile_ctx_create();
     if (!ctx)
         abort();
@@ -210,10 +257,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         /* With every checksum right, verify fails exactly when some block does not decode. */
         if ((mode & REPAIR_CHECKSUMS) && all_read && (v == DTB_OK) != (read_ok == in->blocks))
             abort();
-        /* Without decoding it checks the checksums only. */
-        const dtb_status c = dtb_tablefile_verify(tf, false, NULL, NULL, &e);
+        /* Without decoding it checks the checksums only; a progress callback that says stop
+         * (at its first or second call, from mode bits 5-6) stops it. */
+        progress_state p = {.stop_at = mode >> 5 & 3, .total = in->file_size};
+        const dtb_status c = dtb_tablefile_verify(tf, false, p.stop_at ? progress : NULL, &p, &e);
         check_message(c, &e);
-        if ((mode & REPAIR_CHECKSUMS) && c != DTB_OK)
+        const bool stopped = p.stop_at && p.calls == p.stop_at;
+        if (stopped ? c != DTB_E_ABORTED : (mode & REPAIR_CHECKSUMS) && c != DTB_OK)
             abort();
     }
     dtb_tablefile_ctx_free(ctx);
