@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -229,9 +231,19 @@ static dtb_status write_table(const dtb_build_options *o, const dtb_solved_table
     return dtb_table_write(path, &w, t->values, dtb_index_size(t->index), &dc, NULL, e);
 }
 
-static void stats_json(char *buf, size_t size, const dtb_board *b, const dtb_solved_table *t,
+/* The process's peak resident memory so far (bytes). */
+static uint64_t peak_resident(void)
+{
+    struct rusage u;
+    return getrusage(RUSAGE_SELF, &u) == 0 ? (uint64_t)u.ru_maxrss * 1024 : 0;
+}
+
+static void stats_json(char *buf, size_t size, const dtb_solved *s, const dtb_solved_table *t,
                        const dtb_solve_stats *st, double seconds)
 {
+    const dtb_board *b = dtb_solved_board(s);
+    uint64_t work_now, work_peak, releases;
+    dtb_solved_work_stats(s, &work_now, &work_peak, &releases);
     char name[DTB_MATERIAL_NAME_MAX], fen[DTB_FEN_MAX] = "";
     dtb_material_name(&t->material, name, sizeof name);
     if (st->longest_win >= 0) {
@@ -242,11 +254,13 @@ static void stats_json(char *buf, size_t size, const dtb_board *b, const dtb_sol
     snprintf(buf, size,
              "{\"variant\":\"%s\",\"material\":\"%s\",\"positions\":%llu,\"wins\":%llu,"
              "\"draws\":%llu,\"losses\":%llu,\"captures\":%llu,\"longest_win\":%d,"
-             "\"longest_win_fen\":\"%s\",\"seconds\":%.3f,\"positions_per_second\":%.0f}\n",
+             "\"longest_win_fen\":\"%s\",\"seconds\":%.3f,\"positions_per_second\":%.0f,"
+             "\"peak_resident_bytes\":%llu,\"work_file_bytes\":%llu}\n",
              b->variant->name, name, (unsigned long long)st->positions,
              (unsigned long long)st->wins, (unsigned long long)st->draws,
              (unsigned long long)st->losses, (unsigned long long)st->captures, st->longest_win,
-             fen, seconds, seconds > 0 ? (double)st->positions / seconds : 0.0);
+             fen, seconds, seconds > 0 ? (double)st->positions / seconds : 0.0,
+             (unsigned long long)peak_resident(), (unsigned long long)work_peak);
 }
 
 /* A pair is complete when each member's .dtw, .wld and .stats exist. The stats record is
@@ -334,7 +348,6 @@ static void on_progress(void *user, uint64_t done, uint64_t total)
 static dtb_status solve_and_write(const dtb_build_options *o, dtb_solved *s, const dtb_material *m,
                                   dtb_error *e)
 {
-    const dtb_board *b = dtb_solved_board(s);
     char name[DTB_MATERIAL_NAME_MAX];
     dtb_material_name(m, name, sizeof name);
     const bool self = is_self_flip(m);
@@ -361,7 +374,7 @@ static dtb_status solve_and_write(const dtb_build_options *o, dtb_solved *s, con
         const dtb_solved_table *t = dtb_solved_find(s, *ms[k]);
         char json[2048], path[4096], mname[DTB_MATERIAL_NAME_MAX];
         /* Time is shared by the pair; each member gets its share by size. */
-        stats_json(json, sizeof json, b, t, &st[k], self ? seconds : seconds / 2);
+        stats_json(json, sizeof json, s, t, &st[k], self ? seconds : seconds / 2);
         stats_path(path, sizeof path, o->out_dir, o->variant, ms[k]);
         rc = dtb_atomic_write_file(path, json, strlen(json), e);
         if (rc != DTB_OK)
@@ -394,7 +407,9 @@ typedef struct build_plan {
     bool *use;    /* use[i * npairs + j]: running pair i reads pair j's values */
     int *order;   /* pair numbers in run order */
     int nsteps;
-    uint64_t peak; /* bytes at the fullest step */
+    uint64_t peak;    /* bytes at the fullest step, everything in memory */
+    uint64_t tables;  /* the most bytes of solved values held at once (work files' disk peak) */
+    uint64_t working; /* the most bytes one step works with beyond them, BASE_BYTES included */
 } build_plan;
 
 static void plan_free(build_plan *pl)
@@ -609,13 +624,19 @@ static dtb_status plan_finish(const dtb_build_options *o, bool keep, build_plan 
     }
     const int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
     uint64_t live = 0;
-    pl->peak = BASE_BYTES;
+    pl->peak = pl->working = BASE_BYTES;
+    pl->tables = 0;
     for (int s = 0; s < pl->nsteps; s++) {
         const plan_pair *p = &pl->pair[pl->order[s]];
         live += resident_bytes(p);
-        const uint64_t now = BASE_BYTES + live + step_bytes(p, threads);
+        const uint64_t work = BASE_BYTES + step_bytes(p, threads);
+        const uint64_t now = live + work;
         if (now > pl->peak)
             pl->peak = now;
+        if (live > pl->tables)
+            pl->tables = live;
+        if (work > pl->working)
+            pl->working = work;
         for (int j = 0; j < np; j++)
             if (pl->pair[j].last == s)
                 live -= resident_bytes(&pl->pair[j]);
@@ -644,6 +665,90 @@ uint64_t dtb_build_memory_needed(const dtb_build_options *o)
     const uint64_t peak = pl.peak;
     plan_free(&pl);
     return peak;
+}
+
+/* Memory the budget must leave above the monitor's cap: what resident memory can grow by
+ * between two of its looks (5 ms), plus what it does not see (the kernel's page tables). */
+#define BUDGET_SLACK ((uint64_t)32 << 20)
+
+static uint64_t disk_free(const char *dir);
+
+/* The resident memory the work files' monitor keeps the build under (0: no monitor). */
+static uint64_t monitor_cap(const dtb_build_options *o)
+{
+    return o->memory_budget > BUDGET_SLACK ? o->memory_budget - BUDGET_SLACK : 0;
+}
+
+/* What a budget of o->memory_budget bytes makes of the plan pl (see dtb_build_budget). */
+static dtb_build_budget budget_of(const dtb_build_options *o, const build_plan *pl)
+{
+    dtb_build_budget b = {
+        .in_memory = pl->peak,
+        .working = pl->working,
+        .minimum = pl->working + BUDGET_SLACK,
+        .work_files = 0,
+    };
+    b.use_work_files = o->work_dir || (o->memory_budget && pl->peak > o->memory_budget);
+    if (b.use_work_files)
+        b.work_files = pl->tables;
+    return b;
+}
+
+dtb_status dtb_build_plan_budget(const dtb_build_options *o, dtb_build_budget *out, dtb_error *e)
+{
+    build_plan pl;
+    const dtb_status rc = plan_make(o, o->out_dir != NULL, o->keep_solved, &pl, e);
+    if (rc != DTB_OK)
+        return rc;
+    *out = budget_of(o, &pl);
+    plan_free(&pl);
+    /* The disk where the work files would go: --work, the tables' directory, or the nearest
+     * existing directory above it (a build creates them). */
+    char dir[4096];
+    if (o->work_dir)
+        snprintf(dir, sizeof dir, "%s", o->work_dir);
+    else if (o->out_dir)
+        snprintf(dir, sizeof dir, "%s/%s", o->out_dir, o->variant->name);
+    else
+        snprintf(dir, sizeof dir, ".");
+    out->disk_free = disk_free(dir);
+    while (out->disk_free == UINT64_MAX && strrchr(dir, '/')) {
+        *strrchr(dir, '/') = 0;
+        out->disk_free = disk_free(*dir ? dir : "/");
+    }
+    if (out->disk_free == UINT64_MAX)
+        out->disk_free = disk_free(".");
+    return DTB_OK;
+}
+
+int dtb_build_to_solve(const dtb_build_options *o, dtb_material **out)
+{
+    *out = NULL;
+    build_plan pl;
+    if (plan_make(o, o->out_dir != NULL, false, &pl, NULL) != DTB_OK)
+        return -1;
+    dtb_material *list = malloc(2 * ((size_t)pl.npairs + 1) * sizeof *list);
+    int n = 0;
+    for (int i = 0; i < pl.npairs && list; i++)
+        if (pl.pair[i].action == PAIR_SOLVE) {
+            list[n++] = pl.pair[i].m;
+            if (!pl.pair[i].self)
+                list[n++] = dtb_material_flip(pl.pair[i].m);
+        }
+    plan_free(&pl);
+    if (!list)
+        return -1;
+    *out = list;
+    return n;
+}
+
+/* Bytes free for an unprivileged writer in dir's file system; UINT64_MAX when unknown. */
+static uint64_t disk_free(const char *dir)
+{
+    struct statvfs v;
+    if (statvfs(dir, &v) != 0)
+        return UINT64_MAX;
+    return (uint64_t)v.f_bavail * (uint64_t)v.f_frsize;
 }
 
 /* "1.5 GiB", "35.2 MiB", "800 bytes": a size in the largest unit that keeps it >= 1, so a small
@@ -709,14 +814,15 @@ dtb_status dtb_build(const dtb_build_options *o, dtb_error *e)
     dtb_status rc = plan_make(o, true, o->keep_solved, &pl, e);
     if (rc != DTB_OK)
         return rc;
-    if (o->memory_budget && pl.peak > o->memory_budget) {
+    const dtb_build_budget budget = budget_of(o, &pl);
+    if (budget.use_work_files && o->memory_budget && o->memory_budget < budget.minimum) {
         char needed[32], allowed[32];
-        size_text(pl.peak, needed, sizeof needed);
+        size_text(budget.minimum, needed, sizeof needed);
         size_text(o->memory_budget, allowed, sizeof allowed);
         rc = dtb_error_set(e, DTB_E_NOMEM,
-                           "this build needs %s of memory (%llu bytes), more than the %s "
-                           "allowed (--memory)",
-                           needed, (unsigned long long)pl.peak, allowed);
+                           "this build needs at least %s of memory (%llu bytes: its largest "
+                           "step's working memory), more than the %s allowed (--memory)",
+                           needed, (unsigned long long)budget.minimum, allowed);
         plan_free(&pl);
         return rc;
     }
@@ -725,11 +831,27 @@ dtb_status dtb_build(const dtb_build_options *o, dtb_error *e)
     rc = make_dir(o->out_dir, e);
     if (rc == DTB_OK)
         rc = make_dir(dir, e);
+    const char *work = o->work_dir ? o->work_dir : dir;
+    if (rc == DTB_OK && budget.use_work_files && o->work_dir)
+        rc = make_dir(o->work_dir, e);
+    if (rc == DTB_OK && budget.use_work_files && disk_free(work) < budget.work_files) {
+        char needed[32], free_text[32];
+        size_text(budget.work_files, needed, sizeof needed);
+        size_text(disk_free(work), free_text, sizeof free_text);
+        rc = dtb_error_set(e, DTB_E_NOSPACE,
+                           "the work files of this build need %s of disk in %s, which has %s "
+                           "free (--work DIR puts them elsewhere)",
+                           needed, work, free_text);
+    }
     dtb_board b;
     dtb_board_init(&b, o->variant);
     dtb_solved *s = rc == DTB_OK ? dtb_solved_create(&b) : NULL;
     if (rc == DTB_OK && !s)
         rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    /* Over budget in memory: every table's values in work files, their resident pages released
+     * whenever the process passes the budget less the slack. */
+    if (rc == DTB_OK && budget.use_work_files)
+        rc = dtb_solved_use_work_files(s, work, monitor_cap(o), e);
     /* Complete pairs are reported first, in list order, whether they are loaded later or not. */
     for (int i = 0; i < pl.npairs && rc == DTB_OK && o->log; i++) {
         const plan_pair *p = &pl.pair[i];
@@ -816,6 +938,17 @@ dtb_status dtb_build_walk(const dtb_build_options *o, dtb_build_visit visit, voi
     dtb_board_init(&b, o->variant);
     if (rc == DTB_OK && !(s = dtb_solved_create(&b)))
         rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    /* Within the budget as a build is: the tables in work files when they do not fit. */
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/%s", o->out_dir, o->variant->name);
+    const dtb_build_budget budget = rc == DTB_OK ? budget_of(o, &pl) : (dtb_build_budget){0};
+    if (rc == DTB_OK && budget.use_work_files) {
+        if (o->memory_budget && o->memory_budget < budget.minimum)
+            rc = dtb_error_set(e, DTB_E_NOMEM, "checking needs at least %llu bytes of memory",
+                               (unsigned long long)budget.minimum);
+        else
+            rc = dtb_solved_use_work_files(s, o->work_dir ? o->work_dir : dir, monitor_cap(o), e);
+    }
     /* Present tables that cannot be checked first, in list order. */
     for (int i = 0; i < np && rc == DTB_OK; i++) {
         const plan_pair *p = &pl.pair[i];

@@ -30,7 +30,10 @@ typedef struct dtb_build_options {
     int nonly;
     const char *out_dir;          /* tables go to out_dir/<variant>/ */
     int threads;                  /* 0: OpenMP's default */
-    uint64_t memory_budget;       /* bytes; 0: no limit */
+    uint64_t memory_budget;       /* bytes to stay within; 0: no limit. A build that needs more
+                                     keeps its solved values in work files (dtb_build_budget) */
+    const char *work_dir;         /* where work files go; NULL: out_dir/<variant>/. Given, the
+                                     solved values go to work files whatever the budget */
     int zstd_level;               /* 0: the writer's default */
     bool keep_solved;             /* keep every material in memory to the end, in list order
                                      (no dropping; for comparisons) */
@@ -62,6 +65,25 @@ bool dtb_build_exits(const dtb_material *from, const dtb_material *to);
  * estimated from what they allocate). Looks at out_dir for complete pairs, as dtb_build does
  * (out_dir NULL: everything to solve). UINT64_MAX when out of memory. */
 uint64_t dtb_build_memory_needed(const dtb_build_options *o);
+
+/* What a memory budget makes of a build's plan. */
+typedef struct dtb_build_budget {
+    uint64_t in_memory;   /* bytes at the peak with everything in memory (dtb_build_memory_needed) */
+    uint64_t working;     /* bytes the largest step works with beyond the solved values: the
+                             solver's unit state or the writer's buffers, and the base */
+    uint64_t minimum;     /* the smallest budget the build accepts: working and a slack */
+    bool use_work_files;  /* in_memory is over the budget: solved values go to work files */
+    uint64_t work_files;  /* then: bytes of work files at the peak (disk the build needs) */
+    uint64_t disk_free;   /* bytes free where the work files would go (dtb_build_plan_budget);
+                             UINT64_MAX when unknown */
+} dtb_build_budget;
+
+/* The budget plan of the options (o->memory_budget; out_dir as dtb_build_memory_needed). */
+dtb_status dtb_build_plan_budget(const dtb_build_options *o, dtb_build_budget *out, dtb_error *e);
+
+/* The materials a build of o would solve (both members of each pair; those complete in
+ * o->out_dir left out when it is set), into *out (free it); their number, -1 when out of memory. */
+int dtb_build_to_solve(const dtb_build_options *o, dtb_material **out);
 
 /* Called by dtb_build_walk for each material whose .dtw table is in the directory. When missing
  * is NULL, s holds m's table and every table its moves reach; else m cannot be checked, as

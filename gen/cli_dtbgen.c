@@ -27,6 +27,7 @@
 #include "manifest.h"
 #include "material.h"
 #include "variant.h"
+#include "workfile.h"
 
 enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
 
@@ -46,6 +47,7 @@ typedef struct dtbgen_options {
     int nonly;
     int threads;
     double memory_gib;              /* 0: no budget given */
+    const char *work_dir;           /* --work; NULL: the tables' directory */
     int zstd_level;
     int block_positions;            /* --block-positions (compact sets); 0: the default */
     bool threats;                   /* --threats (compact sets) */
@@ -54,7 +56,7 @@ typedef struct dtbgen_options {
 enum {
     OPT_LIST, OPT_OUT, OPT_CHECK, OPT_COMPACT, OPT_MANIFEST, OPT_MATERIAL, OPT_THREADS, OPT_MEMORY,
     OPT_ZSTD_LEVEL, OPT_BLOCK_POSITIONS, OPT_THREATS, OPT_VARIANT, OPT_PIECES, OPT_JSON,
-    OPT_QUIET, OPT_HELP, OPT_VERSION, NOPTIONS
+    OPT_QUIET, OPT_HELP, OPT_VERSION, OPT_WORK, NOPTIONS
 };
 
 static const dtb_cli_option options[NOPTIONS] = {
@@ -67,7 +69,8 @@ static const dtb_cli_option options[NOPTIONS] = {
     [OPT_MATERIAL] = {"--material", DTB_CLI_TEXT, "NAME", "only this material and what it needs (repeatable)",
                       .repeat = true},
     [OPT_THREADS] = {"--threads", DTB_CLI_INT, "T", "worker threads (default: all cores)", 1, INT_MAX},
-    [OPT_MEMORY] = {"--memory", DTB_CLI_REAL, "GiB", "refuse to start a build needing more memory than this"},
+    [OPT_MEMORY] = {"--memory", DTB_CLI_REAL, "GiB", "stay within this memory; what does not fit goes to work files (default: 85% of RAM)"},
+    [OPT_WORK] = {"--work", DTB_CLI_TEXT, "DIR", "solved values in work files there (default: only those over --memory, next to the tables)"},
     [OPT_ZSTD_LEVEL] = {"--zstd-level", DTB_CLI_INT, "L",
                         "compression level of the table files (default 9; --compact: 15)", 1, 22},
     [OPT_BLOCK_POSITIONS] = {"--block-positions", DTB_CLI_INT, "N",
@@ -126,7 +129,8 @@ static int options_from_args(const dtb_cli_args *a, dtbgen_options *o)
                     {OPT_MANIFEST, CMD_MANIFEST}, {OPT_OUT, CMD_BUILD}};
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         const int k = commands[i].option;
-        if (!a->given[k] || (k == OPT_OUT && a->given[OPT_COMPACT]))
+        /* --out is where --compact writes, and the build --list plans. */
+        if (!a->given[k] || (k == OPT_OUT && (a->given[OPT_COMPACT] || a->given[OPT_LIST])))
             continue;
         if (o->command != CMD_NONE) {
             char msg[80];
@@ -144,6 +148,7 @@ static int options_from_args(const dtb_cli_args *a, dtbgen_options *o)
     o->zstd_level = (int)a->number[OPT_ZSTD_LEVEL];
     o->block_positions = (int)a->number[OPT_BLOCK_POSITIONS];
     o->memory_gib = a->real[OPT_MEMORY];
+    o->work_dir = a->text[OPT_WORK];
     o->dir = o->command == CMD_CHECK      ? a->text[OPT_CHECK]
              : o->command == CMD_MANIFEST ? a->text[OPT_MANIFEST]
                                           : a->text[OPT_OUT];
@@ -230,6 +235,63 @@ __extension__ static void u128_text(unsigned __int128 x, char buf[48])
     buf[n] = '\0';
 }
 
+/* Positions of the materials a build of bo would solve (not complete in bo->out_dir). */
+static uint64_t positions_to_solve(const dtb_build_options *bo)
+{
+    dtb_material *list;
+    const int n = dtb_build_to_solve(bo, &list);
+    if (n < 0)
+        return 0;
+    dtb_board b;
+    dtb_board_init(&b, bo->variant);
+    uint64_t sum = 0;
+    for (int i = 0; i < n; i++) {
+        dtb_index *ix;
+        if (dtb_index_create(&b, list[i], &ix) == DTB_OK) {
+            sum += dtb_index_size(ix);
+            dtb_index_free(ix);
+        }
+    }
+    free(list);
+    return sum;
+}
+
+/* Positions per second of the solved materials recorded in dir's STATS for v (their positions
+ * and seconds in *positions and *seconds); 0 when there are none. Materials solved in under a
+ * second are left out: their rate is mostly start-up. */
+static double measured_rate(const char *dir, const dtb_variant *v, double *positions,
+                            double *seconds)
+{
+    char path[4200], line[2048];
+    snprintf(path, sizeof path, "%s/%s/STATS", dir, v->name);
+    FILE *f = fopen(path, "r");
+    *positions = *seconds = 0;
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof line, f)) {
+        const char *p = strstr(line, "\"positions\":"), *t = strstr(line, "\"seconds\":");
+        if (!p || !t)
+            continue;
+        const double n = strtod(p + 12, NULL), secs = strtod(t + 10, NULL);
+        if (secs >= 1) {
+            *positions += n;
+            *seconds += secs;
+        }
+    }
+    fclose(f);
+    return *seconds > 0 ? *positions / *seconds : 0;
+}
+
+/* The budget in bytes: --memory, else 85% of the machine's memory (the rest for the system and
+ * the page cache through which work files are read). */
+static uint64_t memory_budget(const dtbgen_options *o)
+{
+    if (o->memory_gib > 0)
+        return (uint64_t)(o->memory_gib * 1073741824.0);
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 100 * 85 : 0;
+}
+
 static int run_list(const dtbgen_options *o)
 {
     const dtb_variant *v = find_variant(o);
@@ -295,24 +357,84 @@ static int run_list(const dtbgen_options *o)
     /* The memory a build of these materials needs at its peak (dtbgen builds up to 8 pieces),
      * and what it would need keeping every table in memory to the end. */
     uint64_t peak = 0, keep = 0;
+    dtb_build_budget budget = {0};
+    const uint64_t allowed = memory_budget(o);
+    uint64_t todo = 0; /* positions a build into o->dir (all, without one) would solve */
     if (o->pieces <= 8) {
-        dtb_build_options bo = {.variant = v, .pieces = o->pieces, .threads = o->threads};
-        peak = dtb_build_memory_needed(&bo);
+        dtb_build_options bo = {.variant = v, .pieces = o->pieces, .threads = o->threads,
+                                .out_dir = o->dir, .memory_budget = allowed,
+                                .work_dir = o->work_dir};
+        dtb_error e;
+        if (dtb_build_plan_budget(&bo, &budget, &e) != DTB_OK) {
+            fprintf(stderr, "dtbgen: %s\n", e.msg);
+            return EXIT_INPUT;
+        }
+        peak = budget.in_memory;
         bo.keep_solved = true;
         keep = dtb_build_memory_needed(&bo);
+        todo = positions_to_solve(&bo);
     }
+    double rate_positions = 0, rate_seconds = 0;
+    const double rate = o->dir ? measured_rate(o->dir, v, &rate_positions, &rate_seconds) : 0;
+    char work_text[4200] = "";
+    if (o->work_dir || o->dir)
+        snprintf(work_text, sizeof work_text, "%s%s%s", o->work_dir ? o->work_dir : o->dir,
+                 o->work_dir ? "" : "/", o->work_dir ? "" : v->name);
+    const bool fits = peak && allowed >= budget.minimum &&
+                      (!budget.use_work_files || budget.disk_free >= budget.work_files);
     if (o->json) {
         printf("],\"count\":%d,\"positions\":%s,\"blocks\":%s", listed, tp, tb);
         if (peak)
-            printf(",\"memory_peak\":%llu,\"memory_keep_all\":%llu", (unsigned long long)peak,
-                   (unsigned long long)keep);
+            printf(",\"memory_peak\":%llu,\"memory_keep_all\":%llu,\"budget\":%llu,"
+                   "\"budget_minimum\":%llu,\"working_memory\":%llu,\"work_files\":%s,"
+                   "\"work_file_bytes\":%llu,\"fits\":%s,\"positions_to_solve\":%llu",
+                   (unsigned long long)peak, (unsigned long long)keep,
+                   (unsigned long long)allowed, (unsigned long long)budget.minimum,
+                   (unsigned long long)budget.working, budget.use_work_files ? "true" : "false",
+                   (unsigned long long)budget.work_files, fits ? "true" : "false",
+                   (unsigned long long)todo);
+        if (rate > 0)
+            printf(",\"measured_positions_per_second\":%.0f,\"estimated_seconds\":%.0f", rate,
+                   (double)todo / rate);
         printf("}\n");
     } else {
         printf("%-16s %20s %14s   (%d materials)\n", "total", tp, tb, listed);
-        if (peak)
-            printf("# memory of a build (--memory): %.2f GiB at its peak, %.2f GiB keeping every "
+        if (peak) {
+            const double gib = 1073741824.0;
+            printf("# memory of a build: %.2f GiB at its peak in memory, %.2f GiB keeping every "
                    "table to the end\n",
-                   (double)peak / 1073741824.0, (double)keep / 1073741824.0);
+                   (double)peak / gib, (double)keep / gib);
+            printf("# within %.2f GiB (--memory): ", (double)allowed / gib);
+            if (allowed >= budget.minimum && budget.use_work_files &&
+                budget.disk_free < budget.work_files)
+                printf("refused: the work files need %.2f GiB of disk, %.2f GiB are free there "
+                       "(--work DIR puts them on another disk)\n",
+                       (double)budget.work_files / gib, (double)budget.disk_free / gib);
+            else if (!fits)
+                printf("refused: the largest step alone works with %.2f GiB (solver state or "
+                       "writer buffers); the budget must be at least %.2f GiB\n",
+                       (double)budget.working / gib, (double)budget.minimum / gib);
+            else if (!budget.use_work_files)
+                printf("every solved value stays in memory\n");
+            else if (!work_text[0])
+                printf("solved values in work files, %.2f GiB of disk at the peak\n",
+                       (double)budget.work_files / gib);
+            else
+                printf("solved values in work files in %s (%.2f GiB of disk at the peak), read "
+                       "through the page cache; %.2f GiB of working memory in RAM at the largest "
+                       "step\n",
+                       work_text,
+                       (double)budget.work_files / gib, (double)budget.working / gib);
+            if (rate > 0)
+                printf("# time: %.3g positions to solve at the %.2f M positions/s measured in %s "
+                       "(%.3g positions in %.0f s): about %.1f hours on this machine\n",
+                       (double)todo, rate / 1e6, o->dir, rate_positions, rate_seconds,
+                       (double)todo / rate / 3600);
+            else
+                printf("# time: %.3g positions to solve (--out DIR with a STATS file gives an "
+                       "estimate from its measured rate)\n",
+                       (double)todo);
+        }
     }
     if (skipped && !o->quiet)
         fprintf(stderr, "dtbgen: %d materials left out: more pieces a side than %s starts with\n",
@@ -327,6 +449,7 @@ typedef struct progress_state {
     bool tty;
     double started; /* of the current material */
     double last;    /* last bar drawn */
+    uint64_t read0, write0; /* the process's storage traffic when the material started */
 } progress_state;
 
 static void draw_bar(progress_state *ps, const char *name, uint64_t done, uint64_t total)
@@ -343,8 +466,14 @@ static void draw_bar(progress_state *ps, const char *name, uint64_t done, uint64
     for (int i = 0; i < 30; i++)
         bar[i] = i < fill ? '#' : '.';
     bar[30] = 0;
-    fprintf(stderr, "\r%-10s [%s] %5.1f%% %llu/%llu %.2f Mpos/s ETA %.0fs   ", name, bar,
-            100 * frac, (unsigned long long)done, (unsigned long long)total, rate / 1e6, eta);
+    /* Storage traffic next to the rate: when the disk, not the CPU, sets the pace (work files
+     * read back through a page cache too small for them), it shows here. */
+    uint64_t rd, wr;
+    dtb_work_io(&rd, &wr);
+    const double mb = 1e6 * (el > 0 ? el : 1);
+    fprintf(stderr, "\r%-10s [%s] %5.1f%% %llu/%llu %.2f Mpos/s disk r %.0f w %.0f MB/s ETA %.0fs   ",
+            name, bar, 100 * frac, (unsigned long long)done, (unsigned long long)total,
+            rate / 1e6, (double)(rd - ps->read0) / mb, (double)(wr - ps->write0) / mb, eta);
 }
 
 static void on_build(void *user, dtb_build_event ev, const char *name, uint64_t done,
@@ -361,6 +490,7 @@ static void on_build(void *user, dtb_build_event ev, const char *name, uint64_t 
     case DTB_BUILD_START:
         ps->started = omp_get_wtime();
         ps->last = 0;
+        dtb_work_io(&ps->read0, &ps->write0);
         if (!ps->tty)
             fprintf(stderr, "dtbgen: %s solving\n", name);
         break;
@@ -372,8 +502,14 @@ static void on_build(void *user, dtb_build_event ev, const char *name, uint64_t 
         if (ps->tty)
             fprintf(stderr, "\r%-80s\r", "");
         (void)text; /* the stats record, also in STATS */
-        fprintf(stderr, "dtbgen: %s solved: %llu positions, %.2f s\n", name,
-                (unsigned long long)done, omp_get_wtime() - ps->started);
+        {
+            uint64_t rd, wr;
+            dtb_work_io(&rd, &wr);
+            fprintf(stderr, "dtbgen: %s solved: %llu positions, %.2f s, disk read %.0f MB, "
+                            "written %.0f MB\n",
+                    name, (unsigned long long)done, omp_get_wtime() - ps->started,
+                    (double)(rd - ps->read0) / 1e6, (double)(wr - ps->write0) / 1e6);
+        }
         break;
     }
 }
@@ -409,12 +545,7 @@ static int run_build(const dtbgen_options *o)
         return EXIT_INPUT;
     }
     progress_state ps = {.o = o, .tty = isatty(STDERR_FILENO)};
-    uint64_t budget = (uint64_t)(o->memory_gib * 1073741824.0);
-    if (!budget) { /* no budget given: what the machine has */
-        const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-        if (pages > 0 && page > 0)
-            budget = (uint64_t)pages * (uint64_t)page;
-    }
+    const uint64_t budget = memory_budget(o);
     const dtb_build_options bo = {
         .variant = v,
         .pieces = pieces,
@@ -423,6 +554,7 @@ static int run_build(const dtbgen_options *o)
         .out_dir = o->dir,
         .threads = o->threads,
         .memory_budget = budget,
+        .work_dir = o->work_dir,
         .zstd_level = o->zstd_level,
         .log = on_build,
         .user = &ps,
@@ -511,6 +643,8 @@ static int run_check(const dtbgen_options *o)
         .pieces = o->pieces ? o->pieces : 8,
         .out_dir = o->dir,
         .threads = o->threads,
+        .memory_budget = memory_budget(o),
+        .work_dir = o->work_dir,
     };
     const double t0 = omp_get_wtime();
     dtb_error e;

@@ -3,9 +3,11 @@
 #include "solved.h"
 
 #include <assert.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "hugemem.h"
+#include "workfile.h"
 
 #define SLOTS (DTB_SOLVED_MAX_COUNT + 1)
 
@@ -14,12 +16,19 @@ typedef struct entry {
     dtb_solved_table t; /* first: a dtb_solved_table * to it is an entry * */
     bool narrow;        /* fast is filled */
     dtb_index_fast fast;
+    size_t mapped;      /* bytes of its work file (values, then capture bits); 0: in memory */
 } entry;
 
 struct dtb_solved {
     const dtb_board *board;
     bool narrow;        /* at most 64 squares: positions fit in words */
     entry *slot[SLOTS * SLOTS * SLOTS * SLOTS];
+    /* Work files: where, the monitor that releases their pages, and the lock that keeps it
+     * from releasing a table being added or dropped. */
+    const char *work_dir;
+    dtb_work_monitor *monitor;
+    pthread_mutex_t lock;
+    uint64_t work_bytes, work_peak;
 };
 
 static int slot_of(dtb_material m)
@@ -39,19 +48,28 @@ dtb_solved *dtb_solved_create(const dtb_board *b)
     if (s) {
         s->board = b;
         s->narrow = b->squares <= 64;
+        pthread_mutex_init(&s->lock, NULL);
     }
     return s;
 }
 
 static size_t captures_bytes(uint64_t n) { return (n / 64 + 1) * sizeof(uint64_t); }
 
-static void table_free(entry *e)
+/* Where a work file's capture bits start: after the values, aligned for the words. */
+static size_t values_room(uint64_t n) { return (size_t)(n + 63) / 64 * 64; }
+
+static void table_free(dtb_solved *s, entry *e)
 {
     if (!e)
         return;
     const uint64_t n = e->t.index ? dtb_index_size(e->t.index) : 0;
-    dtb_huge_free(e->t.values, n);
-    dtb_huge_free(e->t.captures, captures_bytes(n));
+    if (e->mapped) {
+        dtb_work_unmap(e->t.values, e->mapped);
+        s->work_bytes -= e->mapped;
+    } else {
+        dtb_huge_free(e->t.values, n);
+        dtb_huge_free(e->t.captures, captures_bytes(n));
+    }
     dtb_index_free(e->t.index);
     free(e);
 }
@@ -60,9 +78,38 @@ void dtb_solved_free(dtb_solved *s)
 {
     if (!s)
         return;
+    dtb_work_monitor_stop(s->monitor);
     for (size_t i = 0; i < sizeof s->slot / sizeof s->slot[0]; i++)
-        table_free(s->slot[i]);
+        table_free(s, s->slot[i]);
+    pthread_mutex_destroy(&s->lock);
     free(s);
+}
+
+/* The monitor's release: every work file's pages, under the lock (a table being dropped is not
+ * touched after its unmapping). */
+static void release_work(void *user)
+{
+    dtb_solved *s = user;
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < sizeof s->slot / sizeof s->slot[0]; i++)
+        if (s->slot[i] && s->slot[i]->mapped)
+            dtb_work_release(s->slot[i]->t.values, s->slot[i]->mapped);
+    pthread_mutex_unlock(&s->lock);
+}
+
+dtb_status dtb_solved_use_work_files(dtb_solved *s, const char *dir, uint64_t cap, dtb_error *e)
+{
+    s->work_dir = dir;
+    if (cap && !s->monitor && !(s->monitor = dtb_work_monitor_start(cap, release_work, s)))
+        return dtb_error_set(e, DTB_E_NOMEM, "cannot start the memory monitor");
+    return DTB_OK;
+}
+
+void dtb_solved_work_stats(const dtb_solved *s, uint64_t *now, uint64_t *peak, uint64_t *releases)
+{
+    *now = s->work_bytes;
+    *peak = s->work_peak;
+    *releases = dtb_work_monitor_releases(s->monitor);
 }
 
 dtb_solved_table *dtb_solved_add(dtb_solved *s, dtb_material m, dtb_error *e)
@@ -85,14 +132,34 @@ dtb_solved_table *dtb_solved_add(dtb_solved *s, dtb_material m, dtb_error *e)
     }
     en->narrow = s->narrow && dtb_index_fast_get(t->index, &en->fast);
     const uint64_t n = dtb_index_size(t->index);
-    t->values = dtb_huge_calloc(n);
-    t->captures = dtb_huge_calloc(captures_bytes(n));
-    if (!t->values || !t->captures) {
-        table_free(en);
-        return dtb_error_set(e, DTB_E_NOMEM, "out of memory for %llu positions",
-                             (unsigned long long)n), NULL;
+    if (s->work_dir) {
+        char name[DTB_MATERIAL_NAME_MAX];
+        dtb_material_name(&m, name, sizeof name);
+        const size_t len = values_room(n) + captures_bytes(n);
+        dtb_status st;
+        uint8_t *p = dtb_work_map(s->work_dir, name, len, &st, e);
+        if (!p) {
+            table_free(s, en);
+            return NULL;
+        }
+        t->values = p;
+        t->captures = (uint64_t *)(void *)(p + values_room(n));
+        en->mapped = len;
+    } else {
+        t->values = dtb_huge_calloc(n);
+        t->captures = dtb_huge_calloc(captures_bytes(n));
+        if (!t->values || !t->captures) {
+            table_free(s, en);
+            return dtb_error_set(e, DTB_E_NOMEM, "out of memory for %llu positions",
+                                 (unsigned long long)n), NULL;
+        }
     }
+    pthread_mutex_lock(&s->lock);
     *slot = en;
+    s->work_bytes += en->mapped;
+    if (s->work_bytes > s->work_peak)
+        s->work_peak = s->work_bytes;
+    pthread_mutex_unlock(&s->lock);
     return t;
 }
 
@@ -105,8 +172,10 @@ void dtb_solved_drop(dtb_solved *s, dtb_material m)
 {
     if (!fits(m))
         return;
-    table_free(s->slot[slot_of(m)]);
+    pthread_mutex_lock(&s->lock);
+    table_free(s, s->slot[slot_of(m)]);
     s->slot[slot_of(m)] = NULL;
+    pthread_mutex_unlock(&s->lock);
 }
 
 static const dtb_value lost = DTB_VALUE_LOST;

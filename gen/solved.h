@@ -27,11 +27,21 @@ dtb_solved *dtb_solved_create(const dtb_board *b);
 void dtb_solved_free(dtb_solved *s);
 
 /* Adds material m with zeroed (draw) values, or returns the existing entry. NULL with a message
- * when out of memory or m does not fit. Not thread-safe. */
+ * when out of memory (or work-file space) or m does not fit. Not thread-safe. */
 dtb_solved_table *dtb_solved_add(dtb_solved *s, dtb_material m, dtb_error *e);
 
 /* The table of material m, NULL when not added. Thread-safe with concurrent readers. */
 const dtb_solved_table *dtb_solved_find(const dtb_solved *s, dtb_material m);
+
+/* From now on, tables added to s keep their values and capture bits in work files in dir
+ * (gen/workfile.h) instead of memory, and while s lives a monitor keeps the process's resident
+ * memory under cap bytes (0: no cap) by releasing those files' pages. dir must exist and outlive
+ * s. DTB_E_NOMEM when the monitor cannot start. Not thread-safe. */
+dtb_status dtb_solved_use_work_files(dtb_solved *s, const char *dir, uint64_t cap, dtb_error *e);
+
+/* Bytes of work files s holds now, the most it held so far, and how often the monitor released
+ * their pages. */
+void dtb_solved_work_stats(const dtb_solved *s, uint64_t *now, uint64_t *peak, uint64_t *releases);
 
 /* Drops material m's values (to free memory once nothing depends on it). */
 void dtb_solved_drop(dtb_solved *s, dtb_material m);

@@ -58,18 +58,23 @@ expect 1 '--pieces 1' --variant international --pieces 1 --out "$work/a"
 : >"$work/file"
 expect 1 "cannot create directory $work/file/sub" --variant international --pieces 2 --out "$work/file/sub"
 # A budget far too small: refused before anything is written, saying how much is needed.
-expect 1 'needs [0-9.]+ [KMG]iB of memory \([0-9]+ bytes\), more than the' \
+expect 1 'needs at least [0-9.]+ [KMG]iB of memory \([0-9]+ bytes: its largest step.s working memory\), more than the' \
   --variant international --pieces 3 --out "$work/a" --memory 0.000001
 [ ! -e "$work/a" ] || { echo "FAIL: a refused build created $work/a" >&2; failures=$((failures + 1)); }
 expect 1 "no international tables" --check "$work/nothing" --variant international
 expect 1 "$work/nothing holds no variant directory" --manifest "$work/nothing"
 expect 1 "unknown variant 'checkers'" --manifest "$work/nothing" --variant checkers
 expect 1 "$work/nothing/english: no such directory" --manifest "$work/nothing" --variant english
-# International 2..6 (4.8e10 positions): refused under its planned peak, before writing anything;
-# the plan, which drops tables once nothing reads them, fits the 20 GiB that keeping every table
-# (about 55 GiB of values alone) does not.
-expect 1 'needs [0-9.]+ GiB of memory \([0-9]+ bytes\), more than the 4.0 GiB allowed' \
+# International 2..6 (4.8e10 positions): under its planned peak the solved values go to work
+# files, but below the working memory of its largest step it is refused, before writing
+# anything; the plan, which drops tables once nothing reads them, fits the 20 GiB that keeping
+# every table (about 55 GiB of values alone) does not.
+expect 1 'needs at least [0-9.]+ GiB of memory \([0-9]+ bytes: .*more than the 4.0 GiB allowed' \
   --variant international --pieces 6 --out "$work/six" --memory 4
+expect 0 'within 10.00 GiB \(--memory\): solved values in work files in .*/six/international \([0-9.]+ GiB of disk at the peak\)' \
+  --list --variant international --pieces 6 --out "$work/six" --memory 10
+expect 0 'refused: the work files need [0-9.]+ GiB of disk' \
+  --list --variant english --pieces 8 --memory 20 --work /dev/shm
 [ ! -e "$work/six" ] || { echo "FAIL: a refused build created $work/six" >&2; failures=$((failures + 1)); }
 json=$("$dtbgen" --list --variant international --pieces 6 --json)
 peak=$(sed -n 's/.*"memory_peak":\([0-9]*\).*/\1/p' <<<"$json")

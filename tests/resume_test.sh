@@ -5,12 +5,19 @@
 # (byte-identical to the uninterrupted run's: the build is deterministic), and `dtbgen --check` on
 # the killed directory must pass, leaving out only tables whose partner is missing.
 #
-# Usage: resume_test.sh PATH/TO/dtbgen   (ctest passes $<TARGET_FILE:dtbgen>)
+# Usage: resume_test.sh PATH/TO/dtbgen [--work-files]   (ctest passes $<TARGET_FILE:dtbgen>)
+#   --work-files: the killed builds keep their solved values in work files (--work, under the
+#   smallest --memory they accept); the uninterrupted one keeps them in memory, so the bytes
+#   compared are also those of the two ways.
 set -u
-dtbgen=${1:?usage: resume_test.sh PATH/TO/dtbgen}
+dtbgen=${1:?usage: resume_test.sh PATH/TO/dtbgen [--work-files]}
 work=$(mktemp -d "${TMPDIR:-/tmp}/dtb_resume.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
 build=(--variant international --pieces 3 --threads 2 --quiet)
+killed=()
+if [ "${2:-}" = --work-files ]; then
+  killed=(--work "$work/wk" --memory 0.2)
+fi
 
 fail() {
   echo "resume_test: FAIL: $*" >&2
@@ -72,7 +79,7 @@ for attempt in 1 2 3; do
   delay=$first
   done_ok=0
   for round in $(seq 1 40); do
-    "$dtbgen" "${build[@]}" --out "$k" &
+    "$dtbgen" "${build[@]}" "${killed[@]}" --out "$k" &
     pid=$!
     sleep "$delay"
     kill -9 "$pid" 2>/dev/null
@@ -105,5 +112,9 @@ sums_ref=$(cd "$ref" && sha256sum -- *.dtw *.wld)
 sums_k=$(cd "$k/international" && sha256sum -- *.dtw *.wld)
 [ "$sums_ref" = "$sums_k" ] || fail "checksums differ: $(diff <(echo "$sums_ref") <(echo "$sums_k"))"
 verify_files "$k" "after completion"
+# Work files are unlinked as they are made: none is left by the kills.
+if [ ${#killed[@]} -gt 0 ] && [ -d "$work/wk" ] && [ -n "$(ls -A "$work/wk")" ]; then
+  fail "work files left behind: $(ls -A "$work/wk")"
+fi
 
 echo "resume_test: $kills kills, resumed to the same $(wc -l <<<"$sums_ref") table files"

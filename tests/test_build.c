@@ -17,7 +17,10 @@
 #include <cmocka.h>
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "build.h"
@@ -454,22 +457,29 @@ static void test_memory_budget(void **state)
     count_positions(3, &all, &pair);
     const uint64_t need = dtb_build_memory_needed(&o);
     assert_true(need >= pair);
-
-    o.memory_budget = need - 1;
+    dtb_build_budget plan;
     dtb_error e = {{0}};
+    o.memory_budget = 1;
+    assert_int_equal(dtb_build_plan_budget(&o, &plan, &e), DTB_OK);
+    assert_true(plan.use_work_files && plan.in_memory == need);
+    assert_true(plan.minimum > plan.working && plan.working > 0 && plan.work_files >= pair);
+
+    /* Below the working memory of the largest step: refused, saying how much is needed, before
+     * touching the disk. */
     assert_int_equal(dtb_build(&o, &e), DTB_E_NOMEM);
     char bytes[64];
-    snprintf(bytes, sizeof bytes, "%llu bytes", (unsigned long long)need);
-    if (!strstr(e.msg, "needs") || !strstr(e.msg, bytes) || !strstr(e.msg, "--memory"))
+    snprintf(bytes, sizeof bytes, "%llu bytes", (unsigned long long)plan.minimum);
+    if (!strstr(e.msg, "needs at least") || !strstr(e.msg, bytes) || !strstr(e.msg, "--memory"))
         fail_msg("refusal does not say how much is needed (%s): %s", bytes, e.msg);
+    assert_non_null(strstr(e.msg, "1 bytes allowed"));
     assert_int_equal(l.started, 0);
     struct stat st;
-    assert_int_not_equal(stat(dir, &st), 0); /* refused before touching the disk */
-    o.memory_budget = 1;
-    assert_int_equal(dtb_build(&o, &e), DTB_E_NOMEM);
-    assert_non_null(strstr(e.msg, "1 bytes allowed"));
+    assert_int_not_equal(stat(dir, &st), 0);
 
-    o.memory_budget = need; /* exactly enough */
+    /* Enough for everything in memory: no work files. */
+    o.memory_budget = need > plan.minimum ? need : plan.minimum;
+    assert_int_equal(dtb_build_plan_budget(&o, &plan, &e), DTB_OK);
+    assert_false(plan.use_work_files);
     o.pieces = 2;
     assert_int_equal(dtb_build(&o, &e), DTB_OK);
     assert_true(exists_in(dir, "KvK.dtw"));
@@ -851,6 +861,124 @@ static void test_walk_partial(void **state)
     assert_int_equal(w.bad, 0);
 }
 
+/* The solved values in work files (forced by a work directory, under the smallest budget the
+ * build accepts) give the same bytes as in memory; the work files leave nothing behind. */
+static void test_work_files_identical(void **state)
+{
+    fixture *fx = *state;
+    char dir[300], work[300];
+    scratch_dir(fx, dir, sizeof dir);
+    scratch_dir(fx, work, sizeof work);
+    dtb_material four;
+    assert_int_equal(dtb_material_parse(FOUR_PIECE, &four, NULL), DTB_OK);
+    build_log l = {0};
+    dtb_build_options o = options(dir, 4, &four, 2, &l);
+    o.work_dir = work;
+    dtb_build_budget plan;
+    dtb_error e = {{0}};
+    assert_int_equal(dtb_build_plan_budget(&o, &plan, &e), DTB_OK);
+    assert_true(plan.use_work_files);
+    o.memory_budget = plan.minimum;
+    o.pieces = 3; /* first 2..3 (then resumed: loading into work files too), as build_all */
+    o.only = NULL;
+    o.nonly = 0;
+    if (dtb_build(&o, &e) != DTB_OK)
+        fail_msg("build of 2..3 with work files: %s", e.msg);
+    o.pieces = 4;
+    o.only = &four;
+    o.nonly = 1;
+    if (dtb_build(&o, &e) != DTB_OK)
+        fail_msg("build of %s with work files: %s", FOUR_PIECE, e.msg);
+    /* fx->one is the in-memory build of the same materials (test_threads_identical). */
+    assert_same_files(dir, fx->one);
+    char names[MAX_FILES][64];
+    assert_int_equal(list_files(work, names), 0);
+    /* --check within the budget, through work files: every table checked, no mismatch. */
+    walk_log w = {0};
+    o.pieces = 4;
+    o.only = NULL;
+    o.nonly = 0;
+    if (dtb_build_walk(&o, on_walk, &w, &e) != DTB_OK)
+        fail_msg("walk with work files: %s", e.msg);
+    assert_int_equal(w.checked, 20);
+    assert_int_equal(w.bad, 0);
+    assert_int_equal(list_files(work, names), 0);
+}
+
+/* A registry of work files keeps its values through the monitor's releases of their pages. */
+static void test_work_files_released(void **state)
+{
+    fixture *fx = *state;
+    char work[300];
+    scratch_dir(fx, work, sizeof work);
+    assert_int_equal(mkdir(work, 0755), 0);
+    dtb_board b;
+    dtb_board_init(&b, dtb_variant_find(VARIANT));
+    dtb_solved *s = dtb_solved_create(&b);
+    assert_non_null(s);
+    dtb_error e = {{0}};
+    assert_int_equal(dtb_solved_use_work_files(s, work, 1, &e), DTB_OK); /* release at once */
+    dtb_material m;
+    assert_int_equal(dtb_material_parse("KKKvKK", &m, NULL), DTB_OK);
+    dtb_solved_table *t = dtb_solved_add(s, m, &e);
+    assert_non_null(t);
+    const uint64_t n = dtb_index_size(t->index);
+    assert_true(n > (8u << 20)); /* more than the monitor's threshold of file-backed bytes */
+    for (uint64_t i = 0; i < n; i++)
+        t->values[i] = (dtb_value)(i * 2654435761u >> 24);
+    for (uint64_t i = 0; i < n / 64; i++)
+        t->captures[i] = i * 0x9E3779B97F4A7C15ull;
+    uint64_t now, peak, releases = 0;
+    for (int wait = 0; wait < 400 && releases < 2; wait++) {
+        nanosleep(&(struct timespec){0, 5000000}, NULL);
+        dtb_solved_work_stats(s, &now, &peak, &releases);
+    }
+    assert_true(releases >= 2);
+    assert_true(now >= n && peak >= now);
+    for (uint64_t i = 0; i < n; i++)
+        if (t->values[i] != (dtb_value)(i * 2654435761u >> 24))
+            fail_msg("value %llu lost after a release", (unsigned long long)i);
+    for (uint64_t i = 0; i < n / 64; i++)
+        assert_true(t->captures[i] == i * 0x9E3779B97F4A7C15ull);
+    dtb_solved_drop(s, m);
+    dtb_solved_work_stats(s, &now, &peak, &releases);
+    assert_int_equal(now, 0);
+    dtb_solved_free(s);
+    char names[MAX_FILES][64];
+    assert_int_equal(list_files(work, names), 0);
+}
+
+/* A full disk for work files: a clean status when the table is added, never a fault later
+ * (the file's size limit stands in for the disk). */
+static void test_work_files_full(void **state)
+{
+    fixture *fx = *state;
+    char work[300];
+    scratch_dir(fx, work, sizeof work);
+    assert_int_equal(mkdir(work, 0755), 0);
+    dtb_board b;
+    dtb_board_init(&b, dtb_variant_find(VARIANT));
+    dtb_solved *s = dtb_solved_create(&b);
+    dtb_error e = {{0}};
+    assert_int_equal(dtb_solved_use_work_files(s, work, 0, &e), DTB_OK);
+    struct rlimit old, small;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    small = old;
+    small.rlim_cur = 1 << 16;
+    void (*was)(int) = signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+    dtb_material m;
+    assert_int_equal(dtb_material_parse("KKvK", &m, NULL), DTB_OK);
+    const dtb_solved_table *t = dtb_solved_add(s, m, &e);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, was);
+    assert_null(t);
+    assert_non_null(strstr(e.msg, "KKvK: cannot reserve"));
+    assert_null(dtb_solved_find(s, m));
+    assert_non_null(dtb_solved_add(s, m, &e)); /* room again */
+    dtb_solved_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -858,6 +986,9 @@ int main(void)
         cmocka_unit_test(test_rerun_changes_nothing),
         cmocka_unit_test(test_half_written_completed),
         cmocka_unit_test(test_memory_budget),
+        cmocka_unit_test(test_work_files_identical),
+        cmocka_unit_test(test_work_files_released),
+        cmocka_unit_test(test_work_files_full),
         cmocka_unit_test(test_load_damaged),
         cmocka_unit_test(test_check_finds_altered_value),
         cmocka_unit_test(test_disk_full),
