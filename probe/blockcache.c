@@ -275,6 +275,8 @@ void dtb_blockcache_release(dtb_blockcache *c, uint8_t *data, size_t size)
     pthread_mutex_unlock(&m->lock);
 }
 
+uint64_t dtb_blockcache_cost(size_t size) { return slot_size(size) + ENTRY_OVERHEAD; }
+
 /* ---- create, free, statistics ------------------------------------------------------------- */
 
 dtb_blockcache *dtb_blockcache_create(uint64_t budget)
@@ -361,6 +363,7 @@ void dtb_blockcache_get_stats(dtb_blockcache *c, dtb_blockcache_stats *st)
         st->misses += atomic_load_explicit(&s->misses, memory_order_acquire);
         st->bytes += s->bytes;
         st->blocks += s->n;
+        st->evictions += s->evictions;
         dtb_blockcache_unlock_(s);
     }
     uint64_t lookups = 0;
@@ -556,6 +559,7 @@ void dtb_blockcache_put(dtb_blockcache *c, uint64_t key, uint8_t *data, size_t s
         victim_size[nvictims] = s->entries[s->hand].size;
         victims[nvictims++] = data_at(t, at);
         entry_remove(s, s->hand, at); /* the last entry moves to the hand: examined next */
+        s->evictions++;
     }
     bool ok = true;
     if (s->n == s->cap) {

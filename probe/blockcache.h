@@ -55,10 +55,14 @@ void dtb_blockcache_put(dtb_blockcache *c, uint64_t key, uint8_t *data, size_t s
 /* hits and misses: lookups by dtb_blockcache_get so far that found their block and that did
  * not (exact: hits are all lookups, counted per CPU, less the misses; taken while other threads
  * probe, a snapshot where a lookup still under way may count as a hit). bytes and blocks: held
- * now. */
+ * now. evictions: blocks put out to make room so far. */
 typedef struct dtb_blockcache_stats {
-    uint64_t hits, misses, bytes, blocks;
+    uint64_t hits, misses, bytes, blocks, evictions;
 } dtb_blockcache_stats;
+
+/* The bytes a block of size bytes is charged in the budget (its slot and its bookkeeping): what
+ * a cache must hold for a set of blocks to fit (dtb_working_set). */
+uint64_t dtb_blockcache_cost(size_t size);
 
 void dtb_blockcache_get_stats(dtb_blockcache *c, dtb_blockcache_stats *st);
 
@@ -84,6 +88,7 @@ typedef struct dtb_blockcache_shard_ {
     uint32_t n, cap, hand, nretired;
     struct dtb_blockcache_entry_ *entries;
     uint64_t bytes, budget;
+    uint64_t evictions;
     _Atomic uint64_t misses;
     dtb_blockcache_slot_ *retired[32]; /* outgrown slot tables: a reader may still be in one */
 } dtb_blockcache_shard_;
