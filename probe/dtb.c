@@ -21,6 +21,7 @@
 #include "tableset.h"
 
 _Static_assert(DTB_CACHE_ONLY == DTB_RESOLVE_CACHE_ONLY, "probe flags");
+_Static_assert(DTB_QUIET_POSITION == DTB_RESOLVE_QUIET, "probe flags");
 _Static_assert(DTB_MOVE_TEXT_SIZE >= DTB_MOVE_TEXT_MAX, "move text size");
 _Static_assert(DTB_MESSAGE_SIZE >= sizeof(((dtb_error *)0)->msg), "message size");
 _Static_assert(DTB_SIDE_WHITE == (int)DTB_WHITE && DTB_SIDE_BLACK == (int)DTB_BLACK, "sides");
@@ -162,13 +163,18 @@ dtb_status dtb_open(const dtb_options *in, dtb_db **out)
     db->log_user = o->log_user;
     db->serial = atomic_fetch_add(&next_serial, 1);
     dtb_error e = {{0}};
-    dtb_status s = dtb_tableset_open(o->paths, o->npaths, o->variant, o->log, o->log_user, &db->ts, &e);
+    dtb_status s = o->loader_threads < 0 || o->loader_threads > DTB_RESOLVE_MAX_LOADERS
+                       ? dtb_error_set(&e, DTB_E_INVALID, "dtb_options.loader_threads is %d: 0..%d",
+                                       o->loader_threads, DTB_RESOLVE_MAX_LOADERS)
+                       : dtb_tableset_open(o->paths, o->npaths, o->variant, o->log, o->log_user,
+                                           &db->ts, &e);
     if (s == DTB_OK) {
         db->board = dtb_tableset_board(db->ts);
         db->r = dtb_resolver_create(db->ts, o->cache_bytes ? o->cache_bytes : DEFAULT_CACHE_BYTES,
-                                    o->log, o->log_user);
+                                    o->loader_threads, o->log, o->log_user);
         if (!db->r)
-            s = dtb_error_set(&e, DTB_E_NOMEM, "out of memory for the block cache");
+            s = dtb_error_set(&e, DTB_E_NOMEM,
+                              "out of memory for the block cache (or its loader threads)");
     }
     if (s != DTB_OK) {
         log_line(o, e.msg);
@@ -202,8 +208,12 @@ dtb_status dtb_get_cache_stats(dtb_db *db, dtb_cache_stats *st)
                       &(dtb_error){.msg = "dtb_cache_stats.struct_size is smaller than the struct"});
     dtb_blockcache_stats c;
     dtb_resolver_cache_stats(db->r, &c);
+    dtb_resolver_load_stats l;
+    dtb_resolver_get_load_stats(db->r, &l);
     const dtb_cache_stats full = {.struct_size = st->struct_size, .hits = c.hits,
-                                  .misses = c.misses, .bytes = c.bytes, .blocks = c.blocks};
+                                  .misses = c.misses, .bytes = c.bytes, .blocks = c.blocks,
+                                  .evictions = c.evictions, .loads_scheduled = l.scheduled,
+                                  .loads_done = l.done, .loads_dropped = l.dropped};
     memcpy(st, &full, st->struct_size < sizeof full ? st->struct_size : sizeof full);
     return DTB_OK;
 }
@@ -277,6 +287,82 @@ dtb_status dtb_position_from_fen(const dtb_db *db, const char *fen, dtb_position
         return s;
     }
     *p = tmp;
+    if (err && size > 0)
+        err[0] = 0;
+    return DTB_OK;
+}
+
+/* Why square cannot take a piece of side (king or man) in p, or NULL when it can. */
+static const char *bad_square(const dtb_db *db, const dtb_position *p, int side, bool king,
+                              int square)
+{
+    const dtb_board *b = db->board;
+    if (side != DTB_SIDE_WHITE && side != DTB_SIDE_BLACK)
+        return "the side is neither white (0) nor black (1)";
+    if (square < 1 || square > b->squares)
+        return "not a square of the board";
+    const dtb_bb bit = dtb_bb_bit(square - 1);
+    if ((set_of(p->men[0]) | set_of(p->men[1]) | set_of(p->kings[0]) | set_of(p->kings[1])) & bit)
+        return "taken already";
+    if (!king && (b->promotion[side == DTB_SIDE_WHITE ? DTB_WHITE : DTB_BLACK] & bit))
+        return "on the man's promotion row";
+    return NULL;
+}
+
+dtb_status dtb_position_set(const dtb_db *db, dtb_position *p, int side, bool king, int square)
+{
+    if (bad_square(db, p, side, king, square))
+        return DTB_E_INVALID;
+    return dtb_position_put(p, side, king, square);
+}
+
+dtb_status dtb_position_from_squares(const dtb_db *db, int side, const int *white_men,
+                                     int n_white_men, const int *white_kings, int n_white_kings,
+                                     const int *black_men, int n_black_men,
+                                     const int *black_kings, int n_black_kings, dtb_position *out,
+                                     char *err, size_t size)
+{
+    static const char *const names[4] = {"white man", "white king", "black man", "black king"};
+    const int *const lists[4] = {white_men, white_kings, black_men, black_kings};
+    const int counts[4] = {n_white_men, n_white_kings, n_black_men, n_black_kings};
+    dtb_error e = {{0}};
+    dtb_status s = side == DTB_SIDE_WHITE || side == DTB_SIDE_BLACK
+                       ? DTB_OK
+                       : dtb_error_set(&e, DTB_E_INVALID,
+                                       "side to move %d is neither white (0) nor black (1)", side);
+    dtb_position p;
+    dtb_position_clear(&p, side);
+    for (int k = 0; k < 4 && s == DTB_OK; k++) {
+        if (counts[k] < 0 || (counts[k] > 0 && !lists[k])) {
+            s = dtb_error_set(&e, DTB_E_INVALID, "%d squares of %ss%s", counts[k], names[k],
+                              counts[k] < 0 ? "" : " and no list");
+            break;
+        }
+        /* more than the board has squares: the count, not each square, is wrong */
+        if (counts[k] > db->board->squares) {
+            s = dtb_error_set(&e, DTB_E_INVALID, "%d %ss on a board of %d squares", counts[k],
+                              names[k], db->board->squares);
+            break;
+        }
+        for (int i = 0; i < counts[k]; i++) {
+            const int sq = lists[k][i];
+            const char *why = bad_square(db, &p, k / 2, k % 2, sq);
+            if (why) {
+                s = dtb_error_set(&e, DTB_E_INVALID, "%s on %d: %s", names[k], sq, why);
+                break;
+            }
+            dtb_position_put(&p, k / 2, k % 2, sq);
+        }
+    }
+    dtb_pos q;
+    if (s == DTB_OK)
+        s = to_pos(db, &p, &q, &e);
+    if (s != DTB_OK) {
+        if (err && size > 0)
+            snprintf(err, size, "%s", e.msg);
+        return s;
+    }
+    *out = p;
     if (err && size > 0)
         err[0] = 0;
     return DTB_OK;
@@ -406,7 +492,7 @@ static dtb_status probe_many(dtb_db *db, const dtb_position *ps, int n, unsigned
         dtb_resolve_ticket tk[CHUNK];
         for (int k = 0; k < m; k++) {
             const dtb_position *p = &ps[base + k];
-            dtb_resolve_fast_locate(db->r, p->men, p->kings, p->side, want_dtw, &tk[k]);
+            dtb_resolve_fast_locate(db->r, p->men, p->kings, p->side, want_dtw, flags, &tk[k]);
         }
         for (int k = 0; k < AHEAD && k < m; k++)
             dtb_resolve_fast_prefetch(db->r, &tk[k]);
@@ -476,7 +562,8 @@ static dtb_status rank_moves(dtb_db *db, const dtb_pos *q, unsigned flags, ranke
         dtb_pos child;
         dtb_make_move(q, &list->moves[i], &child);
         dtb_value v;
-        if ((s = dtb_resolve_value(db->r, &child, flags, &v, e)) != DTB_OK) {
+        /* the promise of DTB_QUIET_POSITION is the caller's about its own positions only */
+        if ((s = dtb_resolve_value(db->r, &child, flags & ~DTB_RESOLVE_QUIET, &v, e)) != DTB_OK) {
             free(list);
             free(rk);
             return s;
@@ -552,6 +639,59 @@ dtb_status dtb_probe_line(dtb_db *db, const dtb_position *p, unsigned flags, dtb
         return record(db, dtb_error_set(&e, DTB_E_OVERFLOW, "a line of %d plies, room for %d", n, cap),
                       &e);
     return DTB_OK;
+}
+
+/* ---- engines: warming, sizing, coverage --------------------------------------------------- */
+
+dtb_status dtb_warm(dtb_db *db, int max_pieces, unsigned flags, uint64_t *bytes)
+{
+    uint64_t used = 0;
+    dtb_error e = {{0}};
+    const dtb_status s =
+        max_pieces < 2 ? DTB_OK
+                       : dtb_resolver_warm(db->r, max_pieces > 32 ? 32 : max_pieces,
+                                           flags & DTB_WARM_DTW, &used, &e);
+    if (bytes)
+        *bytes = used;
+    return s == DTB_OK ? s : record(db, s, &e);
+}
+
+dtb_status dtb_working_set(dtb_db *db, int pieces, bool dtw, uint64_t *bytes)
+{
+    dtb_error e = {{0}};
+    const dtb_status s =
+        pieces < 2 ? dtb_error_set(&e, DTB_E_INVALID, "a working set of %d pieces: 2 or more", pieces)
+                   : dtb_resolver_working_set(db->r, pieces > 32 ? 32 : pieces, dtw, bytes, &e);
+    return s == DTB_OK ? s : record(db, s, &e);
+}
+
+bool dtb_covers_material(const dtb_db *db, int men, int kings, int other_men, int other_kings,
+                         bool dtw)
+{
+    if (men < 0 || kings < 0 || other_men < 0 || other_kings < 0 || men > 8 || kings > 8 ||
+        other_men > 8 || other_kings > 8 || other_men + other_kings == 0)
+        return false;
+    if (men + kings == 0)
+        return true; /* the side to move has lost */
+    /* the material as the tables name it: the side to move as white */
+    const dtb_material m = {.kings = {(unsigned char)kings, (unsigned char)other_kings},
+                            .men = {(unsigned char)men, (unsigned char)other_men}};
+    return dtb_tableset_present(db->ts, m, dtw) &&
+           dtb_tableset_max_pieces(db->ts, dtw) >= men + kings + other_men + other_kings - 1;
+}
+
+bool dtb_covers(const dtb_db *db, const dtb_position *p, bool dtw)
+{
+    if (p->side != DTB_SIDE_WHITE && p->side != DTB_SIDE_BLACK)
+        return false;
+    const int me = p->side, other = 1 - me;
+    const int count[2][2] = {
+        {__builtin_popcountll(p->men[0][0]) + __builtin_popcountll(p->men[0][1]),
+         __builtin_popcountll(p->kings[0][0]) + __builtin_popcountll(p->kings[0][1])},
+        {__builtin_popcountll(p->men[1][0]) + __builtin_popcountll(p->men[1][1]),
+         __builtin_popcountll(p->kings[1][0]) + __builtin_popcountll(p->kings[1][1])}};
+    return dtb_covers_material(db, count[me][0], count[me][1], count[other][0], count[other][1],
+                               dtw);
 }
 
 /* ---- verification ------------------------------------------------------------------------- */

@@ -33,6 +33,22 @@
  * Thread safety: an open dtb_db may be used by any number of threads at once for every function
  * below except dtb_close (no other call may run on the db during or after it). The block cache is
  * shared by all threads; its locks are sharded, so threads rarely wait for each other.
+ *
+ * Engines: docs/ENGINES.md is the guide (when to probe, cache-only probes in the search with
+ * loader threads, ranking root moves by DTW, sizing the cache, threads). In short: open with
+ * o.loader_threads = 1 and a cache that holds the working set (dtb_working_set; "Sizing the
+ * cache" below), call dtb_warm once at start-up, probe with DTB_CACHE_ONLY (| DTB_QUIET_POSITION
+ * where the engine knows the position is quiet) inside the search and without it at the root.
+ *
+ * Sizing the cache. A probe is fast only when its block is in the cache; a probe that must read
+ * a block decompresses a whole block (64 KiB of packed values by default) for one value. The
+ * cache holds decompressed blocks, so a set needs far more cache than its files take on disk:
+ * the international 2..5 set's WLD files take 27 MB and decompress to about 337 MB; its DTW
+ * files decompress to about twice that. With a cache smaller than the working set of the
+ * positions probed, most probes read a block (docs/MEASUREMENTS.md, "Engine probes", has the
+ * cost). dtb_working_set gives the exact figure for the tables found; give cache_bytes at least
+ * that for the piece counts an engine probes often, and watch dtb_cache_stats' evictions: a
+ * count that keeps growing says the cache is too small for the probes made.
  */
 #ifndef DTB_H
 #define DTB_H
@@ -107,6 +123,12 @@ typedef struct dtb_options {
     uint64_t cache_bytes;
     dtb_log_fn log; /* NULL: no messages */
     void *log_user;
+    /* Added in 0.2.0. Background threads that read the blocks DTB_CACHE_ONLY probes miss (and
+     * open the tables they find not yet opened), so that the cache warms while an engine
+     * searches; 0: none (a cache-only miss only returns DTB_E_NOTCACHED). 1 is enough for most
+     * engines (a read takes a fraction of a millisecond); at most 8. The threads sleep while
+     * nothing is missed and are stopped by dtb_close. */
+    int loader_threads;
 } dtb_options;
 
 /* An initializer with struct_size set and every option at its default:
@@ -117,7 +139,7 @@ typedef struct dtb_options {
  * Parameters: o: directories, variant, cache budget, log callback (copied: o and the strings
  *   it points to need not outlive the call). out: receives the handle, or NULL on failure.
  * Returns: DTB_OK; DTB_E_INVALID (o->struct_size not set, no directory given, unknown variant,
- *   tables of several variants and no variant chosen); DTB_E_VERSION (o->struct_size larger than
+ *   tables of several variants and no variant chosen, loader_threads outside 0..8); DTB_E_VERSION (o->struct_size larger than
  *   this library's dtb_options: a header newer than the library); DTB_E_NOTFOUND (no directory exists, or no variant given
  *   and no table found); DTB_E_NOMEM. The log callback receives the reason.
  * Notes: directories are scanned once here, to learn the variant and which materials exist
@@ -171,14 +193,47 @@ static inline void dtb_position_clear(dtb_position *p, int side)
 }
 
 /* Puts a piece of the given side (DTB_SIDE_*) on square (1..N): a king when king is true.
- * Squares outside 1..128 are ignored; the probes reject squares the board does not have. */
-static inline void dtb_position_put(dtb_position *p, int side, bool king, int square)
+ * Returns: DTB_OK; DTB_E_INVALID, with p unchanged, for a square outside 1..128, a side that is
+ *   neither, or a square already taken. It knows no board: a square beyond the variant's or a
+ *   man on its promotion row is rejected by the probes, or at once by dtb_position_set.
+ * Notes: returned void before 0.2.0; callers that ignore the status still compile. Thread-safe
+ *   (p is the caller's). */
+static inline dtb_status dtb_position_put(dtb_position *p, int side, bool king, int square)
 {
     if (square < 1 || square > 128 || (side != DTB_SIDE_WHITE && side != DTB_SIDE_BLACK))
-        return;
-    uint64_t *set = king ? p->kings[side] : p->men[side];
-    set[(square - 1) / 64] |= (uint64_t)1 << ((square - 1) % 64);
+        return DTB_E_INVALID;
+    const int w = (square - 1) / 64;
+    const uint64_t bit = (uint64_t)1 << ((square - 1) % 64);
+    if ((p->men[0][w] | p->men[1][w] | p->kings[0][w] | p->kings[1][w]) & bit)
+        return DTB_E_INVALID;
+    (king ? p->kings[side] : p->men[side])[w] |= bit;
+    return DTB_OK;
 }
+
+/* dtb_position_put checked against the db's board as well.
+ * Parameters: p: a position being built (dtb_position_clear first). side: DTB_SIDE_*. king: a
+ *   king, else a man. square: a PDN square.
+ * Returns: DTB_OK; DTB_E_INVALID, with p unchanged, when the square is not one of the board's
+ *   (1..dtb_db_squares), is taken, or is on the promotion row of a man of that side (square 1..5
+ *   for a white man in international), or side is neither.
+ * Notes: a whole position is checked only when probed (or by dtb_position_from_squares): the
+ *   side not to move must have a piece. Thread-safe; does not record dtb_last_error. */
+dtb_status dtb_position_set(const dtb_db *db, dtb_position *p, int side, bool king, int square);
+
+/* A position from lists of squares: the builder an engine with square lists calls.
+ * Parameters: side: the side to move (DTB_SIDE_*). white_men[0..n_white_men) etc.: PDN squares;
+ *   a list may be NULL when its count is 0. out: receives the position on DTB_OK. err: a
+ *   one-line reason on failure (may be NULL; size bytes, DTB_MESSAGE_SIZE is always enough).
+ * Returns: DTB_OK; DTB_E_INVALID (a negative count, a list NULL with a count, a square as
+ *   dtb_position_set refuses it, more pieces than a side can have, the side not to move without
+ *   a piece): err names the first bad square.
+ * Notes: the checks of dtb_position_from_fen; out is written only on DTB_OK. Thread-safe; does
+ *   not record dtb_last_error. */
+dtb_status dtb_position_from_squares(const dtb_db *db, int side, const int *white_men,
+                                     int n_white_men, const int *white_kings, int n_white_kings,
+                                     const int *black_men, int n_black_men,
+                                     const int *black_kings, int n_black_kings, dtb_position *out,
+                                     char *err, size_t size);
 
 /* Reads a PDN FEN ("W:W31,32,K33:B1,2,K3"; ranges, a trailing dot and unknown fields are
  * accepted) for the db's variant.
@@ -219,12 +274,23 @@ dtb_status dtb_position_after(const dtb_db *db, const dtb_position *p, const dtb
 /* Probe flags. */
 enum {
     /* Answer only from memory: if a block (or a table not yet opened) would have to be read,
-     * return DTB_E_NOTCACHED instead of touching the disk. For use deep in an engine's search. */
+     * return DTB_E_NOTCACHED instead of touching the disk. For use deep in an engine's search.
+     * With dtb_options.loader_threads, what was missed is scheduled for the loader threads to
+     * read (the probing thread never waits for them), so a later probe of it hits: a cache-only
+     * probe is also a prefetch. */
     DTB_CACHE_ONLY = 1u,
+    /* The caller promises that the side to move has no capture (an engine that generated its
+     * moves knows): the probe is one table lookup, without the capture test. If the promise is
+     * broken the answer is unspecified but safe: DTB_OK with a value that may be wrong (a WDL of
+     * the three, a dtw in 0..DTB_MAX_DTW: whatever the table stores for that capture position),
+     * or DTB_E_CORRUPT where the table stores no value there; never a crash or a read outside
+     * the tables. Not detected: detecting it is the capture test this flag saves. Ignored by
+     * dtb_probe_moves and dtb_probe_line (their positions after a move are the library's). */
+    DTB_QUIET_POSITION = 2u,
 };
 
 /* Win, draw or loss for the side to move of p.
- * Parameters: flags: 0 or DTB_CACHE_ONLY. wdl: receives the result on DTB_OK.
+ * Parameters: flags: 0, DTB_CACHE_ONLY, DTB_QUIET_POSITION or both. wdl: receives the result on DTB_OK.
  * Returns: DTB_OK; DTB_E_INVALID (p is not a legal position: a piece off the board, two on one
  *   square, a man on its promotion row, the side not to move without pieces); DTB_E_NOTFOUND (a
  *   table p needs is not there; the message names the material); DTB_E_NOTCACHED (cache-only
@@ -313,9 +379,16 @@ dtb_status dtb_verify(dtb_db *db, unsigned flags, dtb_verify_progress progress, 
 /* Counters of the block cache since dtb_open. */
 typedef struct dtb_cache_stats {
     size_t struct_size;    /* sizeof(dtb_cache_stats), set by the caller */
-    uint64_t hits, misses; /* block lookups answered from memory / read from disk */
+    uint64_t hits, misses; /* block lookups answered from memory / not (read, or cache-only) */
     uint64_t bytes;        /* bytes held now */
     uint64_t blocks;       /* blocks held now */
+    /* Added in 0.2.0. */
+    uint64_t evictions;       /* blocks put out of the cache to make room: a count that keeps
+                                 growing says the cache is smaller than the probes' working set */
+    uint64_t loads_scheduled; /* cache-only misses handed to the loader threads */
+    uint64_t loads_done;      /* of those, read (or found read already) by them */
+    uint64_t loads_dropped;   /* not scheduled: the queue was busy or full (the next miss of the
+                                 same block asks again) */
 } dtb_cache_stats;
 
 /* Fills the first st->struct_size bytes of *st (struct_size itself is left as it is).
@@ -323,6 +396,57 @@ typedef struct dtb_cache_stats {
  *   (struct_size and the four counters). Thread-safe; the counters are approximate while other
  *   threads probe. */
 dtb_status dtb_get_cache_stats(dtb_db *db, dtb_cache_stats *st);
+
+/* ---- engines: warming, sizing, coverage ------------------------------------------------------ */
+
+/* dtb_warm flags. */
+enum {
+    DTB_WARM_DTW = 1u, /* the tables DTW probes use, instead of those WDL probes use */
+};
+
+/* Reads into the cache, at start-up, the tables an engine's probes meet most: every block of the
+ * tables of the materials of 2..max_pieces pieces, fewest pieces first, each material whole,
+ * while they fit in 7/8 of the cache budget (a material that does not fit is skipped; a smaller
+ * one after it may still fit). The rest of the budget is left to the blocks the search brings in.
+ * Parameters: max_pieces: the largest piece count to warm (below 2: nothing). flags: 0 (the
+ *   tables of WDL probes: .wld, or .dtw where there is no .wld) or DTB_WARM_DTW. bytes: receives
+ *   the cache budget the warm tables take (may be NULL).
+ * Returns: DTB_OK; the status of the first block that could not be read (DTB_E_CORRUPT, ...;
+ *   the other tables are still warmed; dtb_last_error words it); DTB_E_NOMEM.
+ * Notes: reads and decompresses on the calling thread (dtb_working_set gives how much).
+ *   Materials without a table are skipped. Thread-safe: probes may run meanwhile. */
+dtb_status dtb_warm(dtb_db *db, int max_pieces, unsigned flags, uint64_t *bytes);
+
+/* The cache budget (bytes) the tables of every material of 2..pieces pieces take once
+ * decompressed: with cache_bytes at least this, every probe of positions of up to that many
+ * pieces is a hit once its block has been read. "Sizing the cache" at the top of this file says
+ * why it matters.
+ * Parameters: pieces: 2 or more. dtw: the tables DTW probes use, else those WDL probes use.
+ *   bytes: receives the size on DTB_OK.
+ * Returns: DTB_OK; DTB_E_INVALID (pieces below 2); DTB_E_NOTFOUND (a material of 2..pieces
+ *   pieces has no table; the message names it); DTB_E_CORRUPT etc. for a file that cannot be
+ *   opened.
+ * Notes: opens the tables' files (their headers say the sizes), reads no block. Thread-safe. */
+dtb_status dtb_working_set(dtb_db *db, int pieces, bool dtw, uint64_t *bytes);
+
+/* Whether the tables cover p: a table for p's material was found at dtb_open (for DTW probes
+ * when dtw, else for WDL probes), and so was one for every material with fewer pieces (where its
+ * captures lead). Then a probe of p gives DTB_OK unless a file is damaged, removed since
+ * dtb_open, or cache-only and not in memory. A position whose side to move has no piece is
+ * covered (it has lost; no table is needed).
+ * Returns: true or false; false for a position whose side is neither white nor black. The
+ *   position is not otherwise checked (a probe does that).
+ * Notes: reads the counts of p's pieces and an array fixed at dtb_open: no lock, no file, no
+ *   allocation; costs a few nanoseconds, for use before every probe. A compact set's derived
+ *   table also needs its colour-flipped partner, which a compact set always has. Thread-safe. */
+bool dtb_covers(const dtb_db *db, const dtb_position *p, bool dtw);
+
+/* dtb_covers for a material given as counts: men and kings of the side to move, then of the
+ * other side (a material seen from the side to move, as an engine counts it).
+ * Returns: as dtb_covers; false for a negative count or more than 8 pieces of one kind. Lock-free
+ *   and thread-safe. */
+bool dtb_covers_material(const dtb_db *db, int men, int kings, int other_men, int other_kings,
+                         bool dtw);
 
 #ifdef __cplusplus
 }

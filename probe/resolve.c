@@ -52,6 +52,8 @@
 
 struct search_lists;
 static void search_lists_free(struct search_lists *l);
+struct loader;
+static void loader_stop(struct loader *ld);
 
 struct dtb_resolver {
     /* Tables already found, by material: [0] for WDL probes, [1] for DTW. A plain array and one
@@ -69,6 +71,8 @@ struct dtb_resolver {
     int limit;
     dtb_capturetest ct; /* the capture test of the hot path, when usable for this board */
     dtb_blockcache *cache;
+    uint64_t budget;   /* the cache's, for dtb_resolver_warm */
+    struct loader *ld; /* NULL: no loader threads, cache-only misses are not scheduled */
     dtb_tableset_log log;
     void *user;
     pthread_mutex_t pool_lock;
@@ -82,8 +86,10 @@ struct dtb_resolver {
     } spare[1 << SPARE_BITS];
 };
 
-dtb_resolver *dtb_resolver_create(dtb_tableset *ts, uint64_t cache_bytes, dtb_tableset_log log,
-                                  void *user)
+static bool loader_start(dtb_resolver *r, int threads);
+
+dtb_resolver *dtb_resolver_create(dtb_tableset *ts, uint64_t cache_bytes, int loaders,
+                                  dtb_tableset_log log, void *user)
 {
     dtb_resolver *r = calloc(1, sizeof *r);
     if (!r)
@@ -106,7 +112,10 @@ dtb_resolver *dtb_resolver_create(dtb_tableset *ts, uint64_t cache_bytes, dtb_ta
     r->log = log;
     r->user = user;
     pthread_mutex_init(&r->pool_lock, NULL);
-    if (!(r->cache = dtb_blockcache_create(cache_bytes))) {
+    r->budget = cache_bytes;
+    if (!(r->cache = dtb_blockcache_create(cache_bytes)) ||
+        (loaders > 0 && !loader_start(r, loaders > DTB_RESOLVE_MAX_LOADERS ? DTB_RESOLVE_MAX_LOADERS
+                                                                           : loaders))) {
         dtb_resolver_free(r);
         return NULL;
     }
@@ -117,6 +126,7 @@ void dtb_resolver_free(dtb_resolver *r)
 {
     if (!r)
         return;
+    loader_stop(r->ld); /* first: its threads use everything below */
     for (int i = 0; i < r->npool; i++)
         dtb_tablefile_ctx_free(r->pool[i]);
     free(r->pool);
@@ -213,6 +223,9 @@ ALWAYS_INLINE bool cached_value(dtb_resolver *r, const dtb_ptable *t, uint64_t i
     return dtb_blockcache_get(r->cache, t->key_base | *blk, *off, t->bits, raw);
 }
 
+static void schedule_block(dtb_resolver *r, const dtb_ptable *t, uint64_t blk);
+static void schedule_table(dtb_resolver *r, dtb_material m, bool dtw, int slot);
+
 /* The stored value of index i of table t. */
 ALWAYS_INLINE dtb_status lookup_index(dtb_resolver *r, const dtb_ptable *t, uint64_t i,
                                      unsigned flags, unsigned *raw, dtb_error *e)
@@ -220,8 +233,11 @@ ALWAYS_INLINE dtb_status lookup_index(dtb_resolver *r, const dtb_ptable *t, uint
     uint64_t blk, off;
     if (cached_value(r, t, i, raw, &blk, &off))
         return DTB_OK;
-    if (flags & DTB_RESOLVE_CACHE_ONLY)
+    if (flags & DTB_RESOLVE_CACHE_ONLY) {
+        if (r->ld)
+            schedule_block(r, t, blk);
         return DTB_E_NOTCACHED;
+    }
     return read_block(r, t, blk, off, raw, e);
 }
 
@@ -262,6 +278,8 @@ ALWAYS_INLINE dtb_status find_table(dtb_resolver *r, dtb_material m, bool dtw, u
         atomic_store_explicit((*t)->derived || (*t)->threats ? &r->searched_tables[dtw][slot]
                                                              : &r->found[dtw][slot],
                               *t, memory_order_release);
+    if (s == DTB_E_NOTCACHED && fits && r->ld)
+        schedule_table(r, m, dtw, slot);
     return s;
 }
 
@@ -335,8 +353,8 @@ static inline __m256i white_sets(int squares, __m256i v, int side)
 
 /* The sets of a position on a board of up to 64 squares with white to move in w (white men,
  * white kings, black men, black kings); whether it is quiet. */
-ALWAYS_INLINE bool quiet_sets64(const dtb_resolver *r, const uint64_t sets[4], dtb_color side,
-                               uint64_t w[4])
+ALWAYS_INLINE void white_sets64(const dtb_resolver *r, const uint64_t sets[4], dtb_color side,
+                                uint64_t w[4])
 {
 #if defined(__AVX2__)
     const __m256i v = _mm256_set_epi64x((long long)sets[3], (long long)sets[1], (long long)sets[2],
@@ -351,6 +369,13 @@ ALWAYS_INLINE bool quiet_sets64(const dtb_resolver *r, const uint64_t sets[4], d
         w[2] = dtb_reverse64(sets[0]) >> down, w[3] = dtb_reverse64(sets[2]) >> down;
     }
 #endif
+}
+
+/* white_sets64, and whether the position is quiet. */
+ALWAYS_INLINE bool quiet_sets64(const dtb_resolver *r, const uint64_t sets[4], dtb_color side,
+                               uint64_t w[4])
+{
+    white_sets64(r, sets, side, w);
     if (r->ct.usable)
         return !dtb_capturetest_has_sets(&r->ct, w[0], w[1], w[2] | w[3], DTB_WHITE);
     const dtb_pos q = {{w[0], w[2]}, {w[1], w[3]}, DTB_WHITE};
@@ -838,7 +863,7 @@ dtb_status dtb_resolve_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, dt
     }
     search sc;
     search_begin(&sc, r, flags);
-    const dtb_status s = must_capture(r, p)
+    const dtb_status s = !(flags & DTB_RESOLVE_QUIET) && must_capture(r, p)
                              ? search_wdl(&sc, p, false, DTB_LOSS - 1, DTB_WIN + 1, out, e)
                              : quiet_wdl(&sc, p, DTB_LOSS - 1, DTB_WIN + 1, out, e);
     search_end(&sc);
@@ -854,7 +879,8 @@ dtb_status dtb_resolve_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, 
     }
     search sc;
     search_begin(&sc, r, flags);
-    const dtb_status s = must_capture(r, p) ? search_value(&sc, p, false, -1000, 1000, out, e)
+    const dtb_status s = !(flags & DTB_RESOLVE_QUIET) && must_capture(r, p)
+                             ? search_value(&sc, p, false, -1000, 1000, out, e)
                                             : quiet_value(&sc, p, -1000, 1000, out, e);
     search_end(&sc);
     return s;
@@ -892,13 +918,18 @@ ALWAYS_INLINE bool sets_of_words(const dtb_resolver *r, const uint64_t men[2][2]
 }
 
 /* The table and index of a quiet position found without a table to open or a capture: false
- * when the general path must take it. */
+ * when the general path must take it. With DTB_RESOLVE_QUIET the capture test is skipped (the
+ * caller has made it). */
 ALWAYS_INLINE bool fast_locate(dtb_resolver *r, const uint64_t men[2][2], const uint64_t kings[2][2],
-                               int side, bool dtw, const dtb_ptable **tp, uint64_t *index)
+                               int side, bool dtw, unsigned flags, const dtb_ptable **tp,
+                               uint64_t *index)
 {
     uint64_t sets[4], w[4];
-    if (!r->narrow || !sets_of_words(r, men, kings, side, sets) || !(sets[side] | sets[2 + side]) ||
-        !quiet_sets64(r, sets, (dtb_color)side, w))
+    if (!r->narrow || !sets_of_words(r, men, kings, side, sets) || !(sets[side] | sets[2 + side]))
+        return false;
+    if (flags & DTB_RESOLVE_QUIET)
+        white_sets64(r, sets, (dtb_color)side, w);
+    else if (!quiet_sets64(r, sets, (dtb_color)side, w))
         return false;
     return locate_sets(r, w, dtw, tp, index);
 }
@@ -910,8 +941,11 @@ ALWAYS_INLINE int fast_value_at(dtb_resolver *r, const dtb_ptable *t, uint64_t b
 {
     if (dtb_blockcache_get(r->cache, t->key_base | blk, off, t->bits, raw))
         return DTB_OK;
-    if (flags & DTB_RESOLVE_CACHE_ONLY)
+    if (flags & DTB_RESOLVE_CACHE_ONLY) {
+        if (r->ld)
+            schedule_block(r, t, blk);
         return DTB_E_NOTCACHED;
+    }
     return read_block_fast(r, t, blk, off, raw) == DTB_OK ? DTB_OK : DTB_RESOLVE_SLOW;
 }
 
@@ -922,18 +956,18 @@ ALWAYS_INLINE int fast_raw(dtb_resolver *r, const uint64_t men[2][2], const uint
                           unsigned *raw)
 {
     uint64_t i, blk, off;
-    if (!fast_locate(r, men, kings, side, dtw, tp, &i))
+    if (!fast_locate(r, men, kings, side, dtw, flags, tp, &i))
         return DTB_RESOLVE_SLOW;
     split_index(*tp, i, &blk, &off);
     return fast_value_at(r, *tp, blk, off, flags, raw);
 }
 
 int dtb_resolve_fast_locate(dtb_resolver *r, const uint64_t men[2][2], const uint64_t kings[2][2],
-                            int side, bool dtw, dtb_resolve_ticket *tk)
+                            int side, bool dtw, unsigned flags, dtb_resolve_ticket *tk)
 {
     const dtb_ptable *t;
     uint64_t i;
-    if (!fast_locate(r, men, kings, side, dtw, &t, &i))
+    if (!fast_locate(r, men, kings, side, dtw, flags, &t, &i))
         return tk->status = DTB_RESOLVE_SLOW;
     tk->table = t;
     split_index(t, i, &tk->block, &tk->offset);
@@ -1007,4 +1041,258 @@ int dtb_resolve_fast_finish_value(dtb_resolver *r, const dtb_resolve_ticket *tk,
     if (s == DTB_OK)
         *out = (dtb_value)raw;
     return s;
+}
+
+/* ---- the background loader ---------------------------------------------------------------------
+ *
+ * An engine probes cache-only in its search, where a disk read would stall the search; before
+ * this loader a block such a probe missed stayed missing for ever. Now the miss is handed to a
+ * few threads of the resolver's own that read the block (or open the table) while the search
+ * goes on, so the next probe of that block hits.
+ *
+ * The probing thread never waits: it checks a small filter of requests still pending (one
+ * relaxed load; a block missed again and again while its read is under way is asked for once),
+ * then takes the queue's mutex only if it is free (trylock: when a loader or another prober
+ * holds it, the request is dropped and the next miss asks again). The queue is bounded; when it
+ * is full the oldest request gives way, and loaders take the newest first: an engine's recent
+ * misses are the ones its search is about to need again. */
+
+#define LOADER_QUEUE 1024
+#define LOADER_FILTER 4096 /* a power of two */
+#define TABLE_REQUEST (1ull << 63) /* above every block key (DTB_PTABLE_KEY_SHIFT + table number) */
+
+typedef struct load_request {
+    uint64_t key;         /* the block's cache key, or TABLE_REQUEST | dtw << 20 | material slot */
+    const dtb_ptable *t;  /* the block's table; NULL: open the table of m */
+    uint64_t block;
+    dtb_material m;
+    bool dtw;
+} load_request;
+
+struct loader {
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    bool stop;                /* under lock */
+    unsigned head, count;     /* the queue, oldest at head; under lock */
+    load_request queue[LOADER_QUEUE];
+    pthread_t threads[DTB_RESOLVE_MAX_LOADERS];
+    int nthreads;
+    /* Keys queued or being loaded, by hash: a slot holds one key (a collision replaces it, which
+     * at worst lets a duplicate in; the loader finds the block there and skips it). */
+    _Atomic uint64_t pending[LOADER_FILTER];
+    _Atomic uint64_t scheduled, done, dropped;
+};
+
+static _Atomic uint64_t *pending_slot(struct loader *ld, uint64_t key)
+{
+    return &ld->pending[dtb_blockcache_hash_(key) >> 40 & (LOADER_FILTER - 1)];
+}
+
+/* Clears key's pending mark unless a later key took the slot. */
+static void pending_clear(struct loader *ld, uint64_t key)
+{
+    uint64_t k = key;
+    atomic_compare_exchange_strong_explicit(pending_slot(ld, key), &k, 0, memory_order_relaxed,
+                                            memory_order_relaxed);
+}
+
+/* Not inline: only cache-only misses come here, and the hot path stays small. */
+static __attribute__((noinline)) void schedule(dtb_resolver *r, const load_request *q)
+{
+    struct loader *ld = r->ld;
+    _Atomic uint64_t *mark = pending_slot(ld, q->key);
+    if (atomic_load_explicit(mark, memory_order_relaxed) == q->key)
+        return; /* asked for already */
+    /* Marked before the lock is tried: the other threads that miss the same block meanwhile
+     * return above instead of meeting at the mutex. */
+    if (atomic_exchange_explicit(mark, q->key, memory_order_relaxed) == q->key)
+        return;
+    if (pthread_mutex_trylock(&ld->lock) != 0) {
+        pending_clear(ld, q->key);
+        atomic_fetch_add_explicit(&ld->dropped, 1, memory_order_relaxed);
+        return;
+    }
+    if (ld->count == LOADER_QUEUE) {
+        const uint64_t oldest = ld->queue[ld->head].key;
+        if (oldest != q->key)
+            pending_clear(ld, oldest);
+        ld->head = (ld->head + 1) % LOADER_QUEUE;
+        ld->count--;
+        atomic_fetch_add_explicit(&ld->dropped, 1, memory_order_relaxed);
+    }
+    ld->queue[(ld->head + ld->count) % LOADER_QUEUE] = *q;
+    ld->count++;
+    atomic_fetch_add_explicit(&ld->scheduled, 1, memory_order_relaxed);
+    pthread_cond_signal(&ld->wake);
+    pthread_mutex_unlock(&ld->lock);
+}
+
+static void schedule_block(dtb_resolver *r, const dtb_ptable *t, uint64_t blk)
+{
+    const load_request q = {.key = t->key_base | blk, .t = t, .block = blk};
+    schedule(r, &q);
+}
+
+static void schedule_table(dtb_resolver *r, dtb_material m, bool dtw, int slot)
+{
+    const load_request q = {.key = TABLE_REQUEST | (uint64_t)dtw << 20 | (uint64_t)slot, .m = m,
+                            .dtw = dtw};
+    schedule(r, &q);
+}
+
+static void load(dtb_resolver *r, const load_request *q)
+{
+    dtb_error e;
+    if (q->t) {
+        unsigned raw;
+        if (!dtb_blockcache_contains(r->cache, q->key))
+            read_block(r, q->t, q->block, 0, &raw, &e); /* a failure is logged once by read_block,
+                                                          and the next probe reports it */
+    } else {
+        const dtb_ptable *t;
+        find_table(r, q->m, q->dtw, 0, &t, &e); /* a missing or damaged table is remembered */
+    }
+}
+
+static void *loader_main(void *arg)
+{
+    dtb_resolver *r = arg;
+    struct loader *ld = r->ld;
+    pthread_mutex_lock(&ld->lock);
+    for (;;) {
+        while (!ld->stop && ld->count == 0)
+            pthread_cond_wait(&ld->wake, &ld->lock);
+        if (ld->stop)
+            break;
+        ld->count--;
+        const load_request q = ld->queue[(ld->head + ld->count) % LOADER_QUEUE]; /* the newest */
+        pthread_mutex_unlock(&ld->lock);
+        load(r, &q);
+        pending_clear(ld, q.key); /* after the put: a probe in between still sees it pending */
+        atomic_fetch_add_explicit(&ld->done, 1, memory_order_relaxed);
+        pthread_mutex_lock(&ld->lock);
+    }
+    pthread_mutex_unlock(&ld->lock);
+    return NULL;
+}
+
+static void loader_stop(struct loader *ld)
+{
+    if (!ld)
+        return;
+    pthread_mutex_lock(&ld->lock);
+    ld->stop = true;
+    pthread_cond_broadcast(&ld->wake);
+    pthread_mutex_unlock(&ld->lock);
+    for (int i = 0; i < ld->nthreads; i++)
+        pthread_join(ld->threads[i], NULL);
+    pthread_cond_destroy(&ld->wake);
+    pthread_mutex_destroy(&ld->lock);
+    free(ld);
+}
+
+static bool loader_start(dtb_resolver *r, int threads)
+{
+    struct loader *ld = calloc(1, sizeof *ld);
+    if (!ld)
+        return false;
+    pthread_mutex_init(&ld->lock, NULL);
+    pthread_cond_init(&ld->wake, NULL);
+    for (int i = 0; i < LOADER_FILTER; i++)
+        atomic_init(&ld->pending[i], 0);
+    atomic_init(&ld->scheduled, 0);
+    atomic_init(&ld->done, 0);
+    atomic_init(&ld->dropped, 0);
+    r->ld = ld; /* before the threads start: they read it */
+    for (; ld->nthreads < threads; ld->nthreads++)
+        if (pthread_create(&ld->threads[ld->nthreads], NULL, loader_main, r) != 0)
+            return false; /* dtb_resolver_free stops the ones started */
+    return true;
+}
+
+void dtb_resolver_get_load_stats(dtb_resolver *r, dtb_resolver_load_stats *st)
+{
+    *st = (dtb_resolver_load_stats){0};
+    if (r->ld) {
+        st->scheduled = atomic_load_explicit(&r->ld->scheduled, memory_order_relaxed);
+        st->done = atomic_load_explicit(&r->ld->done, memory_order_relaxed);
+        st->dropped = atomic_load_explicit(&r->ld->dropped, memory_order_relaxed);
+    }
+}
+
+/* ---- warming and sizing ----------------------------------------------------------------------- */
+
+/* The budget every block of t takes in the cache. */
+static uint64_t table_cost(const dtb_ptable *t)
+{
+    const uint64_t blocks = dtb_tablefile_get_info(t->tf)->blocks;
+    uint64_t sum = 0;
+    for (uint64_t b = 0; b < blocks; b++)
+        sum += dtb_blockcache_cost((size_t)dtb_tablefile_packed_len(t->tf, b));
+    return sum;
+}
+
+/* The materials of 2..pieces pieces in a fresh array (*n of them), or NULL when out of memory. */
+static dtb_material *materials_upto(int pieces, int *n)
+{
+    *n = dtb_material_list(pieces, NULL, 0);
+    dtb_material *list = malloc((size_t)(*n > 0 ? *n : 1) * sizeof *list);
+    if (list)
+        dtb_material_list(pieces, list, *n);
+    return list;
+}
+
+dtb_status dtb_resolver_working_set(dtb_resolver *r, int pieces, bool dtw, uint64_t *bytes,
+                                    dtb_error *e)
+{
+    int n;
+    dtb_material *list = materials_upto(pieces, &n);
+    if (!list)
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory listing materials");
+    uint64_t sum = 0;
+    dtb_status s = DTB_OK;
+    for (int i = 0; i < n && s == DTB_OK; i++) {
+        const dtb_ptable *t;
+        if ((s = find_table(r, list[i], dtw, 0, &t, e)) == DTB_OK)
+            sum += table_cost(t);
+    }
+    free(list);
+    if (s == DTB_OK)
+        *bytes = sum;
+    return s;
+}
+
+dtb_status dtb_resolver_warm(dtb_resolver *r, int max_pieces, bool dtw, uint64_t *bytes,
+                             dtb_error *e)
+{
+    int n;
+    dtb_material *list = materials_upto(max_pieces, &n);
+    if (!list)
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory listing materials");
+    const uint64_t limit = r->budget / 8 * 7;
+    uint64_t used = 0;
+    dtb_status first = DTB_OK;
+    for (int i = 0; i < n; i++) {
+        const dtb_ptable *t;
+        dtb_error err;
+        dtb_status s = find_table(r, list[i], dtw, 0, &t, &err);
+        if (s == DTB_E_NOTFOUND)
+            continue;
+        const uint64_t cost = s == DTB_OK ? table_cost(t) : 0;
+        if (s == DTB_OK && used + cost > limit)
+            continue; /* a smaller material further on may still fit */
+        const uint64_t blocks = s == DTB_OK ? dtb_tablefile_get_info(t->tf)->blocks : 0;
+        for (uint64_t b = 0; b < blocks && s == DTB_OK; b++) {
+            unsigned raw;
+            if (!dtb_blockcache_contains(r->cache, t->key_base | b))
+                s = read_block(r, t, b, 0, &raw, &err);
+        }
+        if (s == DTB_OK)
+            used += cost;
+        else if (first == DTB_OK)
+            first = dtb_error_set(e, s, "%s", err.msg);
+    }
+    free(list);
+    *bytes = used;
+    return first;
 }

@@ -15,18 +15,49 @@
 #include "tableset.h"
 #include "value.h"
 
-/* Answer from memory only: DTB_E_NOTCACHED instead of reading a block or opening a file. */
+/* Answer from memory only: DTB_E_NOTCACHED instead of reading a block or opening a file (and,
+ * with loader threads, the block or table missed is scheduled for them to read). */
 #define DTB_RESOLVE_CACHE_ONLY 1u
+/* The caller promises that the side to move has no capture: the position is looked up without
+ * the capture test (a broken promise gives the value stored for a capture position: whatever
+ * the writer filled in, or DTB_E_CORRUPT where that is no value). */
+#define DTB_RESOLVE_QUIET 2u
+
+/* The most loader threads a resolver runs. */
+#define DTB_RESOLVE_MAX_LOADERS 8
 
 typedef struct dtb_resolver dtb_resolver;
 
-/* A resolver over ts (which must outlive it) with a block cache of cache_bytes. log may be NULL.
- * NULL when out of memory. */
-dtb_resolver *dtb_resolver_create(dtb_tableset *ts, uint64_t cache_bytes, dtb_tableset_log log,
-                                  void *user);
+/* A resolver over ts (which must outlive it) with a block cache of cache_bytes and loaders
+ * (0..DTB_RESOLVE_MAX_LOADERS) background threads that read what cache-only probes missed.
+ * log may be NULL. NULL when out of memory or a thread cannot be started. */
+dtb_resolver *dtb_resolver_create(dtb_tableset *ts, uint64_t cache_bytes, int loaders,
+                                  dtb_tableset_log log, void *user);
 
-/* NULL is allowed. */
+/* Stops the loader threads (a read under way is finished first), then frees. NULL is allowed. */
 void dtb_resolver_free(dtb_resolver *r);
+
+/* The loaders' counters: requests queued, requests done (a block read or a table opened, or
+ * found done already), requests dropped (the queue was full or busy; the next miss of the same
+ * block asks again). Approximate while probes run. */
+typedef struct dtb_resolver_load_stats {
+    uint64_t scheduled, done, dropped;
+} dtb_resolver_load_stats;
+void dtb_resolver_get_load_stats(dtb_resolver *r, dtb_resolver_load_stats *st);
+
+/* Reads into the cache, on the calling thread, every block of the tables for WDL (dtw false) or
+ * DTW probes of the materials of 2..max_pieces pieces, smallest materials first, each material
+ * whole or not at all, while the blocks fit in 7/8 of the cache's budget (the rest is left to the
+ * blocks a search brings in). *bytes: the budget the warm blocks take. A material without a table
+ * is skipped; a read that fails is the status (the others are still read). */
+dtb_status dtb_resolver_warm(dtb_resolver *r, int max_pieces, bool dtw, uint64_t *bytes,
+                             dtb_error *e);
+
+/* The budget the blocks of every table for WDL or DTW probes of 2..pieces pieces take in the
+ * cache (decompressed, with the cache's bookkeeping), from the tables' headers (opening them, no
+ * block read). A missing table is DTB_E_NOTFOUND. */
+dtb_status dtb_resolver_working_set(dtb_resolver *r, int pieces, bool dtw, uint64_t *bytes,
+                                    dtb_error *e);
 
 /* Win / draw / loss for the side to move of p, a valid position (dtb_pos_validate) whose side
  * not to move has a piece. Uses .wld tables (or .dtw where there is no .wld). A capture position
@@ -63,7 +94,7 @@ typedef struct dtb_resolve_ticket {
     int status;             /* DTB_OK or DTB_RESOLVE_SLOW */
 } dtb_resolve_ticket;
 int dtb_resolve_fast_locate(dtb_resolver *r, const uint64_t men[2][2], const uint64_t kings[2][2],
-                            int side, bool dtw, dtb_resolve_ticket *tk);
+                            int side, bool dtw, unsigned flags, dtb_resolve_ticket *tk);
 void dtb_resolve_fast_prefetch(dtb_resolver *r, const dtb_resolve_ticket *tk);
 int dtb_resolve_fast_finish_wdl(dtb_resolver *r, const dtb_resolve_ticket *tk, unsigned flags,
                                 dtb_wdl *out);

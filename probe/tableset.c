@@ -361,6 +361,11 @@ const dtb_board *dtb_tableset_board(const dtb_tableset *ts) { return &ts->board;
 
 int dtb_tableset_max_pieces(const dtb_tableset *ts, bool dtw) { return ts->max_pieces[dtw ? 1 : 0]; }
 
+bool dtb_tableset_present(const dtb_tableset *ts, dtb_material m, bool dtw)
+{
+    return fits(m) && (ts->present[mat_slot(m)] & (dtw ? 2 : 3));
+}
+
 dtb_tablefile_expect dtb_tableset_expect(const dtb_tableset *ts, dtb_material m, dtb_metric metric,
                                          char *name, uint64_t positions)
 {

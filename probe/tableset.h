@@ -71,6 +71,10 @@ dtb_status dtb_tableset_get_wdl(dtb_tableset *ts, dtb_material m, bool may_open,
  * either file); 1 when even a 2-piece material is missing. */
 int dtb_tableset_max_pieces(const dtb_tableset *ts, bool dtw);
 
+/* Whether a table for probes of material m (white to move) was found at open: a .dtw file (dtw),
+ * else a .wld or a .dtw file. A read of a byte array that never changes after open: lock-free. */
+bool dtb_tableset_present(const dtb_tableset *ts, dtb_material m, bool dtw);
+
 /* Calls fn for every table file of the variant now in the directories (rescanned), in directory
  * order; stops when fn returns false. Returns DTB_OK or DTB_E_NOMEM. */
 typedef bool (*dtb_tableset_file_fn)(void *user, const char *path, dtb_material m,

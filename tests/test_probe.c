@@ -1118,13 +1118,15 @@ static void test_fen(void **state)
     assert_string_equal(fen, "B:W31,K33:B2");
     assert_int_equal(dtb_position_to_fen(db, &q, fen, 5), DTB_E_OVERFLOW);
     /* Probes check what they are given. */
-    dtb_position_put(&q, DTB_SIDE_BLACK, true, 33); /* two pieces on 33 */
+    /* put refuses a taken square; the probe refuses the same position made by hand */
+    assert_int_equal(dtb_position_put(&q, DTB_SIDE_BLACK, true, 33), DTB_E_INVALID);
+    q.kings[DTB_SIDE_BLACK][0] |= 1ull << 32; /* two pieces on 33 */
     assert_int_equal(dtb_probe_wdl(db, &q, 0, &w), DTB_E_INVALID);
     char msg[DTB_MESSAGE_SIZE];
     assert_int_equal(dtb_last_error(db, msg, sizeof msg), DTB_E_INVALID);
     assert_non_null(strstr(msg, "33"));
     dtb_position_clear(&q, DTB_SIDE_WHITE);
-    dtb_position_put(&q, DTB_SIDE_WHITE, true, 51); /* off the board */
+    assert_int_equal(dtb_position_put(&q, DTB_SIDE_WHITE, true, 51), DTB_OK); /* off the board */
     dtb_position_put(&q, DTB_SIDE_BLACK, true, 1);
     assert_int_equal(dtb_probe_wdl(db, &q, 0, &w), DTB_E_INVALID);
     q.side = 5;
@@ -1141,7 +1143,7 @@ static void test_fen(void **state)
     assert_int_equal(dtb_probe_wdl(db, &q, 0, &w), DTB_E_INVALID);
     dtb_position_clear(&q, DTB_SIDE_BLACK);
     dtb_position_put(&q, DTB_SIDE_WHITE, true, 33);
-    dtb_position_put(&q, DTB_SIDE_BLACK, true, 33); /* both colours on 33 */
+    q.kings[DTB_SIDE_BLACK][0] |= 1ull << 32; /* both colours on 33 (put would refuse it) */
     assert_int_equal(dtb_probe_wdl(db, &q, 0, &w), DTB_E_INVALID);
     dtb_position_clear(&q, DTB_SIDE_BLACK);
     dtb_position_put(&q, DTB_SIDE_BLACK, true, 10); /* white, not to move, has no piece */
