@@ -6,6 +6,7 @@
 #   lib/pkgconfig/dtb.pc   (Requires.private: libzstd)
 #   lib/cmake/dtb/         dtbConfig.cmake, dtbConfigVersion.cmake, dtbTargets*.cmake
 #   bin/dtbgen, bin/dtbprobe
+#   lib/python3.X/dist-packages/dtb/  the Python package (DTB_PYTHON_DIR; see the end of this file)
 # Included from the top-level CMakeLists.txt after every folder, so all targets exist.
 #
 # Why a shared library: the in-tree libraries are static archives (dtb needs dtbcore, zstd and
@@ -97,3 +98,37 @@ install(CODE "
   configure_file(\"${CMAKE_CURRENT_LIST_DIR}/dtb.pc.in\" \"${CMAKE_BINARY_DIR}/probe/dtb.pc\" @ONLY)
 ")
 install(FILES "${CMAKE_BINARY_DIR}/probe/dtb.pc" DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
+
+# The Python package dtb (probe/python/dtb, probe/python/README.md) under the prefix, in
+# DTB_PYTHON_DIR: by default lib/python3.X/dist-packages (X: the minor version of the system's
+# python3 at configure time), a directory Debian's python3 searches for the prefixes /usr and
+# /usr/local. Its _install.py, written at install time like dtb.pc, tells it where libdtb.so is.
+find_program(DTB_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH)
+find_program(DTB_PYTHON3 python3)
+set(_dtb_pydir "lib/python3/dist-packages")
+if(DTB_PYTHON3)
+  execute_process(COMMAND "${DTB_PYTHON3}" -c "import sys; print('%d.%d' % sys.version_info[:2])"
+                  OUTPUT_VARIABLE _dtb_pyver OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  if(_dtb_pyver MATCHES "^3\\.[0-9]+$")
+    set(_dtb_pydir "lib/python${_dtb_pyver}/dist-packages")
+  endif()
+endif()
+set(DTB_PYTHON_DIR "${_dtb_pydir}" CACHE STRING
+    "where cmake --install puts the Python package dtb (relative to the prefix, or absolute)")
+install(DIRECTORY "${CMAKE_CURRENT_LIST_DIR}/python/dtb" DESTINATION "${DTB_PYTHON_DIR}"
+        FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
+install(CODE "
+  set(_pkg [=[${DTB_PYTHON_DIR}]=])
+  set(_lib [=[${CMAKE_INSTALL_LIBDIR}]=])
+  if(NOT IS_ABSOLUTE \"\${_pkg}\")
+    set(_pkg \"\${CMAKE_INSTALL_PREFIX}/\${_pkg}\")
+  endif()
+  if(NOT IS_ABSOLUTE \"\${_lib}\")
+    set(_lib \"\${CMAKE_INSTALL_PREFIX}/\${_lib}\")
+  endif()
+  file(RELATIVE_PATH DTB_PY_LIBDIR_RELATIVE \"\${_pkg}/dtb\" \"\${_lib}\")
+  set(DTB_PY_LIBDIR \"\${_lib}\")
+  configure_file(\"${CMAKE_CURRENT_LIST_DIR}/python/_install.py.in\"
+                 \"${CMAKE_BINARY_DIR}/probe/python/_install.py\" @ONLY)
+")
+install(FILES "${CMAKE_BINARY_DIR}/probe/python/_install.py" DESTINATION "${DTB_PYTHON_DIR}/dtb")

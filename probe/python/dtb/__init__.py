@@ -1,0 +1,409 @@
+"""dtb: draughts endgame tablebases from Python.
+
+Reads the tables dtbgen writes through libdtb (ctypes; the standard library only), in the manner
+of python-chess's chess.syzygy::
+
+    import dtb
+    with dtb.open_tablebase("tables", variant="international") as tb:
+        tb.probe_wdl("W:WK46,28:BK5")        # 1 (win), 0 (draw) or -1 (loss), side to move
+        tb.probe_dtw("W:WK46,28:BK5")        # (1, 3): the win takes 3 plies
+        tb.moves("W:WK46,28:BK5")            # [Move(move='28-22', wdl=1, dtw=3), ...] best first
+        tb.line("W:WK46,28:BK5")             # ['28-22', '5-10', '46x5']
+        tb.get_wdl("W:W31-50:B1-20")         # None: no table for 40 pieces
+
+Values are for the side to move, by perfect play without move-count draw rules. DTW is the
+number of plies until the game ends (the loser, to move, has no piece or no legal move): odd for
+a win, even for a loss, 0 for a draw.
+
+Positions (`pos` below) may be given as
+  * a PDN FEN string: "W:W31,32,K33:B1,2,K3" (side to move, then each side's squares, K for
+    kings; ranges "W31-35", a trailing dot and unknown ":X..." fields are accepted). Squares are
+    PDN numbers of the table's variant: 1-50 international, 1-32 english/russian/brazilian
+    (english as in English PDN: black on 1-12 starts), 1-72 canadian.
+  * on 8x8 boards (english, russian, brazilian) also algebraic squares, a1 bottom left with
+    white at the bottom: "W:Wc3,Ka1:Bh8" is "W:W22,K29:B4" (a1 = 29, c3 = 22, b8 = 1, h8 = 4).
+  * a pydraughts Board (draughts.Board, 0.6+) or Game (draughts.core.game.Game) of variant
+    standard, english, russian or brazilian: recognised by its class's module and its `variant`
+    (pydraughts is not imported) and probed as the position it shows, whatever numbering
+    pydraughts uses inside (see dtb._notation for the mapping, read from pydraughts'
+    draughts/convert.py). Its variant must be the tablebase's.
+  * any other object with a `fen` attribute or method returning a PDN FEN.
+
+Errors: dtb.MissingTableError (a KeyError) when a table the position needs is not there,
+dtb.InvalidPositionError (a ValueError) for a malformed FEN or an impossible position, and
+dtb.TablebaseError, the base of both, for everything else (a damaged file, ...).
+
+Threads: a Tablebase may be probed from any number of threads at once (libdtb is thread-safe
+and ctypes releases the GIL during each call); close() waits for running probes to finish.
+
+Finding libdtb: the `library` argument of open_tablebase/version, else $DTB_LIBRARY, else the
+package's own directory, else the lib directory of the prefix `cmake --install` put the package
+under, else ctypes.util.find_library("dtb"). From a build tree:
+
+    PYTHONPATH=probe/python DTB_LIBRARY=build/release/probe/libdtb.so python3 -c 'import dtb'
+"""
+import collections
+import ctypes
+import logging
+import os
+import threading
+
+from . import _lib
+from ._notation import (algebraic_to_square, square_to_algebraic, move_to_algebraic,
+                        fen_from_algebraic, is_pydraughts, pydraughts_fen, PYDRAUGHTS_VARIANTS)
+
+__all__ = [
+    "open_tablebase", "Tablebase", "version", "version_number", "Move",
+    "TablebaseError", "MissingTableError", "InvalidPositionError", "LibraryNotFoundError",
+    "WIN", "DRAW", "LOSS", "VARIANTS",
+    "algebraic_to_square", "square_to_algebraic", "move_to_algebraic",
+]
+
+WIN, DRAW, LOSS = 1, 0, -1
+VARIANTS = ("international", "english", "russian", "brazilian", "canadian")
+
+_logger = logging.getLogger("dtb")
+
+
+class TablebaseError(Exception):
+    """A failure of libdtb; `status` is its dtb_status number (dtb._lib.E_*), or None."""
+
+    def __init__(self, message, status=None):
+        super().__init__(message)
+        self.status = status
+
+    def __str__(self):
+        return str(self.args[0]) if self.args else ""
+
+
+class MissingTableError(TablebaseError, KeyError):
+    """A table the position needs is not in the directories (the message names the material)."""
+
+
+class InvalidPositionError(TablebaseError, ValueError):
+    """A malformed FEN, or a position that cannot occur (a piece off the board, two on a square,
+    a man on its promotion row, the side not to move without pieces), or of another variant."""
+
+
+class LibraryNotFoundError(TablebaseError, OSError):
+    """libdtb was not found in any of the places searched (the message lists them)."""
+
+
+class Move(collections.namedtuple("Move", "move wdl dtw")):
+    """A legal move with its value for the side to move of the probed position: move is PDN
+    text ("32-28", "28x19"), wdl the result if it is played, dtw the plies to the end of the
+    game with this move included (0 for a draw)."""
+    __slots__ = ()
+
+
+def version(library=None):
+    """libdtb's version text ("0.2.0")."""
+    text = ctypes.c_char_p()
+    _lib.load(library).dtb_version(ctypes.byref(text))
+    return text.value.decode()
+
+
+def version_number(library=None):
+    """libdtb's version as major * 10000 + minor * 100 + patch (DTB_VERSION_NUMBER)."""
+    return _lib.load(library).dtb_version(None)
+
+
+def open_tablebase(directory, variant=None, cache_mb=None, *, library=None, log=None):
+    """Opens the tables in directory (a path, or a list of paths searched in order; each may
+    hold <variant>/ subdirectories as dtbgen writes them, or the table files).
+
+    variant: "international", "english", "russian", "brazilian", "canadian" (pydraughts' names
+    "standard" and "american" are accepted too); None: the variant of the tables found (an error
+    when there are several). cache_mb: memory for decompressed blocks (None: libdtb's default,
+    64 MiB). library: path of libdtb.so. log: called with each problem libdtb reports about the
+    files (a damaged file, an unreadable directory); None: logged as warnings on the "dtb"
+    logger. Raises TablebaseError when nothing can be opened."""
+    return Tablebase(directory, variant, cache_mb, library=library, log=log)
+
+
+class Tablebase:
+    """Tables of one variant, opened by open_tablebase(); also a context manager."""
+
+    def __init__(self, directory, variant=None, cache_mb=None, *, library=None, log=None):
+        self._db = None
+        self._lib = _lib.load(library)
+        self._cond = threading.Condition()
+        self._active = 0
+        self._closed = False
+        if isinstance(directory, (str, bytes, os.PathLike)):
+            directory = [directory]
+        dirs = [os.fsencode(d) for d in directory]
+        if not dirs:
+            raise TablebaseError("no table directory given", _lib.E_INVALID)
+        if variant is not None:
+            variant = PYDRAUGHTS_VARIANTS.get(variant, variant)
+        opening = []  # what libdtb logs while opening: the reason of a failure
+        user_log = log if log is not None else (lambda m: _logger.warning("%s", m))
+
+        def on_log(_user, message):
+            text = message.decode(errors="replace") if message else ""
+            if self._db is None:  # dtb_open's own thread: said again by the exception, or below
+                opening.append(text)
+                return
+            try:
+                user_log(text)
+            except Exception:  # a callback must not raise into C
+                _logger.exception("dtb log callback failed")
+
+        self._log_fn = _lib.LOG_FN(on_log)  # kept alive as long as the db
+        self._paths = (ctypes.c_char_p * len(dirs))(*dirs)
+        o = _lib.Options()
+        o.struct_size = ctypes.sizeof(_lib.Options)
+        o.paths = ctypes.cast(self._paths, ctypes.POINTER(ctypes.c_char_p))
+        o.npaths = len(dirs)
+        o.variant = variant.encode() if variant is not None else None
+        o.cache_bytes = int(cache_mb * (1 << 20)) if cache_mb else 0
+        o.log = self._log_fn
+        db = ctypes.c_void_p()
+        s = self._lib.dtb_open(ctypes.byref(o), ctypes.byref(db))
+        if s != _lib.OK:
+            why = "; ".join(opening) or self._lib.dtb_strerror(s).decode()
+            where = ", ".join(os.fsdecode(d) for d in dirs)
+            raise TablebaseError(f"cannot open tables in {where}: {why}", s)
+        self._db = db
+        for text in opening:  # problems that did not stop the opening (an unreadable directory)
+            user_log(text)
+        self.variant = self._lib.dtb_db_variant(db).decode()
+        self.squares = self._lib.dtb_db_squares(db)
+
+    # ---- lifetime ---------------------------------------------------------------------------
+
+    def close(self):
+        """Closes the files and frees the cache; waits for probes running in other threads.
+        Later probes raise TablebaseError. Closing twice does nothing."""
+        with self._cond:
+            if self._closed:
+                return
+            self._closed = True
+            while self._active:
+                self._cond.wait()
+            db, self._db = self._db, None
+        if db:
+            self._lib.dtb_close(db)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        if getattr(self, "_db", None) and not getattr(self, "_closed", True):
+            self.close()
+
+    def _enter(self):
+        with self._cond:
+            if self._closed:
+                raise TablebaseError("the tablebase is closed", _lib.E_INVALID)
+            self._active += 1
+            return self._db
+
+    def _leave(self):
+        with self._cond:
+            self._active -= 1
+            if self._active == 0 and self._closed:
+                self._cond.notify_all()
+
+    def __repr__(self):
+        state = "closed" if self._closed else f"{self.squares} squares"
+        return f"<dtb.Tablebase {getattr(self, 'variant', '?')} ({state})>"
+
+    # ---- positions --------------------------------------------------------------------------
+
+    def _fen_text(self, pos):
+        if isinstance(pos, bytes):
+            pos = pos.decode()
+        if isinstance(pos, str):
+            fen = pos
+        elif is_pydraughts(pos):
+            try:
+                variant, fen = pydraughts_fen(pos)
+            except ValueError as e:
+                raise InvalidPositionError(str(e), _lib.E_INVALID) from None
+            if variant != self.variant:
+                raise InvalidPositionError(
+                    f"a pydraughts {pos.variant} board, but these are {self.variant} tables",
+                    _lib.E_INVALID)
+        elif hasattr(pos, "fen"):
+            fen = pos.fen() if callable(pos.fen) else pos.fen
+            if isinstance(fen, bytes):
+                fen = fen.decode()
+            if not isinstance(fen, str):
+                raise TypeError(f"{type(pos).__name__}.fen gave {type(fen).__name__}, not a FEN")
+        else:
+            raise TypeError(f"a position is a FEN string or an object with a fen attribute or "
+                            f"method, not {type(pos).__name__}")
+        if self.squares == 32:
+            try:
+                fen = fen_from_algebraic(fen)
+            except ValueError as e:
+                raise InvalidPositionError(f"bad FEN {fen!r}: {e}", _lib.E_INVALID) from None
+        return fen
+
+    def _position(self, db, pos):
+        fen = self._fen_text(pos)
+        p = _lib.Position()
+        err = ctypes.create_string_buffer(_lib.MESSAGE_SIZE)
+        try:
+            raw = fen.encode("ascii")
+        except UnicodeEncodeError:
+            raise InvalidPositionError(f"bad FEN {fen!r}: not ASCII", _lib.E_INVALID) from None
+        s = self._lib.dtb_position_from_fen(db, raw, ctypes.byref(p), err, len(err))
+        if s != _lib.OK:
+            raise InvalidPositionError(f"bad FEN {fen!r}: {err.value.decode()}", s)
+        return p
+
+    def _raise(self, db, status):
+        """The exception for a failed probe; reads dtb_last_error in this thread, right after the
+        failing call (libdtb keeps each thread's own message)."""
+        buf = ctypes.create_string_buffer(_lib.MESSAGE_SIZE)
+        self._lib.dtb_last_error(db, buf, len(buf))
+        msg = buf.value.decode(errors="replace") or self._lib.dtb_strerror(status).decode()
+        if status == _lib.E_NOTFOUND:
+            return MissingTableError(msg, status)
+        if status == _lib.E_INVALID:
+            return InvalidPositionError(msg, status)
+        return TablebaseError(msg, status)
+
+    def fen(self, pos):
+        """The canonical PDN FEN of pos as the tables read it (squares ascending, numbers): shows
+        what a pydraughts board or an algebraic FEN was taken to be."""
+        db = self._enter()
+        try:
+            p = self._position(db, pos)
+            buf = ctypes.create_string_buffer(_lib.FEN_SIZE)
+            s = self._lib.dtb_position_to_fen(db, ctypes.byref(p), buf, len(buf))
+            if s != _lib.OK:
+                raise self._raise(db, s)
+            return buf.value.decode()
+        finally:
+            self._leave()
+
+    # ---- probes -----------------------------------------------------------------------------
+
+    def probe_wdl(self, pos):
+        """1 (win), 0 (draw) or -1 (loss) for the side to move. Raises MissingTableError,
+        InvalidPositionError, TablebaseError."""
+        db = self._enter()
+        try:
+            p = self._position(db, pos)
+            wdl = ctypes.c_int()
+            s = self._lib.dtb_probe_wdl(db, ctypes.byref(p), 0, ctypes.byref(wdl))
+            if s != _lib.OK:
+                raise self._raise(db, s)
+            return wdl.value
+        finally:
+            self._leave()
+
+    def probe_dtw(self, pos):
+        """(wdl, dtw): the result and the plies to the end of the game (0 for a draw). Needs the
+        .dtw tables."""
+        db = self._enter()
+        try:
+            p = self._position(db, pos)
+            wdl, dtw = ctypes.c_int(), ctypes.c_int()
+            s = self._lib.dtb_probe_dtw(db, ctypes.byref(p), 0, ctypes.byref(wdl),
+                                        ctypes.byref(dtw))
+            if s != _lib.OK:
+                raise self._raise(db, s)
+            return wdl.value, dtw.value
+        finally:
+            self._leave()
+
+    def get_wdl(self, pos, default=None):
+        """probe_wdl(pos), or default when a table it needs is missing."""
+        try:
+            return self.probe_wdl(pos)
+        except MissingTableError:
+            return default
+
+    def get_dtw(self, pos, default=None):
+        """probe_dtw(pos), or default when a table it needs is missing."""
+        try:
+            return self.probe_dtw(pos)
+        except MissingTableError:
+            return default
+
+    def _text(self, raw, notation):
+        text = raw.decode()
+        if notation == "algebraic":
+            return move_to_algebraic(text)
+        return text
+
+    def _check_notation(self, notation):
+        if notation not in ("pdn", "algebraic"):
+            raise ValueError(f"notation is 'pdn' or 'algebraic', not {notation!r}")
+        if notation == "algebraic" and self.squares != 32:
+            raise ValueError(f"algebraic moves are for 8x8 boards, not {self.variant}")
+
+    def moves(self, pos, notation="pdn"):
+        """Every legal move of pos with its value, best first (wins by shortest DTW, then draws,
+        then losses by longest DTW): a list of Move(move, wdl, dtw); [] when the side to move
+        has no move. notation="algebraic" (8x8 boards) writes the moves as "c3-d4": give that
+        to pydraughts' Move(board, pdn_move=...) for russian and brazilian, whose numeric
+        squares are not PDN's."""
+        self._check_notation(notation)
+        db = self._enter()
+        try:
+            p = self._position(db, pos)
+            cap = 64
+            while True:
+                out = (_lib.RankedMove * cap)()
+                count = ctypes.c_int()
+                s = self._lib.dtb_probe_moves(db, ctypes.byref(p), 0, out, cap,
+                                              ctypes.byref(count))
+                if s == _lib.E_OVERFLOW and count.value > cap:
+                    cap = count.value
+                    continue
+                if s != _lib.OK:
+                    raise self._raise(db, s)
+                return [Move(self._text(m.move.text, notation), m.wdl, m.dtw)
+                        for m in out[:count.value]]
+        finally:
+            self._leave()
+
+    def line(self, pos, notation="pdn"):
+        """The best line from pos to the end of the game (the winner's quickest win, the
+        loser's longest resistance) as move texts; [] for a draw and when the game is over."""
+        self._check_notation(notation)
+        db = self._enter()
+        try:
+            p = self._position(db, pos)
+            out = (_lib.PdnMove * _lib.MAX_LINE)()
+            count = ctypes.c_int()
+            s = self._lib.dtb_probe_line(db, ctypes.byref(p), 0, out, _lib.MAX_LINE,
+                                         ctypes.byref(count))
+            if s != _lib.OK:
+                raise self._raise(db, s)
+            return [self._text(m.text, notation) for m in out[:count.value]]
+        finally:
+            self._leave()
+
+    # ---- about the tables ---------------------------------------------------------------------
+
+    def max_pieces(self, dtw=False):
+        """The largest n such that every material of 2..n pieces has a table (for WDL probes, or
+        DTW probes when dtw is true); 1 when not even all 2-piece tables are there."""
+        db = self._enter()
+        try:
+            return self._lib.dtb_max_pieces(db, bool(dtw))
+        finally:
+            self._leave()
+
+    def cache_stats(self):
+        """The block cache's counters since opening: dict of hits, misses, bytes, blocks."""
+        db = self._enter()
+        try:
+            st = _lib.CacheStats()
+            st.struct_size = ctypes.sizeof(_lib.CacheStats)
+            s = self._lib.dtb_get_cache_stats(db, ctypes.byref(st))
+            if s != _lib.OK:
+                raise TablebaseError(self._lib.dtb_strerror(s).decode(), s)
+            return {"hits": st.hits, "misses": st.misses, "bytes": st.bytes, "blocks": st.blocks}
+        finally:
+            self._leave()
