@@ -43,8 +43,9 @@
  * Sizing the cache. A probe is fast only when its block is in the cache; a probe that must read
  * a block decompresses a whole block (64 KiB of packed values by default) for one value. The
  * cache holds decompressed blocks, so a set needs far more cache than its files take on disk:
- * the international 2..5 set's WLD files take 27 MB and decompress to about 337 MB; its DTW
- * files decompress to about twice that. With a cache smaller than the working set of the
+ * the international 2..5 set's WLD files take 27 MB and need 381 MB of cache (dtb_working_set:
+ * 2..4 pieces 9.8 MB), its DTW tables 1.55 GB (2..4: 40 MB; a DTW value takes a byte, a WLD one
+ * two bits). With a cache smaller than the working set of the
  * positions probed, most probes read a block (docs/MEASUREMENTS.md, "Engine probes", has the
  * cost). dtb_working_set gives the exact figure for the tables found; give cache_bytes at least
  * that for the piece counts an engine probes often, and watch dtb_cache_stats' evictions: a

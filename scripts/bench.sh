@@ -157,6 +157,7 @@ while IFS='|' read -r label value; do
   row "$label" "$value"
 done < <(probe_row "probe WDL cached, $sp positions" --positions "$spread" --threads 1 --threads 2;
          probe_row "probe WDL cached, 4096 positions" --positions 4096 --rounds 200 --threads 1 --threads 2;
+         probe_row "probe WDL cached, 4096 quiet positions, DTB_QUIET_POSITION" --positions 4096 --rounds 200 --quiet --threads 1;
          probe_row "probe WDL cached, $sp positions, batches of 64" --positions "$spread" --batch 64 --threads 1 --threads 2;
          probe_row "probe DTW cached, $sp positions" --positions "$spread" --dtw --threads 1;
          probe_row "probe DTW cached, $sp positions, batches of 64" --positions "$spread" --dtw --batch 64 --threads 1;
@@ -169,6 +170,27 @@ done < <(probe_row "probe WDL cached, $sp positions" --positions "$spread" --thr
            probe_row "probe WDL cached, compact --threats, $sp positions" --tables "$threats_dir" --positions "$spread" --threads 1 --threads 2
            probe_row "probe WDL uncached, compact --threats (2000 positions)" --tables "$threats_dir" --uncached --positions 2000 --rounds 1 --threads 1
          fi)
+
+# An engine's probe pattern (tests/bench_probe.c --engine): 10,000 roots (random quiet positions
+# of the largest complete piece count), 64 random descents of up to 12 plies from each, every
+# node below the root probed cache-only (DTB_QUIET_POSITION where it has no capture). With one
+# loader thread the misses are read in the background: the hit rate of the first 1,000 roots and
+# of every root after the first tenth; without loader threads nothing fills the cache but the
+# roots' own probes; the default 64 MiB cache is too small for 2..5's 381 MB working set.
+engine_row() { # label, options...
+  local label=$1; shift
+  "$bin/tests/dtb_bench_probe" --variant international --tables "$out" --positions 20000 \
+    --engine 10000 --window 1000 "$@" 2>/dev/null |
+  awk -v l="$label" '/^engine summary/ {
+      for (i = 3; i < NF; i += 2) v[$i] = $(i + 1)
+      printf "%s|first %.1f %%, after warm-up %.1f %%\n", l, 100 * v["hit_rate_first_window"], 100 * v["hit_rate_after_warmup"] }'
+}
+while IFS='|' read -r label value; do
+  row "$label" "$value"
+done < <(engine_row "engine descents, cache-only hits, 512 MiB, loader" --cache 512 --loaders 1;
+         engine_row "engine descents, 512 MiB, loader, dtb_warm 2..4" --cache 512 --loaders 1 --warm 4;
+         engine_row "engine descents, 512 MiB, no loader" --cache 512 --loaders 0;
+         engine_row "engine descents, 64 MiB, loader, dtb_warm 2..4" --cache 64 --loaders 1 --warm 4)
 
 # The HTTP server (dtbprobe serve) under load on localhost: 20,000 requests from 16 concurrent
 # clients with keep-alive (ab, Apache's benchmark tool), over four positions of the tables just

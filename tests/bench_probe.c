@@ -20,7 +20,20 @@
  * misses) more than the probe's code; a small K (a few thousand) measures the code.
  * --batch B probes B positions per call (dtb_probe_wdl_many / dtb_probe_dtw_many, 1..256).
  * --uncached opens a fresh handle with a cache too small to hold the tables, so nearly every
- * probe reads and decompresses a block. Exit 1 on any probe failure (the message is printed). */
+ * probe reads and decompresses a block. Exit 1 on any probe failure (the message is printed).
+ *
+ * --engine R: an engine's probe pattern instead (issue 29). R roots, each one of the K random
+ * positions in turn; from each root --descents D random descents (random legal moves, at most
+ * --depth plies, to the end of the game at the latest), as a search visits nodes below a root.
+ * The root is probed as an engine probes it (dtb_probe_wdl, may read), every node below it
+ * cache-only (DTB_CACHE_ONLY, with DTB_QUIET_POSITION when the node has no capture: the engine
+ * generated its moves and knows). --loaders L opens with L loader threads, --warm P calls
+ * dtb_warm(db, P, 0) first. Prints, per --window roots, one line
+ *   engine window <i> roots <r> probes <n> hits <h> hit_rate <h/n> ns_per_probe <t>
+ * (ns_per_probe: the cache-only probes' time alone) and at the end
+ *   engine summary loaders <L> warm <P> warm_seconds <s> cache_mib <C> probes <n>
+ *   hit_rate_first_window <x> hit_rate_after_warmup <y> evictions <e> loads <l> dropped <d>
+ * where "after warm-up" is every window after the first tenth of the roots. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "dtb.h"
@@ -50,6 +63,7 @@ typedef struct job {
     int n, rounds, start;
     int batch; /* > 0: dtb_probe_*_many over this many positions at a time */
     bool dtw;
+    unsigned flags; /* DTB_QUIET_POSITION with --quiet: the positions are quiet */
     uint64_t sum;
     int failed;
     double cpu; /* this thread's CPU seconds: on a shared machine, a truer per-core figure */
@@ -76,8 +90,8 @@ static void *run_job(void *arg)
                 if (m > j->n - at)
                     m = j->n - at; /* the batch is a run of the array; wrap at its end */
                 const dtb_status s =
-                    j->dtw ? dtb_probe_dtw_many(j->db, &j->pos[at], m, 0, w, d, NULL)
-                           : dtb_probe_wdl_many(j->db, &j->pos[at], m, 0, w, NULL);
+                    j->dtw ? dtb_probe_dtw_many(j->db, &j->pos[at], m, j->flags, w, d, NULL)
+                           : dtb_probe_wdl_many(j->db, &j->pos[at], m, j->flags, w, NULL);
                 if (s != DTB_OK) {
                     j->failed = 1;
                     return NULL;
@@ -96,7 +110,8 @@ static void *run_job(void *arg)
             const dtb_position *p = &j->pos[at]; /* no division per probe: it is not the probe's */
             dtb_wdl w;
             int d = 0;
-            const dtb_status s = j->dtw ? dtb_probe_dtw(j->db, p, 0, &w, &d) : dtb_probe_wdl(j->db, p, 0, &w);
+            const dtb_status s = j->dtw ? dtb_probe_dtw(j->db, p, j->flags, &w, &d)
+                                        : dtb_probe_wdl(j->db, p, j->flags, &w);
             if (s != DTB_OK) {
                 j->failed = 1;
                 return NULL;
@@ -108,11 +123,117 @@ static void *run_job(void *arg)
     return NULL;
 }
 
+/* ---- the engine pattern -------------------------------------------------------------------- */
+
+static dtb_pos pos_of(const dtb_position *q)
+{
+    dtb_pos p;
+    for (int c = 0; c < 2; c++) {
+        p.men[c] = (dtb_bb)q->men[c][1] << 64 | q->men[c][0];
+        p.kings[c] = (dtb_bb)q->kings[c][1] << 64 | q->kings[c][0];
+    }
+    p.side = q->side == DTB_SIDE_WHITE ? DTB_WHITE : DTB_BLACK;
+    return p;
+}
+
+static dtb_position position_of(const dtb_pos *p)
+{
+    dtb_position q;
+    dtb_position_clear(&q, p->side == DTB_WHITE ? DTB_SIDE_WHITE : DTB_SIDE_BLACK);
+    for (int c = 0; c < 2; c++) {
+        q.men[c][0] = (uint64_t)p->men[c], q.men[c][1] = (uint64_t)(p->men[c] >> 64);
+        q.kings[c][0] = (uint64_t)p->kings[c], q.kings[c][1] = (uint64_t)(p->kings[c] >> 64);
+    }
+    return q;
+}
+
+typedef struct engine_counts {
+    uint64_t probes, hits;
+    double seconds;
+} engine_counts;
+
+/* D descents from root: every node below it probed cache-only. Only the probes are timed. */
+static int descend(dtb_db *db, const dtb_board *b, const dtb_position *root, int descents,
+                   int depth, uint64_t *seed, dtb_movelist *list, engine_counts *c)
+{
+    dtb_wdl w;
+    dtb_status s = dtb_probe_wdl(db, root, 0, &w);
+    if (s != DTB_OK)
+        return 1;
+    double t0;
+    for (int k = 0; k < descents; k++) {
+        dtb_pos p = pos_of(root);
+        for (int ply = 0; ply < depth; ply++) {
+            if (dtb_generate(b, &p, list) != DTB_OK || list->count == 0)
+                break;
+            dtb_make_move(&p, &list->moves[dtb_splitmix64(seed) % (uint64_t)list->count], &p);
+            if (!dtb_pos_pieces(&p, p.side) || !dtb_pos_pieces(&p, p.side ^ 1))
+                break;
+            const bool quiet = !dtb_has_capture(b, &p); /* the engine's own move generation */
+            const dtb_position q = position_of(&p);
+            t0 = now();
+            s = dtb_probe_wdl(db, &q, DTB_CACHE_ONLY | (quiet ? DTB_QUIET_POSITION : 0), &w);
+            c->seconds += now() - t0;
+            c->probes++;
+            if (s == DTB_OK)
+                c->hits++;
+            else if (s != DTB_E_NOTCACHED)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+static int run_engine(dtb_db *db, const dtb_position *pos, int npos, int roots, int descents,
+                      int depth, int window, int loaders, int warm, double warm_seconds,
+                      long cache_mib)
+{
+    dtb_board b;
+    dtb_board_init(&b, dtb_variant_find(dtb_db_variant(db)));
+    dtb_movelist *list = malloc(sizeof *list);
+    if (!list)
+        return 1;
+    uint64_t seed = 99, after_probes = 0, after_hits = 0, total = 0;
+    double first_rate = 0;
+    const int skip = roots / 10;
+    for (int r0 = 0, win = 0; r0 < roots; r0 += window, win++) {
+        engine_counts c = {0};
+        for (int r = r0; r < r0 + window && r < roots; r++)
+            if (descend(db, &b, &pos[r % npos], descents, depth, &seed, list, &c)) {
+                char msg[DTB_MESSAGE_SIZE];
+                dtb_last_error(db, msg, sizeof msg);
+                fprintf(stderr, "dtb_bench_probe: %s\n", msg);
+                return 1;
+            }
+        const double rate = c.probes ? (double)c.hits / (double)c.probes : 0;
+        if (win == 0)
+            first_rate = rate;
+        if (r0 >= skip)
+            after_probes += c.probes, after_hits += c.hits;
+        total += c.probes;
+        printf("engine window %d roots %d probes %" PRIu64 " hits %" PRIu64 " hit_rate %.4f "
+               "ns_per_probe %.0f\n",
+               win, r0 + window < roots ? window : roots - r0, c.probes, c.hits, rate,
+               c.probes ? 1e9 * c.seconds / (double)c.probes : 0);
+    }
+    dtb_cache_stats cs = {.struct_size = sizeof cs};
+    dtb_get_cache_stats(db, &cs);
+    printf("engine summary loaders %d warm %d warm_seconds %.2f cache_mib %ld probes %" PRIu64
+           " hit_rate_first_window %.4f hit_rate_after_warmup %.4f evictions %" PRIu64
+           " loads %" PRIu64 " dropped %" PRIu64 " cache_bytes %" PRIu64 "\n",
+           loaders, warm, warm_seconds, cache_mib, total, first_rate,
+           after_probes ? (double)after_hits / (double)after_probes : 0, cs.evictions,
+           cs.loads_done, cs.loads_dropped, cs.bytes);
+    free(list);
+    return 0;
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: dtb_bench_probe --tables DIR [--variant V] [--pieces N] [--positions K] "
                     "[--rounds R] [--threads T ...] [--cache MIB] [--dtw] [--uncached] [--batch B] "
-                    "[--material NAME ...]\n");
+                    "[--material NAME ...] [--quiet] [--engine ROOTS [--descents D] [--depth N] "
+                    "[--window W] [--loaders L] [--warm P]]\n");
     exit(2);
 }
 
@@ -131,6 +252,8 @@ int main(int argc, char **argv)
     int batch = 0;
     dtb_material only[16];
     int nonly = 0;
+    int engine = 0, descents = 64, depth = 12, window = 200, loaders = 0, warm = 0;
+    bool quiet = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const bool has = i + 1 < argc;
@@ -149,11 +272,18 @@ int main(int argc, char **argv)
                 return 2;
             }
         }
+        else if (!strcmp(a, "--engine") && has) engine = atoi(argv[++i]);
+        else if (!strcmp(a, "--descents") && has) descents = atoi(argv[++i]);
+        else if (!strcmp(a, "--depth") && has) depth = atoi(argv[++i]);
+        else if (!strcmp(a, "--window") && has) window = atoi(argv[++i]);
+        else if (!strcmp(a, "--loaders") && has) loaders = atoi(argv[++i]);
+        else if (!strcmp(a, "--warm") && has) warm = atoi(argv[++i]);
+        else if (!strcmp(a, "--quiet")) quiet = true;
         else if (!strcmp(a, "--dtw")) dtw = true;
         else if (!strcmp(a, "--uncached")) uncached = true;
         else usage();
     }
-    if (!dir || npos < 1 || rounds < 1 || batch < 0 || batch > 256)
+    if (!dir || npos < 1 || rounds < 1 || batch < 0 || batch > 256 || engine < 0 || window < 1)
         usage();
     if (nthreads == 0) {
         threads[0] = 1;
@@ -162,7 +292,8 @@ int main(int argc, char **argv)
     }
     const char *dirs[1] = {dir};
     dtb_options o = {.struct_size = sizeof(dtb_options), .paths = dirs, .npaths = 1, .variant = variant,
-                     .cache_bytes = (uint64_t)cache_mib << 20, .log = report};
+                     .cache_bytes = (uint64_t)cache_mib << 20, .log = report,
+                     .loader_threads = loaders};
     dtb_db *db;
     if (dtb_open(&o, &db) != DTB_OK)
         return 1;
@@ -220,6 +351,19 @@ int main(int argc, char **argv)
             q->kings[c][1] = (uint64_t)(p.kings[c] >> 64);
         }
     }
+    if (engine > 0) {
+        double warm_seconds = 0;
+        if (warm >= 2) {
+            const double t0 = now();
+            if (dtb_warm(db, warm, 0, NULL) != DTB_OK)
+                return 1;
+            warm_seconds = now() - t0;
+        }
+        const int rc = run_engine(db, pos, npos, engine, descents, depth, window, loaders, warm,
+                                  warm_seconds, cache_mib);
+        dtb_close(db);
+        return rc;
+    }
     if (uncached) {
         dtb_close(db);
         o.cache_bytes = 1; /* a block or so per shard: nearly every probe misses */
@@ -242,7 +386,8 @@ int main(int argc, char **argv)
         const double t0 = now();
         for (int k = 0; k < nt; k++) {
             jobs[k] = (job){.db = db, .pos = pos, .n = npos, .rounds = rounds,
-                            .start = (int)((int64_t)npos * k / nt), .batch = batch, .dtw = dtw};
+                            .start = (int)((int64_t)npos * k / nt), .batch = batch, .dtw = dtw,
+                            .flags = quiet ? DTB_QUIET_POSITION : 0};
             pthread_create(&tid[k], NULL, run_job, &jobs[k]);
         }
         int failed = 0;
@@ -262,9 +407,9 @@ int main(int argc, char **argv)
         const double probes = (double)npos * rounds * nt;
         dtb_cache_stats cs = {.struct_size = sizeof cs};
         dtb_get_cache_stats(db, &cs);
-        printf("probe %s %s pieces %d threads %d probes %.0f seconds %.3f per_second %.0f "
+        printf("probe %s%s %s pieces %d threads %d probes %.0f seconds %.3f per_second %.0f "
                "per_thread_per_second %.0f per_cpu_second %.0f positions %d cache_bytes %" PRIu64 "\n",
-               dtw ? "dtw" : "wdl", uncached ? "uncached" : "cached", pieces, nt, probes, sec,
+               dtw ? "dtw" : "wdl", quiet ? "-quiet" : "", uncached ? "uncached" : "cached", pieces, nt, probes, sec,
                probes / sec, probes / sec / nt, probes / cpu, npos, cs.bytes);
         fflush(stdout);
     }
