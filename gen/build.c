@@ -426,8 +426,8 @@ static uint64_t resident_bytes(const plan_pair *p)
     return (p->self ? 1 : 2) * (p->positions + (p->positions / 64 + 1) * 8 + 1024);
 }
 
-/* Working memory of dtb_solve_pair (gen/solve.c), estimated from what it allocates: its list of
- * units (24 bytes a block, and as much again for qsort's merge buffer), for each thread that
+/* Working memory of dtb_solve_pair (gen/solve.c), estimated from what it allocates: what orders
+ * its units (dtb_solve_unit_list_bytes), for each thread that
  * gets a unit, 4 bytes of state per position of a unit (two blocks) and the level queues (4 bytes
  * per queued position: under one byte per position of the unit measured on king-only pairs, 2
  * allowed) with their first 1024 entries per level, and the fact buffers of shared units. */
@@ -435,7 +435,8 @@ static uint64_t solver_bytes(const plan_pair *p, int threads)
 {
     const uint64_t units = p->self ? (p->blocks + 1) / 2 : p->blocks;
     const uint64_t busy = units < (uint64_t)threads ? units : (uint64_t)threads;
-    return 48 * p->blocks + busy * (2 * p->block_size * (4 + 2) + (DTB_MAX_DTW + 2) * 4096ull) +
+    return dtb_solve_unit_list_bytes(p->blocks, p->block_size) +
+           busy * (2 * p->block_size * (4 + 2) + (DTB_MAX_DTW + 2) * 4096ull) +
            (uint64_t)threads * dtb_solve_shared_bytes(p->block_size, threads);
 }
 

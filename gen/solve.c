@@ -1142,6 +1142,14 @@ static int advancement(const dtb_board *b, dtb_bb wmen, dtb_bb bmen)
     return a;
 }
 
+/* A unit this large is shared by all threads when its level has too few units to keep every
+ * thread busy: kings-only materials are a single unit. Smaller ones cost more in barriers.
+ * From SHARED_UNIT_BIG positions a half on, units are always shared: their nodes (8 MiB and
+ * more) lie beyond the caches, and solve_unit_shared's bucketed updates beat one thread's
+ * scattered ones even with the barriers (solve of the KKKMvKK pair, 1.9e7 positions a half:
+ * 202.9 -> 179.2 s; KKMvKKM, 1.2e6: 183.9 -> 179.0 s). */
+enum { SHARED_UNIT_MIN = 1 << 15, SHARED_UNIT_BIG = 1 << 20 };
+
 typedef struct work {
     uint64_t block;  /* block of m */
     uint64_t fblock; /* the flipped block in the flipped material */
@@ -1154,31 +1162,30 @@ static int unit_halves(const work *wk, bool self)
     return self && wk->fblock == wk->block ? 1 : 2;
 }
 
-/* Sorts w by decreasing advancement, blocks in increasing order within one advancement (w is
- * listed by block). A counting sort: advancement is a small number, and men-only materials
- * have millions of units. False when out of memory. */
-static bool sort_by_advancement(work *w, uint64_t n)
+/* The unit of block blk of t: its flipped block in ft and its advancement. */
+static work work_of(const dtb_board *b, const dtb_solved_table *t, const dtb_solved_table *ft,
+                    uint64_t blk)
 {
-    int top = 0;
-    for (uint64_t i = 0; i < n; i++)
-        top = w[i].adv > top ? w[i].adv : top;
-    uint64_t *start = calloc((size_t)top + 2, sizeof *start);
-    work *out = malloc((n ? n : 1) * sizeof *out);
-    if (!start || !out) {
-        free(start);
-        free(out);
-        return false;
-    }
-    for (uint64_t i = 0; i < n; i++)
-        start[top - w[i].adv + 1]++;
-    for (int a = 1; a <= top + 1; a++)
-        start[a] += start[a - 1];
-    for (uint64_t i = 0; i < n; i++)
-        out[start[top - w[i].adv]++] = w[i];
-    memcpy(w, out, n * sizeof *w);
-    free(start);
-    free(out);
-    return true;
+    dtb_bb wm, bm;
+    dtb_index_block_men(t->index, blk, &wm, &bm);
+    const uint64_t fblk =
+        dtb_index_block_of(ft->index, dtb_bb_reverse(b, bm), dtb_bb_reverse(b, wm));
+    return (work){blk, fblk, advancement(b, wm, bm)};
+}
+
+/* A block's advancement in one byte (at most 16 men of 11 rows: 176), or this for a block of a
+ * self-flip material whose unit is listed from its other block. */
+enum { NOT_A_UNIT = 255 };
+
+/* Units are listed (work items, 24 bytes) only where they are large enough to be shared by the
+ * threads; smaller ones are found level by level in the byte of advancement per block: men-only
+ * materials have a block per position, 1.2e7 at 5 pieces, and a list of them was the largest
+ * working memory of a 2..5 build. */
+static bool units_listed(uint64_t block_size) { return block_size >= SHARED_UNIT_MIN; }
+
+uint64_t dtb_solve_unit_list_bytes(uint64_t blocks, uint64_t block_size)
+{
+    return (units_listed(block_size) ? 1 + sizeof(work) : 1) * blocks;
 }
 
 static void merge_stats(dtb_solve_stats *into, const dtb_solve_stats *from)
@@ -1312,14 +1319,15 @@ static void kingless_add(const dtb_solved *s, lane *ln, kingless_batch *kb, dtb_
         kingless_flush(ln, kb);
 }
 
-/* Solves the units w[lo..hi) of one advancement of a kingless pair, in parallel; returns how
- * many positions that was. */
-static uint64_t solve_kingless(const dtb_solved *s, const work *w, uint64_t lo, uint64_t hi,
-                           dtb_solved_table *t, dtb_solved_table *ft, bool self, lane *lanes)
+/* Solves the units of advancement a (adv[blk] == a, count of them) of a kingless pair, in
+ * parallel; returns how many positions that was. */
+static uint64_t solve_kingless(const dtb_solved *s, const uint8_t *adv, uint64_t nblocks, int a,
+                               uint64_t count, dtb_solved_table *t, dtb_solved_table *ft, bool self,
+                               lane *lanes)
 {
     const dtb_board *b = dtb_solved_board(s);
     uint64_t solved = 0;
-#pragma omp parallel if (hi - lo >= 4096) reduction(+ : solved)
+#pragma omp parallel if (count >= 4096) reduction(+ : solved)
     {
         lane *me = &lanes[omp_get_thread_num()];
         kingless_batch *kb = malloc(sizeof *kb);
@@ -1328,16 +1336,17 @@ static uint64_t solve_kingless(const dtb_solved *s, const work *w, uint64_t lo, 
             me->nomem = true;
         else
             kb->npos = kb->nexit = 0;
-#pragma omp for schedule(dynamic, 256) nowait
-        for (uint64_t i = lo; i < hi; i++) {
-            if (me->nomem)
+#pragma omp for schedule(dynamic, 1024) nowait
+        for (uint64_t blk = 0; blk < nblocks; blk++) {
+            if (me->nomem || adv[blk] != a)
                 continue;
+            const work wk = work_of(b, t, ft, blk);
             dtb_bb wm, bm;
-            dtb_index_block_men(t->index, w[i].block, &wm, &bm);
-            kingless_add(s, me, kb, ml, t, w[i].block, 0, wm, bm);
-            const int halves = unit_halves(&w[i], self);
+            dtb_index_block_men(t->index, blk, &wm, &bm);
+            kingless_add(s, me, kb, ml, t, blk, 0, wm, bm);
+            const int halves = unit_halves(&wk, self);
             if (halves == 2) /* the flipped position, as in unit_setup */
-                kingless_add(s, me, kb, ml, ft, w[i].fblock, self ? 0 : 1, dtb_bb_reverse(b, bm),
+                kingless_add(s, me, kb, ml, ft, wk.fblock, self ? 0 : 1, dtb_bb_reverse(b, bm),
                              dtb_bb_reverse(b, wm));
             solved += (uint64_t)halves;
         }
@@ -1350,13 +1359,6 @@ static uint64_t solve_kingless(const dtb_solved *s, const work *w, uint64_t lo, 
     return solved;
 }
 
-/* A unit this large is shared by all threads when its level has too few units to keep every
- * thread busy: kings-only materials are a single unit. Smaller ones cost more in barriers.
- * From SHARED_UNIT_BIG positions a half on, units are always shared: their nodes (8 MiB and
- * more) lie beyond the caches, and solve_unit_shared's bucketed updates beat one thread's
- * scattered ones even with the barriers (solve of the KKKMvKK pair, 1.9e7 positions a half:
- * 202.9 -> 179.2 s; KKMvKKM, 1.2e6: 183.9 -> 179.0 s). */
-enum { SHARED_UNIT_MIN = 1 << 15, SHARED_UNIT_BIG = 1 << 20 };
 
 /* A lane's two fact arrays (gathered and sorted, 8 bytes a fact) grow to hold the facts of the
  * positions it resolves in one round: 32 a position allowed (about 20 measured on king-only
@@ -1385,26 +1387,33 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2
     if (2 * K > UINT32_MAX)
         return dtb_error_set(e, DTB_E_RANGE, "a block of %llu positions is too large",
                              (unsigned long long)K);
-    work *w = malloc((nblocks ? nblocks : 1) * sizeof *w);
-    if (!w)
+    /* Each block's advancement, in parallel: men-only materials have a block per position. */
+    uint8_t *adv = malloc(nblocks ? nblocks : 1);
+    if (!adv)
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
-    /* In parallel: men-only materials have a block per position, millions of them. */
 #pragma omp parallel for schedule(static)
     for (uint64_t blk = 0; blk < nblocks; blk++) {
-        dtb_bb wm, bm;
-        dtb_index_block_men(t->index, blk, &wm, &bm);
-        const uint64_t fblk =
-            dtb_index_block_of(ft->index, dtb_bb_reverse(b, bm), dtb_bb_reverse(b, wm));
-        w[blk] = (work){blk, fblk, advancement(b, wm, bm)};
+        const work wk = work_of(b, t, ft, blk);
+        assert(wk.adv < NOT_A_UNIT);
+        /* A self-flip material's unit is listed from the smaller of its two blocks. */
+        adv[blk] = self && wk.fblock < blk ? NOT_A_UNIT : (uint8_t)wk.adv;
     }
-    uint64_t nw = 0;
+    uint64_t level_units[NOT_A_UNIT + 1] = {0};
     for (uint64_t blk = 0; blk < nblocks; blk++)
-        if (!self || w[blk].fblock >= blk) /* else the unit was listed from its other block */
-            w[nw++] = w[blk];
-    if (!sort_by_advancement(w, nw)) {
-        free(w);
+        level_units[adv[blk]]++;
+    /* Large units: listed by decreasing advancement, blocks in increasing order within one, so
+     * that a level's few units can be shared out (their materials have few blocks). */
+    const bool listed = units_listed(K);
+    work *w = NULL;
+    uint64_t nw = 0;
+    if (listed && !(w = malloc((nblocks ? nblocks : 1) * sizeof *w))) {
+        free(adv);
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
     }
+    for (int a = NOT_A_UNIT - 1; listed && a >= 0; a--)
+        for (uint64_t blk = 0; level_units[a] && blk < nblocks; blk++)
+            if (adv[blk] == a)
+                w[nw++] = work_of(b, t, ft, blk);
 
     /* The inline index of both tables, when the board allows it (read-only, shared). */
     dtb_index_fast fxt, fxft;
@@ -1426,32 +1435,36 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2
     uint64_t done = 0;
     const uint64_t total = (self ? 1 : 2) * dtb_index_size(t->index);
 
-    /* Levels of equal advancement, one after the other; units within a level in parallel. */
-    for (uint64_t lo = 0; lo < nw && !stop;) {
-        uint64_t hi = lo;
-        while (hi < nw && w[hi].adv == w[lo].adv)
-            hi++;
+    /* Levels of equal advancement, most advanced first; units within a level in parallel.
+     * Listed units of level a are w[lo..hi); the others are the blocks with adv[blk] == a. */
+    uint64_t lo = 0;
+    for (int a = NOT_A_UNIT - 1; a >= 0 && !stop; a--) {
+        if (!level_units[a])
+            continue;
+        const uint64_t hi = lo + (listed ? level_units[a] : 0);
         if (K == 1) { /* no kings: a block is one position (see solve_kingless) */
-            uint64_t solved = solve_kingless(s, w, lo, hi, t, ft, self, lanes);
+            uint64_t solved = solve_kingless(s, adv, nblocks, a, level_units[a], t, ft, self, lanes);
             if (progress)
                 report_progress(progress, user, &done, &solved, total);
             stop = lanes_failed(lanes, nthreads);
-            lo = hi;
             continue;
         }
         /* A level of few large units: whole units to each thread as long as every thread gets
          * one (no barrier inside a unit then), the rest shared by all threads. Big units are
          * all shared (SHARED_UNIT_BIG). */
         const bool big = nthreads > 1 && K >= SHARED_UNIT_BIG;
-        const bool few = nthreads > 1 && K >= SHARED_UNIT_MIN && hi - lo < 4 * (uint64_t)nthreads;
+        const bool few = nthreads > 1 && listed && hi - lo < 4 * (uint64_t)nthreads;
         uint64_t mid = hi; /* units lo..mid-1 one per thread, mid..hi-1 shared */
         if (big)
             mid = lo;
         else if (few)
             mid = lo + (hi - lo) / (uint64_t)nthreads * (uint64_t)nthreads;
+        /* The units one per thread: w[first..last), or the blocks first..last-1 of this level. */
+        const uint64_t first = listed ? lo : 0, last = listed ? mid : nblocks;
+        const uint64_t per_thread = listed ? mid - lo : level_units[a];
         /* Tiny levels (a few small units) cost more to share out than to solve. */
-#pragma omp parallel if ((mid - lo) * K >= 65536)
-        if (mid > lo) {
+#pragma omp parallel if (per_thread * K >= 65536)
+        if (per_thread > 0) {
             lane *me = &lanes[omp_get_thread_num()];
             if (!me->nodes && !(me->nodes = dtb_huge_calloc(2 * K * sizeof *me->nodes)))
                 me->nomem = true;
@@ -1460,11 +1473,12 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2
             /* Reported in steps of PROGRESS_STEP positions: men-only materials have a unit
              * of two positions, and a lock per unit cost 4% of their time. */
             uint64_t pending = 0;
-#pragma omp for schedule(dynamic, 1) nowait
-            for (uint64_t i = lo; i < mid; i++) {
-                if (me->nomem || me->overflow)
+#pragma omp for schedule(dynamic, listed ? 1 : 64) nowait
+            for (uint64_t i = first; i < last; i++) {
+                if (me->nomem || me->overflow || (!listed && adv[i] != a))
                     continue;
-                unit_setup(&u, &w[i], t, ft, self);
+                const work wk = listed ? w[i] : work_of(b, t, ft, i);
+                unit_setup(&u, &wk, t, ft, self);
                 solve_unit(&u, me);
                 pending += (uint64_t)u.nhalves * K;
                 if (progress && pending >= PROGRESS_STEP)
@@ -1512,6 +1526,7 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2
     }
     free(lanes);
     free(w);
+    free(adv);
     if (overflow)
         return dtb_error_set(e, DTB_E_RANGE, "a distance to win exceeds %d plies", DTB_MAX_DTW);
     if (nomem)

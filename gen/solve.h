@@ -30,6 +30,10 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2
  * different threads at the same time. */
 void dtb_solve_block_captures(const dtb_solved *s, dtb_solved_table *t, uint64_t blk);
 
+/* Bytes dtb_solve_pair allocates to order the units of a material of this many blocks of
+ * block_size positions (for memory plans). */
+uint64_t dtb_solve_unit_list_bytes(uint64_t blocks, uint64_t block_size);
+
 /* Bytes dtb_solve_pair may allocate per thread, beyond the units' state and level queues, when
  * its threads share units of block_size positions: the buffers of facts gathered for
  * predecessors (see solve_unit_shared). 0 when such units are never shared. For memory plans. */
