@@ -1,4 +1,4 @@
-/* PDN FEN (DESIGN.md §9): "W:W31,32,K33:B1,2,K3".
+/* PDN FEN (docs/DESIGN.md §9): "W:W31,32,K33:B1,2,K3".
  * Read: side to move W/B, then colour sections in either order, squares separated by commas,
  * K marks a king, ranges "31-50" (also "K1-3"), an optional trailing dot, unknown ":X..." fields
  * skipped. Written canonically: side, white section, black section, squares ascending, no ranges,

@@ -1,4 +1,4 @@
-/* Perfect index of the positions of one material with white to move (DESIGN.md §3).
+/* Perfect index of the positions of one material with white to move (docs/DESIGN.md §3).
  *
  * index = block * block_size + kings_rank. A block is one placement of the men of both colours
  * (no man on its own promotion row); kings_rank ranks the white kings, then the black kings, over

@@ -1,4 +1,4 @@
-/* Material signatures (DESIGN.md §3): piece counts per colour and kind, named white side
+/* Material signatures (docs/DESIGN.md §3): piece counts per colour and kind, named white side
  * first, kings then men, 'v' between: "KKMvK". Thread-safe (values only). */
 #ifndef DTB_MATERIAL_H
 #define DTB_MATERIAL_H

@@ -1,4 +1,4 @@
-/* Legal move generation for every variant (DESIGN.md §5), and making moves.
+/* Legal move generation for every variant (docs/DESIGN.md §5), and making moves.
  *
  * A move is identified by (from, to, captured set): capture routes that differ only in the
  * order of the squares they pass are one move. Thread-safe: no shared state.

@@ -1,4 +1,4 @@
-/* perft: the number of leaf nodes of the legal move tree (DESIGN.md §5 conventions: a whole
+/* perft: the number of leaf nodes of the legal move tree (docs/DESIGN.md §5 conventions: a whole
  * capture sequence is one ply, equal (from, to, captured) moves count once). */
 #ifndef DTB_PERFT_H
 #define DTB_PERFT_H

@@ -1,4 +1,4 @@
-/* Game values in one byte (DESIGN.md §3): win / draw / loss for the side to move and the exact
+/* Game values in one byte (docs/DESIGN.md §3): win / draw / loss for the side to move and the exact
  * distance to win (DTW, plies). A win always takes an odd number of plies, a loss an even
  * number (0: no legal move now), so both fit one byte up to DTB_MAX_DTW:
  *   0            draw

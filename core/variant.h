@@ -1,4 +1,4 @@
-/* Draughts rule sets as data (DESIGN.md §3, §5). Code asks a dtb_variant what the rules are;
+/* Draughts rule sets as data (docs/DESIGN.md §3, §5). Code asks a dtb_variant what the rules are;
  * it never compares variant names. */
 #ifndef DTB_VARIANT_H
 #define DTB_VARIANT_H

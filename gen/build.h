@@ -1,5 +1,5 @@
 /* Building a set of tables into a directory: dependency order, resume, solve, write, stats
- * (issue 4). The dtbgen CLI is a thin front end over this. Never prints: messages go to the
+ * (docs/DESIGN.md §4). The dtbgen CLI is a thin front end over this. Never prints: messages go to the
  * log callback. */
 #ifndef DTB_BUILD_H
 #define DTB_BUILD_H

@@ -1,4 +1,4 @@
-/* Independent re-derivation of stored values (the verifier of DESIGN.md §8): every position's
+/* Independent re-derivation of stored values (the verifier of docs/DESIGN.md §8): every position's
  * value and DTW must follow from its successors' stored values by one ply of minimax. */
 #ifndef DTB_CHECK_H
 #define DTB_CHECK_H

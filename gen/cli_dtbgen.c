@@ -1,4 +1,4 @@
-/* dtbgen: the command line of the tablebase generator (DESIGN.md §9).
+/* dtbgen: the command line of the tablebase generator (docs/DESIGN.md §9).
  *
  * Structure: every option is parsed into one dtbgen_options value (the table `options` below
  * drives both parsing and --help), then exactly one command runs. A new command adds an entry

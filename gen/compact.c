@@ -281,7 +281,7 @@ static dtb_status read_all(const run *r, const dtb_tablefile *tf, uint8_t *value
 }
 
 /* The capture test of a run (probe/capturetest.h's where the board allows it), also for the
- * threat rule's questions (core/threat.h; its moves are core's). */
+ * threat rule's questions (probe/format/threat.h; its moves are core's). */
 typedef struct capture_test {
     const dtb_board *board;
     dtb_capturetest ct;
@@ -295,7 +295,7 @@ static bool has_capture(const void *user, const dtb_pos *p)
 
 /* The don't-care positions of stored table x as bits (bit i % 64 of word i / 64): its capture
  * positions, as the full set has them, and, when the set leaves threat positions to the probe,
- * the threat positions core/threat.h's rule accepts (their number in *threats). Each thread
+ * the threat positions probe/format/threat.h's rule accepts (their number in *threats). Each thread
  * works in move lists of its own. */
 static dtb_status dontcare_bits(const run *r, const entry *x, uint64_t *dc, uint64_t *threats,
                                 dtb_error *e)

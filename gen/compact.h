@@ -1,4 +1,4 @@
-/* Making a compact table set from a full one, without solving anything (tables/FORMAT.md,
+/* Making a compact table set from a full one, without solving anything (docs/FORMAT.md,
  * "Compact sets").
  *
  * Of every material and its colour flip (a material that is its own flip excepted), per metric,
@@ -38,7 +38,7 @@ typedef enum dtb_compact_action {
     DTB_COMPACT_REENCODE,  /* stored, re-encoded with the output's block size and level */
 } dtb_compact_action;
 
-/* The compact set's compression parameters unless told otherwise (tables/FORMAT.md, "Compact
+/* The compact set's compression parameters unless told otherwise (docs/FORMAT.md, "Compact
  * sets": chosen from measurements on international 2..5). */
 #define DTB_COMPACT_DEFAULT_BLOCK_POSITIONS (1u << 20)
 #define DTB_COMPACT_DEFAULT_ZSTD_LEVEL 15
@@ -61,8 +61,8 @@ typedef struct dtb_compact_options {
                                    stored table a copy); the two fields below are ignored */
     uint32_t block_positions;   /* positions per block, 1 .. 2^24; 0: the default above */
     int zstd_level;             /* 1 .. 22; 0: the default above */
-    /* Stored tables also leave their threat positions that core/threat.h's rule accepts to
-     * the probe (tables/FORMAT.md, "Threat positions"): a smaller set whose probes of those
+    /* Stored tables also leave their threat positions that probe/format/threat.h's rule accepts to
+     * the probe (docs/FORMAT.md, "Threat positions"): a smaller set whose probes of those
      * positions search up to four plies. Every stored table is then re-encoded. */
     bool threats;
     dtb_compact_log log;        /* may be NULL */

@@ -1,4 +1,4 @@
-/* Retrograde solver for one material and its colour flip (DESIGN.md §4). */
+/* Retrograde solver for one material and its colour flip (docs/DESIGN.md §4). */
 #ifndef DTB_SOLVE_H
 #define DTB_SOLVE_H
 

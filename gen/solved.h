@@ -1,4 +1,4 @@
-/* The solved materials kept in memory while generating (DESIGN.md §4): one value byte per
+/* The solved materials kept in memory while generating (docs/DESIGN.md §4): one value byte per
  * position (core/value.h), white to move, addressed by material. Exits of a material being
  * solved (captures, promotions, man moves) are read from here at memory speed. */
 #ifndef DTB_SOLVED_H

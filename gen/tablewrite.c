@@ -223,7 +223,7 @@ static uint64_t fill_block(const uint8_t *values, uint64_t start, size_t len,
         /* A gap takes the cared-for value on both its sides when they are equal, else the
          * block's majority (also at the block's ends). Measured on the 10 largest 5-piece WLD
          * tables: 37.2 positions/byte against 36.7 for the majority alone and 34.5 for the
-         * previous value (tables/FORMAT.md). Without a branch per position (the mask has no
+         * previous value (docs/FORMAT.md). Without a branch per position (the mask has no
          * pattern a predictor could learn): out first holds, from the back, the next cared-for
          * value at or after each position, then the fill from the front. */
         const uint8_t mj = majority(v, mask, len);
@@ -419,7 +419,7 @@ static void compress_block(const worker *w, const dtb_table_write_options *o, co
 
 /* zstd parameters the writer sets on top of a level's own (zstd's table for a block-sized
  * source). Measured on international 5- and 6-piece tables in 64K-position blocks
- * (tables/FORMAT.md, "zstd parameters"): at level 9, matches of at least 6 bytes searched 2^4
+ * (docs/FORMAT.md, "zstd parameters"): at level 9, matches of at least 6 bytes searched 2^4
  * deep instead of zstd's 4 bytes and 2^5 give 0.3-1.2% (WLD) and 2.2-3.0% (DTW) fewer bytes for
  * 29-42% less compression time. Values are runs of a few symbols, so short matches cost more
  * than they find. */

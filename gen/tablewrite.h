@@ -1,4 +1,4 @@
-/* Writing one table file (tables/FORMAT.md) from a full array of one byte per position.
+/* Writing one table file (docs/FORMAT.md) from a full array of one byte per position.
  *
  * Usage:
  *     dtb_table_write_options o = dtb_table_write_defaults();
@@ -33,13 +33,13 @@ typedef enum dtb_table_fill {
                               (in file order, after tiling) */
 } dtb_table_fill;
 
-/* tile_columns values (tables/FORMAT.md, "Tiling"). */
+/* tile_columns values (docs/FORMAT.md, "Tiling"). */
 enum {
     DTB_TILE_AUTO = 0, /* try index order and the material's king strides, keep the smallest */
     DTB_TILE_NONE = 1, /* index order */
 };
 
-/* Defaults chosen from measurements (tables/FORMAT.md, "Choosing the parameters"). */
+/* Defaults chosen from measurements (docs/FORMAT.md, "Choosing the parameters"). */
 #define DTB_TABLE_DEFAULT_BLOCK_POSITIONS 65536u
 #define DTB_TABLE_DEFAULT_ZSTD_LEVEL 9
 
@@ -62,7 +62,7 @@ typedef struct dtb_table_write_options {
     uint32_t dict_bytes;      /* > 0: train and store a zstd dictionary of at most this size
                                  (skipped when the packed table is under 100 times that size, or
                                  training fails). Default 0: on 2..4-piece tables a dictionary
-                                 never paid for itself (tables/FORMAT.md) */
+                                 never paid for itself (docs/FORMAT.md) */
     dtb_table_fill fill;
     uint32_t tile_columns;    /* DTB_TILE_AUTO (default), DTB_TILE_NONE, or a row width >= 2 to
                                  store each block column-major in rows of that many positions */

@@ -1,4 +1,4 @@
-/* libdtb: probing draughts endgame tables (DESIGN.md §1, §9). The only header an engine includes.
+/* libdtb: probing draughts endgame tables (docs/DESIGN.md §1, §9). The only header an engine includes.
  *
  * Quick start:
  *

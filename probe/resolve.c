@@ -23,7 +23,7 @@
  * from probe to probe (search_list). Successors are made, flipped, tested for a capture and
  * located on words (successor), as in the fast path.
  *
- * A compact set's derived tables store no quiet position (tables/FORMAT.md, "Compact sets"); such
+ * A compact set's derived tables store no quiet position (docs/FORMAT.md, "Compact sets"); such
  * a position is searched the same way over its quiet moves, one ply: each lands in the stored
  * partner table (one lookup, or a capture search when the opponent must capture) or, promoting,
  * in a material with a man fewer, whose table may be derived in its turn (each such step costs
@@ -33,7 +33,7 @@
  * successor through dtb_pos; 9.1k now (0.31-0.33 -> 0.40-0.44 M probes per CPU second). A
  * derived table is never in the fast path's table array, so only its positions pay for the
  * test; every other probe takes the same instructions as in a full set. Cost measured in
- * tables/FORMAT.md ("Compact sets"). */
+ * docs/FORMAT.md ("Compact sets"). */
 #include "resolve.h"
 
 #include <pthread.h>
@@ -742,7 +742,7 @@ static dtb_status search_value(search *sc, const dtb_pos *p, bool quiet, int alp
 /* Before searching a position of t that holds no value: t's partner (the colour flip of its
  * material, where every non-promoting move lands) must be there; stored when t is derived, else
  * the derivation would go round between the two; derived when t is a stored table with threat
- * don't-cares, whose rule (core/threat.h) bounds the search only when the partner's positions
+ * don't-cares, whose rule (probe/format/threat.h) bounds the search only when the partner's positions
  * are searched in turn. Moves into smaller materials (captures, promotions) always end. */
 static dtb_status check_partner(dtb_resolver *r, const dtb_ptable *t, bool dtw, unsigned flags,
                                 dtb_error *e)
@@ -782,7 +782,7 @@ static dtb_status rule_quiet_moves(const void *user, const dtb_pos *p, dtb_movel
 }
 
 /* Whether quiet position w (white to move) of table t holds no value and is to be searched:
- * t is derived, or leaves threat positions to the probe and core/threat.h's rule accepts w (its
+ * t is derived, or leaves threat positions to the probe and probe/format/threat.h's rule accepts w (its
  * partner checked as check_partner says). The rule walks up to four plies in the move lists of
  * the next four search depths, which the search of w reuses after it. */
 static dtb_status searched(search *sc, const dtb_ptable *t, const dtb_pos *w, bool dtw,

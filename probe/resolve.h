@@ -1,6 +1,6 @@
 /* Values of positions (internal to libdtb): quiet positions are looked up in their material's
  * table through the block cache (black to move through the colour flip); capture positions,
- * which the tables do not store, are resolved by searching their captures (DESIGN.md §4, "Scan").
+ * which the tables do not store, are resolved by searching their captures (docs/DESIGN.md §4, "Scan").
  *
  * Thread safety: every function but create/free may run in any number of threads at once.
  * Never prints: a block that fails its checks is reported through the log callback once per

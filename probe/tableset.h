@@ -1,4 +1,4 @@
-/* The table files of one variant found in a list of directories (DESIGN.md §7, §9): scanned once
+/* The table files of one variant found in a list of directories (docs/DESIGN.md §7, §9): scanned once
  * to learn the variant and which materials are there, then each file opened on first use and
  * kept open. Internal to libdtb.
  *

@@ -91,7 +91,7 @@ gen_run() { # pieces
   row "  compact set: WLD bytes, positions per byte" "$(awk -v b="$wld" -v p="$pos" 'BEGIN{printf "%.0f, %.0f", b, p/b}')"
   row "  compact set: DTW bytes, positions per byte" "$(awk -v b="$dtw" -v p="$pos" 'BEGIN{printf "%.0f, %.1f", b, p/b}')"
   # The smallest WLD set: the WLD tables alone (hard links), compact with threat positions left
-  # to the probe, at zstd level 19 (tables/FORMAT.md, "Threat positions").
+  # to the probe, at zstd level 19 (docs/FORMAT.md, "Threat positions").
   rm -rf "$out-wld" "$out-threats"
   mkdir -p "$out-wld/international"
   ln "$out"/international/*.wld "$out"/international/STATS "$out-wld/international/"

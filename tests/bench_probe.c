@@ -22,7 +22,7 @@
  * --uncached opens a fresh handle with a cache too small to hold the tables, so nearly every
  * probe reads and decompresses a block. Exit 1 on any probe failure (the message is printed).
  *
- * --engine R: an engine's probe pattern instead (issue 29). R roots, each one of the K random
+ * --engine R: an engine's probe pattern instead. R roots, each one of the K random
  * positions in turn; from each root --descents D random descents (random legal moves, at most
  * --depth plies, to the end of the game at the latest), as a search visits nodes below a root.
  * The root is probed as an engine probes it (dtb_probe_wdl, may read), every node below it

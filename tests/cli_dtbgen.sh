@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The dtbgen command line (DESIGN.md §9): exit 2 with a message for usage errors, 1 for bad input
+# The dtbgen command line (docs/DESIGN.md §9): exit 2 with a message for usage errors, 1 for bad input
 # or data (unknown variant, bad material, a directory that cannot be made, a memory budget too
 # small, a full disk, a damaged or wrong table for --check), 0 for --help, --version and work done.
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Crash safety of dtbgen (issue 4): kill -9 the generator again and again, at growing delays, each
+# Crash safety of dtbgen (docs/DESIGN.md §7): kill -9 the generator again and again, at growing delays, each
 # time rerunning the same command, until a run completes; then the tables must be the same bytes
 # as an uninterrupted run's. After every kill, each file that does not end in .tmp must be whole
 # (byte-identical to the uninterrupted run's: the build is deterministic), and `dtbgen --check` on

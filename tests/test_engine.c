@@ -1,4 +1,4 @@
-/* libdtb's calls for engines (issue 29): position builders that refuse a bad square at once,
+/* libdtb's calls for engines: position builders that refuse a bad square at once,
  * coverage queries, the quiet-position probe, warming and sizing the cache, and cache-only probes
  * whose misses the loader threads read, each from several threads at once.
  *

@@ -1,5 +1,5 @@
 /* Material signatures: names, parsing, flip, and the dependency-ordered list.
- * Expected values come from DESIGN.md §3 (naming), from counting by hand (list sizes: a side of
+ * Expected values come from docs/DESIGN.md §3 (naming), from counting by hand (list sizes: a side of
  * p pieces splits into p + 1 king/man mixes) and from enumerating every move effect (a capture
  * removes any non-empty set of the opponent's pieces, the moving man may promote). */
 #include <setjmp.h>

@@ -43,8 +43,8 @@
 #include "tablewrite.h"
 #include "public_position.h"
 
-/* Optimised builds check every 4-piece material at every position (issue 5 asks for all
- * international materials up to 4 pieces). Sanitizer builds, ten times slower, solve only the
+/* Optimised builds check every 4-piece material at every position (every international
+ * material up to 4 pieces). Sanitizer builds, ten times slower, solve only the
  * kings-only 4-piece materials (a man pulls in every material its promotions reach) and check
  * every FOUR_STRIDE-th of their positions; the 3-piece ones stay exhaustive everywhere. */
 #define FLIP_STRIDE 7

@@ -1,4 +1,4 @@
-/* Textbook claims checked against the tables (DESIGN.md §1, issue 6; file format in
+/* Textbook claims checked against the tables (docs/DESIGN.md §1; file format in
  * tables/claims/README.md).
  *
  * A claim is a statement from a book or a rule article with the positions it is about and the

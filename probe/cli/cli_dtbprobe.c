@@ -1,4 +1,4 @@
-/* dtbprobe: the analyst's command line (DESIGN.md §1, §9).
+/* dtbprobe: the analyst's command line (docs/DESIGN.md §1, §9).
  *
  * Structure: `dtbprobe <command> [options] [args]`. The table `commands` lists every command
  * with its option table and run function; a new command adds one entry, one option table and one

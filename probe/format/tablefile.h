@@ -1,4 +1,4 @@
-/* Reading one table file (tables/FORMAT.md): header checks at open, one compressed block at a
+/* Reading one table file (docs/FORMAT.md): header checks at open, one compressed block at a
  * time on request, whole-file verification on demand.
  *
  * Usage:
@@ -50,16 +50,16 @@ static inline uint32_t dtb_encoding_of(dtb_metric metric)
 enum {
     DTB_DONTCARE_CAPTURES = 1u, /* positions where the side to move must capture */
     DTB_DONTCARE_DERIVED = 2u,  /* quiet positions of a derived table (all of them) */
-    DTB_DONTCARE_THREATS = 4u,  /* the threat positions core/threat.h's rule accepts */
+    DTB_DONTCARE_THREATS = 4u,  /* the threat positions probe/format/threat.h's rule accepts */
 };
 
-/* Header flags (tables/FORMAT.md): what a reader must know to answer from the file. Readers
+/* Header flags (docs/FORMAT.md): what a reader must know to answer from the file. Readers
  * from before compact sets refuse any flag, so none of them can read a derived table as full. */
 enum {
     DTB_TABLE_DERIVED = 1u, /* the derived member of a pair of a compact set: its quiet positions
                                hold no value */
     DTB_TABLE_THREATS = 4u, /* a stored table of a compact set whose threat positions that
-                               core/threat.h's rule accepts hold no value */
+                               probe/format/threat.h's rule accepts hold no value */
 };
 
 /* What a file says about itself. Strings are NUL-terminated. */

@@ -1,4 +1,4 @@
-/* Byte layout of table files (tables/FORMAT.md is the reference; keep the two in step).
+/* Byte layout of table files (docs/FORMAT.md is the reference; keep the two in step).
  * Shared by the reader (probe/tablefile.c) and the writer (gen/tablewrite.c); not public API.
  * All integers are little-endian and read/written byte by byte, never by casting structs. */
 #ifndef DTB_TABLEFORMAT_H
@@ -100,7 +100,7 @@ static inline uint64_t dtb_tf_get64(const unsigned char *p)
     return (uint64_t)dtb_tf_get32(p) | (uint64_t)dtb_tf_get32(p + 4) << 32;
 }
 
-/* K*M*vK*M* with at least one piece a side (the material naming of DESIGN.md §3): what the
+/* K*M*vK*M* with at least one piece a side (the material naming of docs/DESIGN.md §3): what the
  * writer accepts and the reader requires. */
 static inline int dtb_tf_material_name_ok(const char *s)
 {

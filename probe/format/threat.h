@@ -1,4 +1,4 @@
-/* Threat positions that a compact set's stored tables may leave to the probe (tables/FORMAT.md,
+/* Threat positions that a compact set's stored tables may leave to the probe (docs/FORMAT.md,
  * "Threat positions").
  *
  * A threat position is a quiet position (its side to move has no capture) where the opponent

@@ -1,7 +1,7 @@
 """Positions given to the tablebase as text: PDN FEN, algebraic squares, pydraughts objects.
 
 PDN squares of an 8x8 board (every 8x8 variant dtb knows: english, russian, brazilian) are
-numbered from the top row (black's side), left to right, as dtb.h and DESIGN.md §9 have it:
+numbered from the top row (black's side), left to right, as dtb.h and docs/DESIGN.md §9 have it:
 b8 = 1, d8 = 2, f8 = 3, h8 = 4, a7 = 5, ..., a1 = 29, c1 = 30, e1 = 31, g1 = 32 (c3 = 22).
 White men move towards square 1 (rank 8).
 
