@@ -69,8 +69,8 @@ expect 1 "$work/nothing/english: no such directory" --manifest "$work/nothing" -
 # files, but below the working memory of its largest step it is refused, before writing
 # anything; the plan, which drops tables once nothing reads them, fits the 20 GiB that keeping
 # every table (about 55 GiB of values alone) does not.
-expect 1 'needs at least [0-9.]+ GiB of memory \([0-9]+ bytes: .*more than the 4.0 GiB allowed' \
-  --variant international --pieces 6 --out "$work/six" --memory 4
+expect 1 'needs at least [0-9.]+ GiB of memory \([0-9]+ bytes: .*more than the 2.0 GiB allowed' \
+  --variant international --pieces 6 --out "$work/six" --memory 2
 expect 0 'within 10.00 GiB \(--memory\): solved values in work files in .*/six/international \([0-9.]+ GiB of disk at the peak\)' \
   --list --variant international --pieces 6 --out "$work/six" --memory 10
 expect 0 'refused: the work files need [0-9.]+ GiB of disk' \
