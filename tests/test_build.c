@@ -905,19 +905,28 @@ static void test_work_files_identical(void **state)
     assert_int_equal(list_files(work, names), 0);
 }
 
+/* A registry of work files in a new scratch directory (its path in work), the monitor's cap as
+ * given (0: no monitor). The board must outlive it. */
+static dtb_solved *work_registry(fixture *fx, const dtb_board *b, uint64_t cap, char *work,
+                                 size_t size)
+{
+    scratch_dir(fx, work, size);
+    assert_int_equal(mkdir(work, 0755), 0);
+    dtb_solved *s = dtb_solved_create(b);
+    assert_non_null(s);
+    dtb_error e = {{0}};
+    assert_int_equal(dtb_solved_use_work_files(s, work, cap, &e), DTB_OK);
+    return s;
+}
+
 /* A registry of work files keeps its values through the monitor's releases of their pages. */
 static void test_work_files_released(void **state)
 {
-    fixture *fx = *state;
     char work[300];
-    scratch_dir(fx, work, sizeof work);
-    assert_int_equal(mkdir(work, 0755), 0);
     dtb_board b;
     dtb_board_init(&b, dtb_variant_find(VARIANT));
-    dtb_solved *s = dtb_solved_create(&b);
-    assert_non_null(s);
+    dtb_solved *s = work_registry(*state, &b, 1, work, sizeof work); /* releases at once */
     dtb_error e = {{0}};
-    assert_int_equal(dtb_solved_use_work_files(s, work, 1, &e), DTB_OK); /* release at once */
     dtb_material m;
     assert_int_equal(dtb_material_parse("KKKvKK", &m, NULL), DTB_OK);
     dtb_solved_table *t = dtb_solved_add(s, m, &e);
@@ -952,15 +961,11 @@ static void test_work_files_released(void **state)
  * (the file's size limit stands in for the disk). */
 static void test_work_files_full(void **state)
 {
-    fixture *fx = *state;
     char work[300];
-    scratch_dir(fx, work, sizeof work);
-    assert_int_equal(mkdir(work, 0755), 0);
     dtb_board b;
     dtb_board_init(&b, dtb_variant_find(VARIANT));
-    dtb_solved *s = dtb_solved_create(&b);
+    dtb_solved *s = work_registry(*state, &b, 0, work, sizeof work);
     dtb_error e = {{0}};
-    assert_int_equal(dtb_solved_use_work_files(s, work, 0, &e), DTB_OK);
     struct rlimit old, small;
     assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
     small = old;

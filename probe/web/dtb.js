@@ -162,24 +162,31 @@ function updateButtons() {
   $("forward").disabled = !(state.answer && state.answer.moves && state.answer.moves.length);
 }
 
+// The server's answer for fen, or null after showing why there is none (an error, or a newer
+// request made since: request id is then no longer the latest).
+async function ask(fen, id) {
+  const url = `api/${encodeURIComponent(state.variant.name)}?fen=${encodeURIComponent(fen)}`;
+  let a;
+  try {
+    a = await (await fetch(url)).json();
+  } catch (e) {
+    if (id === state.request) showError(`no answer from the server (${e.message})`);
+    return null;
+  }
+  if (id !== state.request) return null;
+  if (a.error) {
+    showError(a.error);
+    return null;
+  }
+  return a;
+}
+
 // Probes fen; on success the board shows the server's canonical form of it.
 async function show(fen) {
   const id = ++state.request;
   drawBoard();
-  const url = `api/${encodeURIComponent(state.variant.name)}?fen=${encodeURIComponent(fen)}`;
-  let a;
-  try {
-    const r = await fetch(url);
-    a = await r.json();
-  } catch (e) {
-    if (id === state.request) showError(`no answer from the server (${e.message})`);
-    return;
-  }
-  if (id !== state.request) return;
-  if (a.error) {
-    showError(a.error);
-    return;
-  }
+  const a = await ask(fen, id);
+  if (!a) return;
   state.answer = a;
   setFromFen(a.fen);
   drawBoard();
@@ -264,20 +271,8 @@ async function init() {
 // A typed FEN is sent as typed (the server reads ranges and the like); the board keeps its
 // position until the server accepts the FEN.
 async function showFenTyped(fen) {
-  const id = ++state.request;
-  let a;
-  try {
-    const r = await fetch(`api/${encodeURIComponent(state.variant.name)}?fen=${encodeURIComponent(fen)}`);
-    a = await r.json();
-  } catch (e) {
-    if (id === state.request) showError(`no answer from the server (${e.message})`);
-    return;
-  }
-  if (id !== state.request) return;
-  if (a.error) {
-    showError(a.error);
-    return;
-  }
+  const a = await ask(fen, ++state.request);
+  if (!a) return;
   setFromFen(a.fen);
   show(a.fen);
 }
