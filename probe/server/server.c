@@ -203,6 +203,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         if (strcmp(url, sv->files[i].url) == 0)
             return reply(c, MHD_HTTP_OK, sv->files[i].type, sv->files[i].data, sv->files[i].len,
                         false, false);
+    if (strcmp(url, "/favicon.ico") == 0) { /* browsers ask; the page has none */
+        static char none[] = "";
+        return reply(c, MHD_HTTP_NO_CONTENT, "image/x-icon", none, 0, false, true);
+    }
     if (strcmp(url, "/api/variants") == 0)
         return reply(c, MHD_HTTP_OK, "application/json; charset=utf-8", sv->variants_json,
                     strlen(sv->variants_json), false, false);

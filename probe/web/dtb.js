@@ -19,6 +19,63 @@ const state = {
   request: 0,        // answers to older requests are ignored
 };
 
+// Russian and brazilian players write squares algebraically (PDN GameType 25/26): files a-h from
+// white's left, ranks 1-8 from white's side (square 1 = b8, 29 = a1), captures with ':'. The
+// page shows and reads that notation for them; the API speaks PDN numbers.
+const ALGEBRAIC = new Set(["russian", "brazilian"]);
+const algebraic = () => ALGEBRAIC.has(state.variant.name);
+
+function squareName(sq) {
+  if (!algebraic()) return String(sq);
+  const [row, col] = state.variant.layout[sq - 1];
+  return String.fromCharCode(97 + col) + (state.variant.size - row);
+}
+
+// "22-18" / "22x15x24" in the variant's notation ("c3-d4" / "c3:e5:c7").
+function moveName(text) {
+  if (!algebraic()) return text;
+  return text.split(/([-x])/).map((t) => (t === "x" ? ":" : t === "-" ? "-" : squareName(+t))).join("");
+}
+
+// The PDN number of a square written either way; NaN when it is not a square of this board.
+function squareNumber(token) {
+  if (/^[0-9]+$/.test(token)) return parseInt(token, 10);
+  const m = /^([a-z])([0-9]+)$/.exec(token);
+  if (!m) return NaN;
+  const col = m[1].charCodeAt(0) - 97, row = state.variant.size - parseInt(m[2], 10);
+  const i = state.variant.layout.findIndex(([r, c]) => r === row && c === col);
+  return i < 0 ? NaN : i + 1;
+}
+
+// A typed FEN with algebraic squares as PDN numbers for the API: {fen}, or {bad: token} for a
+// square that this board does not have ("i9", a light square). Other malformations are left
+// as typed, for the server to name.
+function numericFen(fen) {
+  if (!algebraic() || !/[a-z][0-9]/.test(fen)) return { fen };
+  let bad = null;
+  const out = fen.split(":").map((part, i) => {
+    if (i === 0 || !/^[WB]/.test(part)) return part;
+    return part[0] + part.slice(1).split(",").map((item) => {
+      const king = item[0] === "K";
+      const token = king ? item.slice(1) : item;
+      const n = squareNumber(token);
+      if (Number.isNaN(n) && /^[a-z][0-9]+$/.test(token) && bad === null) bad = token;
+      return Number.isNaN(n) ? item : (king ? "K" : "") + n;
+    }).join(",");
+  }).join(":");
+  return bad === null ? { fen: out } : { bad };
+}
+
+// The canonical FEN in the variant's notation.
+function shownFen(fen) {
+  if (!algebraic()) return fen;
+  return fen.split(":").map((part, i) => {
+    if (i === 0 || !/^[WB]/.test(part)) return part;
+    return part[0] + part.slice(1).split(",").filter((x) => x).map((item) =>
+      item[0] === "K" ? "K" + squareName(+item.slice(1)) : squareName(+item)).join(",");
+  }).join(":");
+}
+
 // Example positions per board size, shown when the address names none.
 const EXAMPLES = { 50: "W:WK46,K47:BK5", 32: "W:WK29,K30:BK1", 72: "W:WK67,K68:BK1" };
 
@@ -77,7 +134,7 @@ function drawBoard() {
       num.setAttribute("x", c * CELL + 3);
       num.setAttribute("y", r * CELL + 10);
       num.setAttribute("class", "num");
-      num.textContent = sq;
+      num.textContent = squareName(sq);
       svg.appendChild(num);
       const p = state.pieces.get(sq);
       if (!p) continue;
@@ -103,7 +160,7 @@ function drawBoard() {
   }
   $("board").replaceChildren(svg);
   $("side").textContent = state.side === "W" ? "white to move" : "black to move";
-  $("fen").value = fenOf();
+  $("fen").value = shownFen(fenOf());
 }
 
 function clickSquare(sq) {
@@ -138,14 +195,14 @@ function showAnswer(a) {
   $("dtw").textContent = a.dtw === null ? "" :
     a.dtw === 0 ? `${colourName(mover)} to move has no move: the game is over` :
     `in ${a.dtw} ${a.dtw === 1 ? "ply" : "plies"} (DTW), ${colourName(mover).toLowerCase()} to move`;
-  $("line").textContent = a.line ? (a.line.length ? a.line.join(" ") : "") : "(no DTW tables)";
+  $("line").textContent = a.line ? a.line.map(moveName).join(" ") : "(no DTW tables)";
   const body = $("moves").tBodies[0];
   body.replaceChildren();
   for (const m of a.moves || []) {
     const tr = document.createElement("tr");
     tr.className = m.wdl;
     tr.dataset.move = m.move;
-    const cells = [m.move, m.wdl, m.dtw === null ? "" : String(m.dtw)];
+    const cells = [moveName(m.move), m.wdl, m.dtw === null ? "" : String(m.dtw)];
     for (const text of cells) {
       const td = document.createElement("td");
       td.textContent = text;
@@ -237,8 +294,13 @@ async function init() {
     e.preventDefault();
     state.history = [];
     state.lastMove = null;
-    const fen = $("fen").value.trim();
-    showFenTyped(fen);
+    const typed = numericFen($("fen").value.trim());
+    if (typed.bad !== undefined) {
+      state.request++;
+      showError(`bad FEN: '${typed.bad}' is not a square of the ${state.variant.name} board`);
+      return;
+    }
+    showFenTyped(typed.fen);
   });
   $("back").addEventListener("click", () => {
     if (!state.history.length) return;

@@ -27,10 +27,10 @@ def dtbprobe():
 
 @pytest.fixture(scope="session")
 def tables():
-    """International 2..4 and english 2..3 tables in a temporary directory."""
+    """International 2..4, english and russian 2..3 tables in a temporary directory."""
     dtbgen = _program("DTB_DTBGEN")
     with tempfile.TemporaryDirectory(prefix="dtb_server_") as d:
-        for variant, pieces in (("international", 4), ("english", 3)):
+        for variant, pieces in (("international", 4), ("english", 3), ("russian", 3)):
             subprocess.run([dtbgen, "--variant", variant, "--pieces", str(pieces), "--out", d,
                             "--quiet", "--threads", "2"], check=True)
         yield d

@@ -90,7 +90,7 @@ def test_variants(server):
     status, _, body = server.get("/api/variants")
     assert status == 200
     variants = {v["name"]: v for v in json.loads(body)["variants"]}
-    assert set(variants) == {"international", "english"}
+    assert set(variants) == {"international", "english", "russian"}
     assert variants["international"]["wdl_pieces"] == 4
     assert variants["international"]["dtw_pieces"] == 4
     assert variants["english"]["wdl_pieces"] == 3
@@ -117,7 +117,7 @@ def test_bad_requests(server):
     assert "no position" in error_of(server, "/api/international?fen=", 400)
     assert "longer than" in error_of(server, "/api/international?fen=" + "W" * 5000, 400)
     assert "no tables of variant 'chess'" in error_of(server, "/api/chess?fen=W:W31:B1", 404)
-    assert "russian" in error_of(server, "/api/russian?fen=W:W31:B1", 404)  # not served here
+    assert "brazilian" in error_of(server, "/api/brazilian?fen=W:W31:B1", 404)  # not served
     assert "KKKKKvK" in error_of(server, "/api/international?fen=W:WK1,K2,K3,K4,K6:BK50", 404)
     error_of(server, "/nothing/here", 404)
     assert error_of(server, "/api/international?fen=W:W%00:B1", 400)

@@ -11,7 +11,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 
 def find(name, *paths):
@@ -61,7 +61,7 @@ def test_page(server, browser):
     WebDriverWait(d, 10).until(EC.presence_of_element_located((By.CSS_SELECTOR, "#board svg")))
     # The variants of the tables are offered.
     options = [o.get_attribute("value") for o in d.find_elements(By.CSS_SELECTOR, "#variant option")]
-    assert options == ["international", "english"]
+    assert sorted(options) == ["english", "international", "russian"]
 
     # A pasted FEN: KKvK, white to move wins; the value is shown large with its DTW.
     set_fen(d, "W:WK46,K47:BK5")
@@ -104,6 +104,32 @@ def test_page(server, browser):
     set_fen(d, "W:WK47:BK4")
     wait_text(d, "value", lambda t: t == "Draw")
     assert not d.find_element(By.ID, "error").is_displayed()
+
+    # Russian: squares and moves shown and read algebraically (c1 = 30, h8 = 4).
+    Select(d.find_element(By.ID, "variant")).select_by_value("russian")
+    WebDriverWait(d, 10).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#board rect")) == 64)
+    set_fen(d, "W:WKc1:BKh8")
+    wait_text(d, "value", lambda t: t in ("White wins", "Black wins", "Draw"))
+    assert d.find_element(By.CSS_SELECTOR, '#board circle[data-square="30"]').get_attribute(
+        "data-piece") == "wk"
+    assert d.find_element(By.CSS_SELECTOR, '#board circle[data-square="4"]').get_attribute(
+        "data-piece") == "bk"
+    assert d.find_element(By.ID, "fen").get_attribute("value") == "W:WKc1:BKh8"
+    moves = [r.get_attribute("data-move") for r in d.find_elements(By.CSS_SELECTOR, "#moves tbody tr")]
+    shown = [r.find_element(By.TAG_NAME, "td").text for r in d.find_elements(By.CSS_SELECTOR, "#moves tbody tr")]
+    assert moves and all(m.startswith("30-") for m in moves)  # the API's PDN numbers
+    assert all(t.startswith("c1-") for t in shown), shown   # the page's algebraic squares
+    labels = [t.text for t in d.find_elements(By.CSS_SELECTOR, "#board text.num")]
+    assert "a1" in labels and "h8" in labels and "29" not in labels
+    shots = os.environ.get("DTB_SCREENSHOT_DIR")
+    if shots:
+        os.makedirs(shots, exist_ok=True)
+        d.save_screenshot(os.path.join(shots, "dtb_explorer_russian.png"))
+    set_fen(d, "W:WKc1:BKi9")
+    assert "'i9' is not a square of the russian board" in wait_text(d, "error", lambda t: "bad FEN" in t)
+    set_fen(d, "W:WKc1:BKa8")  # a light square
+    assert "'a8'" in wait_text(d, "error", lambda t: "a8" in t)
+    Select(d.find_element(By.ID, "variant")).select_by_value("international")
 
     # A shared address opens the same position.
     d.get(server.url + "?variant=international&fen=W%3AWK46%2CK47%3ABK5")
