@@ -17,6 +17,7 @@
 #include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <dirent.h>
 
 #include "build.h"
 #include "check.h"
@@ -256,18 +257,15 @@ static uint64_t positions_to_solve(const dtb_build_options *bo)
     return sum;
 }
 
-/* Positions per second of the solved materials recorded in dir's STATS for v (their positions
- * and seconds in *positions and *seconds); 0 when there are none. Materials solved in under a
- * second are left out: their rate is mostly start-up. */
-static double measured_rate(const char *dir, const dtb_variant *v, double *positions,
-                            double *seconds)
+/* Adds the positions and seconds of the stats records in file path (JSON lines) to *positions
+ * and *seconds. Materials solved in under a second are left out: their rate is mostly
+ * start-up. */
+static void add_rates(const char *path, double *positions, double *seconds)
 {
-    char path[4200], line[2048];
-    snprintf(path, sizeof path, "%s/%s/STATS", dir, v->name);
     FILE *f = fopen(path, "r");
-    *positions = *seconds = 0;
     if (!f)
-        return 0;
+        return;
+    char line[2048];
     while (fgets(line, sizeof line, f)) {
         const char *p = strstr(line, "\"positions\":"), *t = strstr(line, "\"seconds\":");
         if (!p || !t)
@@ -279,6 +277,33 @@ static double measured_rate(const char *dir, const dtb_variant *v, double *posit
         }
     }
     fclose(f);
+}
+
+/* Positions per second of the materials solved into dir for v (their positions and seconds in
+ * *positions and *seconds), from its STATS log, or from the materials' own .stats records while
+ * a build is still under way; 0 when there are none. */
+static double measured_rate(const char *dir, const dtb_variant *v, double *positions,
+                            double *seconds)
+{
+    char path[4200];
+    *positions = *seconds = 0;
+    snprintf(path, sizeof path, "%s/%s/STATS", dir, v->name);
+    if (access(path, F_OK) == 0) {
+        add_rates(path, positions, seconds);
+    } else {
+        snprintf(path, sizeof path, "%s/%s", dir, v->name);
+        DIR *d = opendir(path);
+        for (const struct dirent *en; d && (en = readdir(d));) {
+            const size_t n = strlen(en->d_name);
+            if (n > 6 && strcmp(en->d_name + n - 6, ".stats") == 0) {
+                char file[4500];
+                snprintf(file, sizeof file, "%s/%s", path, en->d_name);
+                add_rates(file, positions, seconds);
+            }
+        }
+        if (d)
+            closedir(d);
+    }
     return *seconds > 0 ? *positions / *seconds : 0;
 }
 
