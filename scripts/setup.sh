@@ -5,7 +5,9 @@ set -euo pipefail
 
 packages=(cmake gcc make ninja-build pkg-config libzstd-dev libcmocka-dev libgomp1 python3
           # dtbprobe serve, and its tests: the HTTP library, pytest, a real browser and its driver
-          libmicrohttpd-dev python3-pytest chromium chromium-driver python3-selenium)
+          libmicrohttpd-dev python3-pytest chromium chromium-driver python3-selenium
+          # the independent reader of docs/FORMAT.md decodes blocks with the zstd command
+          zstd)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,84 @@
+"""docs/FORMAT.md is enough to read the files: the independent reader (spec_reader.py, written
+from the specification) checks every checksum of every table dtbgen writes, finds the sizes the
+specification predicts, and gives each quiet position the value dtbprobe gives it."""
+import json
+import os
+import random
+import subprocess
+import tempfile
+
+import pytest
+
+from spec_reader import Table, counts, index, layout
+
+
+def program(name):
+    path = os.environ.get(name)
+    if not path or not os.access(path, os.X_OK):
+        pytest.fail(f"{name} must name the build's program (got {path!r})")
+    return path
+
+
+@pytest.fixture(scope="module")
+def tables():
+    dtbgen = program("DTB_DTBGEN")
+    with tempfile.TemporaryDirectory(prefix="dtb_spec_") as d:
+        for variant in ("international", "english"):
+            subprocess.run([dtbgen, "--variant", variant, "--pieces", "3", "--out", d, "--quiet",
+                            "--threads", "2"], check=True)
+        yield d
+
+
+def files(d, variant):
+    folder = os.path.join(d, variant)
+    return sorted(os.path.join(folder, f) for f in os.listdir(folder)
+                  if f.endswith(".wld") or f.endswith(".dtw"))
+
+
+@pytest.mark.parametrize("variant", ["international", "english"])
+def test_every_file_reads_and_checks(tables, variant):
+    paths = files(tables, variant)
+    assert len(paths) == 32  # 16 materials of 2..3 pieces, two metrics each
+    for path in paths:
+        t = Table(path)
+        assert t.variant == variant and os.path.basename(path).startswith(t.material + ".")
+        _, _, _, blocks, block_size = layout(variant, t.material)
+        assert t.positions == blocks * block_size, t.material
+        assert t.index_version == 1 and t.encoding == (1 if path.endswith(".dtw") else 2)
+
+
+def random_position(rng, S, H, material):
+    wk, wm, bk, bm = counts(material)
+    squares = list(range(1, S + 1))
+    rng.shuffle(squares)
+    wmen = [s for s in squares if s > H][:wm]
+    rest = [s for s in squares if s not in wmen]
+    bmen = [s for s in rest if s <= S - H][:bm]
+    rest = [s for s in rest if s not in bmen]
+    return wmen, rest[:wk], bmen, rest[wk:wk + bk]
+
+
+@pytest.mark.parametrize("variant", ["international", "english"])
+def test_values_as_dtbprobe_gives_them(tables, variant):
+    rng = random.Random(7 + len(variant))
+    checked = 0
+    for path in files(tables, variant):
+        t = Table(path)
+        S, H, _, _, _ = layout(variant, t.material)
+        positions = [random_position(rng, S, H, t.material) for _ in range(60)]
+        fens = ["W:W%s:B%s" % (",".join([str(s) for s in sorted(wm)] + ["K%d" % s for s in sorted(wk)]),
+                               ",".join([str(s) for s in sorted(bm)] + ["K%d" % s for s in sorted(bk)]))
+                for wm, wk, bm, bk in positions]
+        out = subprocess.run([program("DTB_DTBPROBE"), "--tables", tables, "--variant", variant,
+                              "--json"], input="\n".join(fens) + "\n", capture_output=True, text=True)
+        answers = [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
+        assert len(answers) == len(fens)
+        for (wm, wk, bm, bk), a in zip(positions, answers):
+            if "error" in a or any("x" in m["move"] for m in a["moves"]):
+                continue  # an impossible position, or a capture position (its byte is don't-care)
+            wdl, dtw = t.result(index(variant, t.material, wm, wk, bm, bk))
+            assert wdl == a["wdl"], (t.material, a["fen"])
+            if dtw is not None:
+                assert dtw == a["dtw"], (t.material, a["fen"])
+            checked += 1
+    assert checked > 500
