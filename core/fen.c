@@ -9,6 +9,8 @@
  */
 #include "fen.h"
 
+#include "square_name.h"
+
 #include "textbuf.h"
 
 #include <stdbool.h>
@@ -90,7 +92,52 @@ static dtb_status out_of_range(reader *r, const number *n)
                          column(r, n->at), r->b->squares);
 }
 
-/* One item of a colour section: "31", "K31", "31-35" or "K31-35". */
+/* Puts a piece of colour c on square index sq, refusing a square named twice. */
+static dtb_status place(reader *r, dtb_color c, bool king, int sq, const char *name)
+{
+    const dtb_bb bit = dtb_bb_bit(sq);
+    if (r->listed & bit)
+        return dtb_error_set(r->e, DTB_E_INVALID, "square %s listed twice", name);
+    r->listed |= bit;
+    if (king)
+        r->pos.kings[c] |= bit;
+    else
+        r->pos.men[c] |= bit;
+    return DTB_OK;
+}
+
+/* An algebraic square ("c3", after an optional K), in the variants whose players write them;
+ * anywhere else, or off the board, or light, an error naming the token. */
+static dtb_status read_named(reader *r, dtb_color c, bool king)
+{
+    int sq, len;
+    const char *at = r->s;
+    const dtb_square_kind kind = dtb_square_parse_name(r->b, at, &sq, &len);
+    const int shown = len > 8 ? 8 : len;
+    r->s += len;
+    if (!r->b->variant->algebraic)
+        return dtb_error_set(r->e, DTB_E_INVALID,
+                             "'%.*s' at column %d: %s squares are numbers 1-%d, not names", shown,
+                             at, column(r, at), r->b->variant->name, r->b->squares);
+    if (kind == DTB_SQUARE_OFF_BOARD)
+        return dtb_error_set(r->e, DTB_E_INVALID, "'%.*s' at column %d is not a square of the %dx%d board",
+                             shown, at, column(r, at), r->b->size, r->b->size);
+    if (kind == DTB_SQUARE_LIGHT)
+        return dtb_error_set(r->e, DTB_E_INVALID,
+                             "'%.*s' at column %d is a light square (pieces stand on dark ones)",
+                             shown, at, column(r, at));
+    skip_space(r);
+    if (*r->s == '-')
+        return dtb_error_set(r->e, DTB_E_INVALID,
+                             "range at column %d: ranges are written with square numbers",
+                             column(r, at));
+    char name[DTB_SQUARE_NAME_MAX];
+    dtb_square_name(r->b, sq, name);
+    return place(r, c, king, sq, name);
+}
+
+/* One item of a colour section: "31", "K31", "31-35" or "K31-35"; in russian and brazilian also
+ * "c3" or "Kc3". */
 static dtb_status read_item(reader *r, dtb_color c)
 {
     bool king = false;
@@ -99,6 +146,8 @@ static dtb_status read_item(reader *r, dtb_color c)
         r->s++;
         skip_space(r);
     }
+    if (*r->s >= 'a' && *r->s <= 'z' && is_digit(r->s[1]))
+        return read_named(r, c, king);
     if (!is_digit(*r->s)) {
         if (*r->s == ',' || *r->s == ':' || *r->s == '.' || *r->s == '\0')
             return dtb_error_set(r->e, DTB_E_INVALID, "missing square at column %d",
@@ -131,14 +180,11 @@ static dtb_status read_item(reader *r, dtb_color c)
         return dtb_error_set(r->e, DTB_E_INVALID, "empty range %d-%d at column %d", lo.value,
                              hi.value, column(r, lo.at));
     for (int sq = lo.value; sq <= hi.value; sq++) {
-        const dtb_bb bit = dtb_bb_bit(sq - 1);
-        if (r->listed & bit)
-            return dtb_error_set(r->e, DTB_E_INVALID, "square %d listed twice", sq);
-        r->listed |= bit;
-        if (king)
-            r->pos.kings[c] |= bit;
-        else
-            r->pos.men[c] |= bit;
+        char name[16];
+        snprintf(name, sizeof name, "%d", sq);
+        const dtb_status st = place(r, c, king, sq - 1, name);
+        if (st != DTB_OK)
+            return st;
     }
     return DTB_OK;
 }
@@ -274,7 +320,18 @@ dtb_status dtb_fen_read(const dtb_board *b, const char *text, dtb_pos *p, dtb_er
     return DTB_OK;
 }
 
+dtb_notation dtb_notation_of(const dtb_board *b)
+{
+    return b->variant->algebraic ? DTB_NOTATION_ALGEBRAIC : DTB_NOTATION_NUMERIC;
+}
+
 dtb_status dtb_fen_write(const dtb_board *b, const dtb_pos *p, char *buf, size_t size)
+{
+    return dtb_fen_write_in(b, p, DTB_NOTATION_NUMERIC, buf, size);
+}
+
+dtb_status dtb_fen_write_in(const dtb_board *b, const dtb_pos *p, dtb_notation n, char *buf,
+                            size_t size)
 {
     dtb_textbuf w = dtb_textbuf_make(buf, size);
     dtb_textbuf_put(&w, p->side == DTB_WHITE ? "W" : "B");
@@ -285,8 +342,12 @@ dtb_status dtb_fen_write(const dtb_board *b, const dtb_pos *p, char *buf, size_t
             const bool man = dtb_bb_has(p->men[c], i), king = dtb_bb_has(p->kings[c], i);
             if (!man && !king)
                 continue;
-            char item[16];
-            snprintf(item, sizeof item, "%s%s%d", first ? "" : ",", king ? "K" : "", i + 1);
+            char item[24], square[16];
+            if (n == DTB_NOTATION_ALGEBRAIC)
+                dtb_square_name(b, i, square);
+            else
+                snprintf(square, sizeof square, "%d", i + 1);
+            snprintf(item, sizeof item, "%s%s%s", first ? "" : ",", king ? "K" : "", square);
             dtb_textbuf_put(&w, item);
             first = false;
         }

@@ -10,7 +10,10 @@
  * or the trailing dot -- unless its value has the shape of a piece list (a comma, a range dash, or K before a
  * square: ":R1,2", ":XK5"), which makes it a colour section with an unknown colour letter, an
  * error. Lower-case "w"/"b" are always unknown colour letters, and a field starting with a
- * digit or K lacks its colour letter; both are errors. White space between tokens is allowed. */
+ * digit or K lacks its colour letter; both are errors. White space between tokens is allowed.
+ * In the variants whose players write squares algebraically (russian, brazilian) a square may
+ * also be a name: "W:Wc3,Ke1:Bf6,h8" (core/square_name.h); a name elsewhere, off the board or on
+ * a light square is an error naming the token. */
 #ifndef DTB_FEN_H
 #define DTB_FEN_H
 
@@ -27,8 +30,20 @@
  * characters); *p is then unspecified. */
 dtb_status dtb_fen_read(const dtb_board *b, const char *text, dtb_pos *p, dtb_error *e);
 
-/* Writes p canonically into buf (size bytes, DTB_FEN_MAX is always enough). Returns DTB_OK or
- * DTB_E_OVERFLOW (buf then holds a truncated, NUL-terminated string). */
+/* Writes p canonically with square numbers into buf (size bytes, DTB_FEN_MAX is always
+ * enough). Returns DTB_OK or DTB_E_OVERFLOW (buf then holds a truncated, NUL-terminated
+ * string). */
 dtb_status dtb_fen_write(const dtb_board *b, const dtb_pos *p, char *buf, size_t size);
+
+/* How squares are written: PDN numbers, or algebraic names (core/square_name.h). */
+typedef enum dtb_notation { DTB_NOTATION_NUMERIC, DTB_NOTATION_ALGEBRAIC } dtb_notation;
+
+/* The notation the players of b's variant write (dtb_variant.algebraic). */
+dtb_notation dtb_notation_of(const dtb_board *b);
+
+/* dtb_fen_write in notation n: "W:WKc1:BKh8" for W:WK30:BK4 on 8x8; squares in the order of
+ * their numbers either way. */
+dtb_status dtb_fen_write_in(const dtb_board *b, const dtb_pos *p, dtb_notation n, char *buf,
+                            size_t size);
 
 #endif

@@ -5,12 +5,12 @@
 #include <string.h>
 
 static const dtb_variant variants[] = {
-    /* name            type size rows  fly    back   major  passing */
-    {"international",   20,  10,  4,  true,  true,  true,  false},
-    {"english",         21,   8,  3,  false, false, false, false},
-    {"russian",         25,   8,  3,  true,  true,  false, true},
-    {"brazilian",       26,   8,  3,  true,  true,  true,  false},
-    {"canadian",        27,  12,  5,  true,  true,  true,  false},
+    /* name            type size rows  fly    back   major  passing algebraic */
+    {"international",   20,  10,  4,  true,  true,  true,  false,  false},
+    {"english",         21,   8,  3,  false, false, false, false,  false},
+    {"russian",         25,   8,  3,  true,  true,  false, true,   true},
+    {"brazilian",       26,   8,  3,  true,  true,  true,  false,  true},
+    {"canadian",        27,  12,  5,  true,  true,  true,  false,  false},
 };
 
 int dtb_variant_count(void) { return (int)(sizeof variants / sizeof variants[0]); }

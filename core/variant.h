@@ -14,6 +14,8 @@ typedef struct dtb_variant {
     bool men_capture_backward; /* men may capture towards their own side */
     bool majority_capture;     /* the sequence taking the most pieces is compulsory */
     bool promote_in_passing;   /* a man reaching the far row mid-capture is a king at once */
+    bool algebraic;            /* its players write squares algebraically (c3, captures c3:e5):
+                                  core/square_name.h; numbers are read too */
 } dtb_variant;
 
 /* Number of variants in dtb_variant_at(). */

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "test_support.h"
+#include "square_name.h"
 
 #include "fen.h"
 
@@ -293,6 +294,68 @@ static void test_stray_characters(void **state)
     expect_error("international", "W:W31:B1:?", "stray", "'?'", "column 10", NULL);
 }
 
+/* Algebraic squares (russian, brazilian: PDN GameType 25/26): files a-h from white's left, ranks
+ * 1-8 from white's side. The fixed points come from the GameType definition, not from the code:
+ * 1 = b8, 4 = h8, 5 = a7, 29 = a1, 32 = g1, 22 = c3. */
+static void test_algebraic(void **state)
+{
+    (void)state;
+    static const char *const v[2] = {"russian", "brazilian"};
+    static const struct {
+        int square;
+        const char *name;
+    } fixed[] = {{1, "b8"}, {4, "h8"}, {5, "a7"}, {29, "a1"}, {32, "g1"}, {22, "c3"}, {18, "d4"}};
+    for (int k = 0; k < 2; k++) {
+        const dtb_board b = board_of(v[k]);
+        assert_int_equal(dtb_notation_of(&b), DTB_NOTATION_ALGEBRAIC);
+        for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+            char name[DTB_SQUARE_NAME_MAX], numeric[32], named[32];
+            dtb_square_name(&b, fixed[i].square - 1, name);
+            assert_string_equal(name, fixed[i].name);
+            /* The same position read both ways. */
+            snprintf(numeric, sizeof numeric, "W:WK%d:BK%d", fixed[i].square, fixed[i].square == 4 ? 1 : 4);
+            snprintf(named, sizeof named, "W:WK%s:BK%s", fixed[i].name, fixed[i].square == 4 ? "b8" : "h8");
+            const dtb_pos p = pos_of(&b, numeric), q = pos_of(&b, named);
+            assert_true(dtb_pos_equal(&p, &q));
+        }
+        /* Written in either notation; the algebraic text reads back to the same position. */
+        const dtb_pos p = pos_of(&b, "W:W22,K30:B1-3,K12");
+        char out[DTB_FEN_MAX];
+        assert_int_equal(dtb_fen_write_in(&b, &p, DTB_NOTATION_ALGEBRAIC, out, sizeof out), DTB_OK);
+        assert_string_equal(out, "W:Wc3,Kc1:Bb8,d8,f8,Kh6"); /* 12 = h6: the third row's last */
+        const dtb_pos q = pos_of(&b, out);
+        assert_true(dtb_pos_equal(&p, &q));
+        assert_int_equal(dtb_fen_write_in(&b, &p, DTB_NOTATION_NUMERIC, out, sizeof out), DTB_OK);
+        assert_string_equal(out, "W:W22,K30:B1,2,3,K12");
+        /* Mixed forms in one FEN. */
+        const dtb_pos m = pos_of(&b, "W:Wc3,K30:Bb8,2,f8,Kh6");
+        assert_true(dtb_pos_equal(&p, &m));
+        /* Every square: name -> index -> name. */
+        for (int i = 0; i < b.squares; i++) {
+            char name[DTB_SQUARE_NAME_MAX];
+            int sq, len;
+            dtb_square_name(&b, i, name);
+            assert_int_equal(dtb_square_parse_name(&b, name, &sq, &len), DTB_SQUARE_PLAYABLE);
+            assert_int_equal(sq, i);
+            assert_int_equal(len, 2);
+        }
+        /* Bad names: one line naming the token. */
+        expect_error(v[k], "W:WKc1:BKi9", "'i9'", "not a square of the 8x8 board", NULL);
+        expect_error(v[k], "W:WKc1:BKa8", "'a8'", "light square", NULL);
+        expect_error(v[k], "W:WKc1:BKj10", "'j10'", "not a square", NULL);
+        expect_error(v[k], "W:WKc1:BKh0", "'h0'", "not a square", NULL);
+        expect_error(v[k], "W:WKc1:BKa12345678901", "'a1234567'", "not a square", NULL);
+        expect_error(v[k], "W:Wc3,c3:BKh8", "c3 listed twice", NULL);
+        expect_error(v[k], "W:Wc3-e3:BKh8", "range", NULL);
+        expect_error(v[k], "W:Wb8:BKh8", "promotion", NULL); /* a white man on the far row */
+    }
+    /* Elsewhere squares are numbers, and a name says so. */
+    expect_error("international", "W:Wc3:B1", "'c3'", "international squares are numbers 1-50", NULL);
+    expect_error("english", "W:WKc1:BKh8", "'c1'", "english squares are numbers 1-32", NULL);
+    const dtb_board intl = board_of("international");
+    assert_int_equal(dtb_notation_of(&intl), DTB_NOTATION_NUMERIC);
+}
+
 static void test_empty_range(void **state)
 {
     (void)state;
@@ -409,6 +472,7 @@ int main(void)
         cmocka_unit_test(test_man_on_promotion_row),
         cmocka_unit_test(test_too_many_pieces),
         cmocka_unit_test(test_stray_characters),
+        cmocka_unit_test(test_algebraic),
         cmocka_unit_test(test_empty_range),
         cmocka_unit_test(test_other_malformed),
         cmocka_unit_test(test_fuzz),
