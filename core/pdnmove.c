@@ -13,6 +13,7 @@
  */
 #include "pdnmove.h"
 
+#include "square_name.h"
 #include "textbuf.h"
 
 #include <stdbool.h>
@@ -30,20 +31,32 @@ static bool same_move(const dtb_move *a, const dtb_move *b)
            a->promotes == b->promotes;
 }
 
-static void put_square(dtb_textbuf *w, const char *sep, int index)
+/* How squares and captures are written: numbers and 'x' (PDN), or names and ':' (the
+ * algebraic notation of russian and brazilian players, "c3:e5"). */
+typedef struct style {
+    const dtb_board *b;
+    dtb_notation notation;
+} style;
+
+static void put_square(dtb_textbuf *w, const style *st, const char *sep, int index)
 {
-    char t[16];
-    snprintf(t, sizeof t, "%s%d", sep, index + 1);
+    char t[16], name[DTB_SQUARE_NAME_MAX];
+    if (st->notation == DTB_NOTATION_ALGEBRAIC) {
+        dtb_square_name(st->b, index, name);
+        snprintf(t, sizeof t, "%s%s", strcmp(sep, "x") == 0 ? ":" : sep, name);
+    } else {
+        snprintf(t, sizeof t, "%s%d", sep, index + 1);
+    }
     dtb_textbuf_put(w, t);
 }
 
 /* Writes m as "from-to", "fromxto" or, when long, "fromxl1x...xto" (every landing square). */
 static dtb_status write_move(const dtb_board *b, const dtb_pos *p, const dtb_move *m, bool long_form,
-                             dtb_textbuf *w)
+                             const style *st, dtb_textbuf *w)
 {
-    put_square(w, "", m->from);
+    put_square(w, st, "", m->from);
     if (m->ncaptured == 0 || !long_form) {
-        put_square(w, m->ncaptured == 0 ? "-" : "x", m->to);
+        put_square(w, st, m->ncaptured == 0 ? "-" : "x", m->to);
         return DTB_OK;
     }
     uint8_t path[DTB_MAX_SQUARES];
@@ -51,7 +64,7 @@ static dtb_status write_move(const dtb_board *b, const dtb_pos *p, const dtb_mov
     if (n < 1 || n > DTB_MAX_SQUARES)
         return DTB_E_INVALID;
     for (int i = 0; i < n; i++)
-        put_square(w, "x", path[i]);
+        put_square(w, st, "x", path[i]);
     return DTB_OK;
 }
 
@@ -69,6 +82,13 @@ static bool needs_landings(const dtb_movelist *list, const dtb_move *m)
 dtb_status dtb_move_write(const dtb_board *b, const dtb_pos *p, const dtb_move *m, char *buf,
                           size_t size)
 {
+    return dtb_move_write_in(b, p, m, DTB_NOTATION_NUMERIC, buf, size);
+}
+
+dtb_status dtb_move_write_in(const dtb_board *b, const dtb_pos *p, const dtb_move *m,
+                             dtb_notation notation, char *buf, size_t size)
+{
+    const style st = {b, notation};
     dtb_textbuf w = dtb_textbuf_make(buf, size);
     dtb_movelist list;
     if (dtb_generate(b, p, &list) != DTB_OK)
@@ -78,9 +98,9 @@ dtb_status dtb_move_write(const dtb_board *b, const dtb_pos *p, const dtb_move *
         legal = same_move(&list.moves[i], m);
     if (!legal)
         return DTB_E_INVALID;
-    const dtb_status st = write_move(b, p, m, needs_landings(&list, m), &w);
-    if (st != DTB_OK)
-        return st;
+    const dtb_status rc = write_move(b, p, m, needs_landings(&list, m), &st, &w);
+    if (rc != DTB_OK)
+        return rc;
     return w.overflow ? DTB_E_OVERFLOW : DTB_OK;
 }
 
@@ -95,6 +115,7 @@ typedef struct parsed {
     int sq[MAX_TEXT_SQUARES];
     int n;
     bool capture;
+    bool named; /* some square was written as a name: messages echo names */
 } parsed;
 
 static void quote_char(char c, char out[16])
@@ -115,11 +136,32 @@ static dtb_status parse(const dtb_board *b, const char *text, parsed *out, dtb_e
     bool quiet = false;
     out->n = 0;
     out->capture = false;
+    out->named = false;
     while (is_space(*s))
         s++;
     if (*s == '\0')
         return dtb_error_set(e, DTB_E_INVALID, "empty move text");
     for (;;) {
+        if (*s >= 'a' && *s <= 'z' && is_digit(s[1])) { /* an algebraic square: "c3" */
+            int sq, len;
+            const dtb_square_kind kind = dtb_square_parse_name(b, s, &sq, &len);
+            const int shown = len > 8 ? 8 : len;
+            if (!b->variant->algebraic)
+                return dtb_error_set(e, DTB_E_INVALID,
+                                     "move text: '%.*s': %s squares are numbers 1-%d, not names",
+                                     shown, s, b->variant->name, b->squares);
+            if (kind != DTB_SQUARE_PLAYABLE)
+                return dtb_error_set(e, DTB_E_INVALID, "move text: '%.*s' is %s", shown, s,
+                                     kind == DTB_SQUARE_LIGHT ? "a light square"
+                                                              : "not a square of the board");
+            if (out->n == MAX_TEXT_SQUARES)
+                return dtb_error_set(e, DTB_E_INVALID, "move text names more than %d squares",
+                                     MAX_TEXT_SQUARES);
+            out->sq[out->n++] = sq;
+            out->named = true;
+            s += len;
+            goto separator;
+        }
         if (!is_digit(*s)) {
             if (*s == '\0')
                 return dtb_error_set(e, DTB_E_INVALID, "move \"%.40s\" ends without a square",
@@ -144,6 +186,7 @@ static dtb_status parse(const dtb_board *b, const char *text, parsed *out, dtb_e
             return dtb_error_set(e, DTB_E_INVALID, "move text names more than %d squares",
                                  MAX_TEXT_SQUARES);
         out->sq[out->n++] = v - 1;
+    separator:
         while (is_space(*s))
             s++;
         if (*s == '\0')
@@ -239,12 +282,13 @@ static bool replay(const dtb_board *b, const dtb_pos *p, const parsed *t, dtb_bb
     return true;
 }
 
-/* Writes the text of t's squares back as typed by the user, normalised ("28x19x8"). */
-static void echo(const parsed *t, char *out, size_t size)
+/* Writes the text of t's squares back normalised ("28x19x8"), in the notation it was typed in. */
+static void echo(const dtb_board *b, const parsed *t, char *out, size_t size)
 {
+    const style st = {b, t->named ? DTB_NOTATION_ALGEBRAIC : DTB_NOTATION_NUMERIC};
     dtb_textbuf w = dtb_textbuf_make(out, size);
     for (int i = 0; i < t->n; i++)
-        put_square(&w, i == 0 ? "" : t->capture ? "x" : "-", t->sq[i]);
+        put_square(&w, &st, i == 0 ? "" : t->capture ? "x" : "-", t->sq[i]);
 }
 
 dtb_status dtb_move_read(const dtb_board *b, const dtb_pos *p, const char *text, dtb_move *m,
@@ -260,7 +304,7 @@ dtb_status dtb_move_read(const dtb_board *b, const dtb_pos *p, const char *text,
     if (dtb_generate(b, p, &list) != DTB_OK)
         return dtb_error_set(e, DTB_E_OVERFLOW, "too many legal moves to list");
     char said[DTB_MOVE_TEXT_MAX];
-    echo(&t, said, sizeof said);
+    echo(b, &t, said, sizeof said);
     const int from = t.sq[0], to = t.sq[t.n - 1];
     const bool any_capture = list.count > 0 && list.moves[0].ncaptured > 0;
 
@@ -310,7 +354,8 @@ dtb_status dtb_move_read(const dtb_board *b, const dtb_pos *p, const char *text,
             continue;
         char one[DTB_MOVE_TEXT_MAX];
         dtb_textbuf w1 = dtb_textbuf_make(one, sizeof one);
-        write_move(b, p, c, true, &w1);
+        const style st = {b, t.named ? DTB_NOTATION_ALGEBRAIC : DTB_NOTATION_NUMERIC};
+        write_move(b, p, c, true, &st, &w1);
         dtb_textbuf_put(&w, k++ == 0 ? "" : k == found ? " or " : ", ");
         dtb_textbuf_put(&w, one);
     }

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 
+#include "fen.h" /* dtb_notation */
 #include "movegen.h"
 
 /* Longest move text with its NUL. */
@@ -16,7 +17,13 @@
 dtb_status dtb_move_write(const dtb_board *b, const dtb_pos *p, const dtb_move *m, char *buf,
                           size_t size);
 
-/* Finds the legal move of p that text names. DTB_E_INVALID with a message when the text is
+/* dtb_move_write in notation n: with algebraic squares and ':' for captures ("c3-d4", "c3:e5",
+ * "c3:e5:c7") where n is DTB_NOTATION_ALGEBRAIC. */
+dtb_status dtb_move_write_in(const dtb_board *b, const dtb_pos *p, const dtb_move *m,
+                             dtb_notation n, char *buf, size_t size);
+
+/* Finds the legal move of p that text names (squares as numbers, or in the variants whose
+ * players write them so, as names: "c3-d4", "c3:e5"). DTB_E_INVALID with a message when the text is
  * malformed, names no legal move, or is ambiguous (the message lists the candidates). */
 dtb_status dtb_move_read(const dtb_board *b, const dtb_pos *p, const char *text, dtb_move *m,
                          dtb_error *e);

@@ -210,6 +210,42 @@ static void test_promotion_in_passing(void **state)
     expect_error("brazilian", fen, "11x2x13", "no legal move 11x2x13", NULL);
 }
 
+/* Russian and brazilian moves in their players' notation (PDN GameType 25/26: squares named
+ * from white's left and white's side, captures with ':'): written on request, read alongside
+ * numbers. 11 = f6, 7 = e7, 2 = d8, 13 = a5, 22 = c3, 18 = d4, 17 = b4 on 8x8. */
+static void test_algebraic_moves(void **state)
+{
+    (void)state;
+    const dtb_board b = board_of("russian");
+    const dtb_pos p = pos_of(&b, "W:W11:B7,9");
+    dtb_move m;
+    dtb_error e = {{0}};
+    assert_int_equal(dtb_move_read(&b, &p, "11x13", &m, &e), DTB_OK);
+    char text[DTB_MOVE_TEXT_MAX];
+    assert_int_equal(dtb_move_write_in(&b, &p, &m, DTB_NOTATION_ALGEBRAIC, text, sizeof text), DTB_OK);
+    assert_string_equal(text, "f6:a5");
+    assert_int_equal(dtb_move_write_in(&b, &p, &m, DTB_NOTATION_NUMERIC, text, sizeof text), DTB_OK);
+    assert_string_equal(text, "11x13");
+    expect_read("russian", "W:W11:B7,9", "f6:a5", 11, 13, squares(7, 9, 0), true);
+    expect_read("russian", "W:W11:B7,9", "f6:d8:a5", 11, 13, squares(7, 9, 0), true);
+    expect_read("russian", "W:W11:B7,9", "f6xa5", 11, 13, squares(7, 9, 0), true);
+    expect_read("russian", "W:W11:B7,9", "f6:2:a5", 11, 13, squares(7, 9, 0), true); /* mixed */
+    expect_read("russian", "W:W22:B4", "c3-d4", 22, 18, 0, false);
+    expect_read("brazilian", "W:W22:B4", "c3-b4", 22, 17, 0, false);
+    const dtb_pos q = pos_of(&b, "W:W22:B4");
+    assert_int_equal(dtb_move_read(&b, &q, "22-18", &m, &e), DTB_OK);
+    assert_int_equal(dtb_move_write_in(&b, &q, &m, DTB_NOTATION_ALGEBRAIC, text, sizeof text), DTB_OK);
+    assert_string_equal(text, "c3-d4");
+    /* A name that is no square, on a light square, or in a variant of numbers: named. */
+    expect_error("russian", "W:W22:B4", "i9-d4", "'i9'", "not a square", NULL);
+    expect_error("russian", "W:W22:B4", "c3-a8", "'a8'", "light square", NULL);
+    expect_error("brazilian", "W:W22:B4", "c3-d5", "'d5'", "light square", NULL);
+    expect_error("international", "W:W32:B4", "c3-d4", "'c3'", "international squares are numbers", NULL);
+    expect_error("english", "W:W22:B4", "c3-d4", "'c3'", "english squares are numbers", NULL);
+    /* A move that is not legal is echoed in the notation it was typed in. */
+    expect_error("russian", "W:W11:B7,9", "f6:b4", "no legal move f6:b4", NULL);
+}
+
 static void test_black_to_move_and_kings(void **state)
 {
     (void)state;
@@ -369,6 +405,7 @@ int main(void)
         cmocka_unit_test(test_ambiguous_man_capture),
         cmocka_unit_test(test_two_routes_one_move),
         cmocka_unit_test(test_promotion_in_passing),
+        cmocka_unit_test(test_algebraic_moves),
         cmocka_unit_test(test_black_to_move_and_kings),
         cmocka_unit_test(test_write_errors),
         cmocka_unit_test(test_malformed),
