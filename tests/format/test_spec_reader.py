@@ -5,6 +5,7 @@ import json
 import os
 import random
 import subprocess
+import sys
 import tempfile
 
 import pytest
@@ -12,11 +13,8 @@ import pytest
 from spec_reader import Table, counts, index, layout
 
 
-def program(name):
-    path = os.environ.get(name)
-    if not path or not os.access(path, os.X_OK):
-        pytest.fail(f"{name} must name the build's program (got {path!r})")
-    return path
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from build_programs import program  # noqa: E402 (tests/build_programs.py)
 
 
 @pytest.fixture(scope="module")

@@ -20,23 +20,20 @@ if os.path.normpath(_PKG) not in map(os.path.normpath, sys.path):
     sys.path.insert(0, os.path.normpath(_PKG))
 
 
-def _program(name):
-    path = os.environ.get(name)
-    if not path or not os.access(path, os.X_OK):
-        pytest.fail(f"{name} must name the build's program (got {path!r})")
-    return path
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from build_programs import program  # noqa: E402 (tests/build_programs.py)
 
 
 @pytest.fixture(scope="session")
 def dtbprobe():
-    return _program("DTB_DTBPROBE")
+    return program("DTB_DTBPROBE")
 
 
 @pytest.fixture(scope="session")
 def tables():
     """2..3-piece tables of international, english, russian and brazilian in a temporary
     directory (<dir>/<variant>/, as dtbgen writes them)."""
-    dtbgen = _program("DTB_DTBGEN")
+    dtbgen = program("DTB_DTBGEN")
     with tempfile.TemporaryDirectory(prefix="dtb_python_") as d:
         for variant in ("international", "english", "russian", "brazilian"):
             subprocess.run([dtbgen, "--variant", variant, "--pieces", "3", "--out", d,

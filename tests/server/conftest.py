@@ -6,6 +6,7 @@ DTB_DTBGEN, DTB_DTBPROBE.
 """
 import os
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
@@ -13,22 +14,19 @@ import urllib.request
 import pytest
 
 
-def _program(name):
-    path = os.environ.get(name)
-    if not path or not os.access(path, os.X_OK):
-        pytest.fail(f"{name} must name the build's program (got {path!r})")
-    return path
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from build_programs import program  # noqa: E402 (tests/build_programs.py)
 
 
 @pytest.fixture(scope="session")
 def dtbprobe():
-    return _program("DTB_DTBPROBE")
+    return program("DTB_DTBPROBE")
 
 
 @pytest.fixture(scope="session")
 def tables():
     """International 2..4, english and russian 2..3 tables in a temporary directory."""
-    dtbgen = _program("DTB_DTBGEN")
+    dtbgen = program("DTB_DTBGEN")
     with tempfile.TemporaryDirectory(prefix="dtb_server_") as d:
         for variant, pieces in (("international", 4), ("english", 3), ("russian", 3)):
             subprocess.run([dtbgen, "--variant", variant, "--pieces", str(pieces), "--out", d,
