@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "movegen.h"
+#include "square_name.h"
 
 _Static_assert(DTB_ANSWER_MAX_MOVES == DTB_MAX_MOVES, "room for every legal move");
 
@@ -112,11 +113,47 @@ static void dtw_json(dtb_text *t, dtb_wdl wdl, int dtw)
         dtb_text_printf(t, "%d", dtw);
 }
 
+void dtb_answer_named(const dtb_board *b, const char *text, char *out, size_t size)
+{
+    size_t n = 0;
+    for (const char *s = text; *s && n + DTB_SQUARE_NAME_MAX < size;) {
+        if (*s >= '0' && *s <= '9') {
+            int v = 0;
+            for (; *s >= '0' && *s <= '9'; s++)
+                if (v < 1000) /* longer numbers are no square: kept from overflowing */
+                    v = v * 10 + (*s - '0');
+            if (v >= 1 && v <= b->squares) {
+                char name[DTB_SQUARE_NAME_MAX];
+                dtb_square_name(b, v - 1, name);
+                n += (size_t)snprintf(out + n, size - n, "%s", name);
+            } else {
+                n += (size_t)snprintf(out + n, size - n, "?");
+            }
+        } else {
+            out[n++] = *s == 'x' ? ':' : *s;
+            s++;
+        }
+    }
+    out[n < size ? n : size - 1] = 0;
+}
+
+/* s as a JSON string, in names when names is not NULL. */
+static void json_text(dtb_text *t, const char *s, const dtb_board *names)
+{
+    if (!names) {
+        dtb_text_json_string(t, s);
+        return;
+    }
+    char named[1024];
+    dtb_answer_named(names, s, named, sizeof named);
+    dtb_text_json_string(t, named);
+}
+
 void dtb_answer_json(dtb_text *t, dtb_db *db, const char *fen, const dtb_position *p,
-                     const dtb_answer *a)
+                     const dtb_answer *a, const dtb_board *names)
 {
     dtb_text_printf(t, "{\"fen\":");
-    dtb_text_json_string(t, fen);
+    json_text(t, fen, names);
     dtb_text_printf(t, ",\"variant\":\"%s\",\"side\":\"%s\",\"wdl\":\"%s\",\"dtw\":",
                     dtb_db_variant(db), p->side == DTB_SIDE_WHITE ? "white" : "black",
                     dtb_answer_wdl_name(a->wdl));
@@ -129,7 +166,7 @@ void dtb_answer_json(dtb_text *t, dtb_db *db, const char *fen, const dtb_positio
         for (int i = 0; i < a->nmoves; i++) {
             const dtb_ranked_move *m = &a->moves[i];
             dtb_text_printf(t, "%s{\"move\":", i ? "," : "");
-            dtb_text_json_string(t, m->move.text);
+            json_text(t, m->move.text, names);
             dtb_text_printf(t, ",\"wdl\":\"%s\",\"dtw\":", dtb_answer_wdl_name(m->wdl));
             dtw_json(t, m->wdl, m->dtw);
             dtb_position after;
@@ -137,14 +174,14 @@ void dtb_answer_json(dtb_text *t, dtb_db *db, const char *fen, const dtb_positio
             if (dtb_position_after(db, p, &m->move, &after) == DTB_OK &&
                 dtb_position_to_fen(db, &after, after_fen, sizeof after_fen) == DTB_OK) {
                 dtb_text_printf(t, ",\"fen\":");
-                dtb_text_json_string(t, after_fen);
+                json_text(t, after_fen, names);
             }
             dtb_text_printf(t, "}");
         }
         dtb_text_printf(t, "],\"line\":[");
         for (int i = 0; i < a->nline; i++) {
             dtb_text_printf(t, "%s", i ? "," : "");
-            dtb_text_json_string(t, a->line[i].text);
+            json_text(t, a->line[i].text, names);
         }
         dtb_text_printf(t, "]");
     }

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "board.h"
 #include "dtb.h"
 
 /* Room for every legal move: core's move list size (answer.c checks the two agree). */
@@ -44,9 +45,15 @@ void dtb_text_printf(dtb_text *t, const char *fmt, ...) __attribute__((format(pr
 /* s as a JSON string, quotes included. */
 void dtb_text_json_string(dtb_text *t, const char *s);
 
-/* Appends the JSON object of a successful answer a for p (fen: its canonical FEN), no newline. */
+/* Appends the JSON object of a successful answer a for p (fen: its canonical FEN), no newline.
+ * names: NULL for PDN square numbers; else the board whose algebraic names the FENs and moves
+ * are written with (c3, captures c3:e5), as russian and brazilian players write them. */
 void dtb_answer_json(dtb_text *t, dtb_db *db, const char *fen, const dtb_position *p,
-                     const dtb_answer *a);
+                     const dtb_answer *a, const dtb_board *names);
+
+/* text (a FEN or a move written with square numbers) with each number replaced by its square's
+ * algebraic name on board b and the capture mark 'x' by ':', into out (size bytes). */
+void dtb_answer_named(const dtb_board *b, const char *text, char *out, size_t size);
 
 /* Appends {"fen": fen, "error": message}. */
 void dtb_answer_error_json(dtb_text *t, const char *fen, const char *message);

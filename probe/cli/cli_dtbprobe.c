@@ -178,13 +178,15 @@ static int run_perft(const command *c, const dtb_cli_args *a)
 
 /* ---- probe (the default command) ------------------------------------------------------- */
 
-enum { PROBE_TABLES, PROBE_VARIANT, PROBE_JSON, PROBE_CACHE };
+enum { PROBE_TABLES, PROBE_VARIANT, PROBE_JSON, PROBE_CACHE, PROBE_NOTATION };
 static const dtb_cli_option probe_options[] = {
     [PROBE_TABLES] = {"--tables", DTB_CLI_TEXT, "DIR",
                       "table directories, ':'-separated (default: $DTB_PATH)"},
     [PROBE_VARIANT] = {"--variant", DTB_CLI_TEXT, "V", "rules (default: the variant of the tables)"},
     [PROBE_JSON] = {"--json", DTB_CLI_FLAG, NULL, "one JSON object per position"},
     [PROBE_CACHE] = {"--cache", DTB_CLI_INT, "MIB", "block cache size in MiB (default 64)", 1, 1L << 20},
+    [PROBE_NOTATION] = {"--notation", DTB_CLI_TEXT, "N",
+                        "numeric or algebraic squares (default: the variant's; russian, brazilian: algebraic)"},
 };
 
 #define MAX_TABLE_DIRS 32
@@ -222,10 +224,20 @@ static void print_diagram(const dtb_board *b, const dtb_position *p)
     }
 }
 
-static void print_text(const dtb_db *db, const dtb_board *b, const char *fen, const dtb_position *p,
-                       const dtb_answer *a)
+/* text in the notation chosen: itself, or with square names on board names. */
+static const char *shown(const dtb_board *names, const char *text, char *buf, size_t size)
 {
-    printf("%s\n%s, %s to move\n", fen, dtb_db_variant(db),
+    if (!names)
+        return text;
+    dtb_answer_named(names, text, buf, size);
+    return buf;
+}
+
+static void print_text(const dtb_db *db, const dtb_board *b, const char *fen, const dtb_position *p,
+                       const dtb_answer *a, const dtb_board *names)
+{
+    char buf[1024];
+    printf("%s\n%s, %s to move\n", shown(names, fen, buf, sizeof buf), dtb_db_variant(db),
            p->side == DTB_SIDE_WHITE ? "white" : "black");
     print_diagram(b, p);
     if (a->wdl == DTB_DRAW)
@@ -238,14 +250,15 @@ static void print_text(const dtb_db *db, const dtb_board *b, const char *fen, co
         printf("moves:%s\n", a->nmoves ? "" : " none");
         for (int i = 0; i < a->nmoves; i++) {
             const dtb_ranked_move *m = &a->moves[i];
+            const char *text = shown(names, m->move.text, buf, sizeof buf);
             if (m->wdl == DTB_DRAW)
-                printf("  %-12s draw\n", m->move.text);
+                printf("  %-12s draw\n", text);
             else
-                printf("  %-12s %-4s %3d\n", m->move.text, dtb_answer_wdl_name(m->wdl), m->dtw);
+                printf("  %-12s %-4s %3d\n", text, dtb_answer_wdl_name(m->wdl), m->dtw);
         }
         printf("line:");
         for (int i = 0; i < a->nline; i++)
-            printf(" %s", a->line[i].text);
+            printf(" %s", shown(names, a->line[i].text, buf, sizeof buf));
         printf("%s\n", a->nline ? "" : a->wdl == DTB_DRAW ? " (a draw has no end)" : " (game over)");
     }
     printf("\n");
@@ -266,7 +279,8 @@ static void print_problem(bool json, const char *fen, const char *what, const ch
 }
 
 /* One FEN: returns 0, or EXIT_INPUT after printing the problem. */
-static int probe_one(dtb_db *db, const dtb_board *b, const char *fen, bool json, dtb_answer *a)
+static int probe_one(dtb_db *db, const dtb_board *b, const char *fen, bool json,
+                     const dtb_board *names, dtb_answer *a)
 {
     dtb_position p;
     char err[DTB_MESSAGE_SIZE];
@@ -284,7 +298,7 @@ static int probe_one(dtb_db *db, const dtb_board *b, const char *fen, bool json,
         snprintf(canon, sizeof canon, "%s", fen);
     if (json) {
         dtb_text t = {0};
-        dtb_answer_json(&t, db, canon, &p, a);
+        dtb_answer_json(&t, db, canon, &p, a, names);
         if (t.failed) {
             dtb_text_free(&t);
             print_problem(json, fen, "", "out of memory");
@@ -293,7 +307,7 @@ static int probe_one(dtb_db *db, const dtb_board *b, const char *fen, bool json,
         puts(t.s);
         dtb_text_free(&t);
     } else {
-        print_text(db, b, canon, &p, a);
+        print_text(db, b, canon, &p, a, names);
     }
     fflush(stdout);
     return 0;
@@ -316,6 +330,9 @@ static int run_probe(const command *c, const dtb_cli_args *a)
     if (a->given[PROBE_VARIANT] && !find_variant(a->text[PROBE_VARIANT]))
         return EXIT_INPUT;
     const long cache = a->given[PROBE_CACHE] ? a->number[PROBE_CACHE] : 64;
+    if (a->given[PROBE_NOTATION] && strcmp(a->text[PROBE_NOTATION], "numeric") != 0 &&
+        strcmp(a->text[PROBE_NOTATION], "algebraic") != 0)
+        return usage_error(c->name, "--notation is numeric or algebraic");
     char *list = strdup(tables);
     const char *dirs[MAX_TABLE_DIRS];
     const int ndirs = list ? split_dirs(list, dirs, MAX_TABLE_DIRS) : 0;
@@ -340,10 +357,15 @@ static int run_probe(const command *c, const dtb_cli_args *a)
         return EXIT_INPUT;
     }
     const bool json = a->given[PROBE_JSON];
+    /* Squares as the variant's players write them unless told otherwise. */
+    const char *notation = a->given[PROBE_NOTATION] ? a->text[PROBE_NOTATION] : NULL;
+    const bool named = notation ? strcmp(notation, "algebraic") == 0
+                                : dtb_notation_of(&b) == DTB_NOTATION_ALGEBRAIC;
+    const dtb_board *names = named ? &b : NULL;
     int rc = 0;
     if (a->npositional > 0) {
         for (int i = 0; i < a->npositional; i++)
-            if (probe_one(db, &b, a->positional[i], json, ans))
+            if (probe_one(db, &b, a->positional[i], json, names, ans))
                 rc = EXIT_INPUT;
     } else {
         char line[4096];
@@ -355,7 +377,7 @@ static int run_probe(const command *c, const dtb_cli_args *a)
                 *--end = '\0';
             if (*s == '\0' || *s == '#')
                 continue;
-            if (probe_one(db, &b, s, json, ans))
+            if (probe_one(db, &b, s, json, names, ans))
                 rc = EXIT_INPUT;
         }
     }

@@ -166,7 +166,7 @@ static enum MHD_Result probe(server *sv, struct MHD_Connection *c, const served 
         if (dtb_position_to_fen(s->db, &p, canon, sizeof canon) != DTB_OK)
             snprintf(canon, sizeof canon, "%s", fen);
         dtb_text t = {0};
-        dtb_answer_json(&t, s->db, canon, &p, a);
+        dtb_answer_json(&t, s->db, canon, &p, a, NULL); /* the API speaks square numbers */
         r = send_text(c, MHD_HTTP_OK, &t, true);
     }
     free(a);

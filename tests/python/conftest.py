@@ -43,9 +43,11 @@ def tables():
 
 @pytest.fixture(scope="session")
 def probe_json(dtbprobe, tables):
-    """probe_json(variant, fens) -> dtbprobe --json's object for each FEN, in order."""
+    """probe_json(variant, fens) -> dtbprobe --json's object for each FEN, in order, in square
+    numbers (the package's default notation)."""
     def run(variant, fens):
-        r = subprocess.run([dtbprobe, "--tables", tables, "--variant", variant, "--json"],
+        r = subprocess.run([dtbprobe, "--tables", tables, "--variant", variant, "--json",
+                            "--notation", "numeric"],
                            input="".join(f + "\n" for f in fens), capture_output=True,
                            text=True, timeout=300)
         out = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]

@@ -3,6 +3,7 @@ and bad or hostile requests get clean HTTP errors while the server keeps serving
 import concurrent.futures
 import json
 import random
+import re
 import socket
 import subprocess
 import time
@@ -84,6 +85,38 @@ def test_answers_equal_dtbprobe_json(server, dtbprobe, tables, variant, squares,
             assert status == 200
             ok += 1
     assert ok > len(fens) // 2  # most random positions are legal and answered
+
+
+def test_russian_notation(server, dtbprobe, tables):
+    """The API answers in square numbers; dtbprobe writes russian algebraically unless told
+    otherwise, and its names are the same squares (1 = b8, 4 = h8, 29 = a1)."""
+    rng = random.Random(25)
+    fens = random_fens(rng, 32, set(range(1, 5)), set(range(29, 33)),
+                       [(1, 0, 1, 0), (1, 1, 1, 0), (0, 1, 0, 1), (2, 0, 1, 0), (0, 2, 1, 0)], 300)
+    numeric = cli_answers(dtbprobe, tables, "russian", fens)  # cli_answers passes --json only
+    api = [json.loads(server.get(f"/api/russian?fen={urllib.parse.quote(f)}")[2]) for f in fens]
+    layout = json.loads(server.get("/api/variants")[2])["variants"]
+    rows = {v["name"]: v for v in layout}["russian"]["layout"]
+    name = {i + 1: "abcdefgh"[c] + str(8 - r) for i, (r, c) in enumerate(rows)}
+    assert (name[1], name[4], name[29]) == ("b8", "h8", "a1")
+
+    def named(text):
+        return re.sub(r"[0-9]+", lambda m: name[int(m.group())], text).replace("x", ":")
+
+    r = subprocess.run([dtbprobe, "--tables", tables, "--variant", "russian", "--json",
+                        "--notation", "numeric"], input="\n".join(fens) + "\n",
+                       capture_output=True, text=True)
+    plain = [json.loads(l) for l in r.stdout.splitlines() if l.strip()]
+    assert plain == api  # the API and --notation numeric agree
+    ok = 0
+    for n, a in zip(numeric, api):
+        if "error" in a:
+            continue
+        assert n["fen"] == named(a["fen"])
+        assert [m["move"] for m in n["moves"]] == [named(m["move"]) for m in a["moves"]]
+        assert n["line"] == [named(m) for m in a["line"]]
+        ok += 1
+    assert ok > 100
 
 
 def test_variants(server):
