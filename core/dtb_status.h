@@ -29,4 +29,9 @@ typedef enum dtb_wdl { DTB_LOSS = -1, DTB_DRAW = 0, DTB_WIN = 1 } dtb_wdl;
 /* Largest DTW any table can hold (plies). */
 #define DTB_MAX_DTW 254
 
+/* How squares are written: PDN numbers, or the algebraic names russian and brazilian players
+ * use (files a, b, ... from white's left, ranks 1, 2, ... from white's side: on 8x8 square 1 is
+ * b8 and 29 is a1; captures written c3:e5). */
+typedef enum dtb_notation { DTB_NOTATION_NUMERIC = 0, DTB_NOTATION_ALGEBRAIC = 1 } dtb_notation;
+
 #endif

@@ -35,9 +35,6 @@ dtb_status dtb_fen_read(const dtb_board *b, const char *text, dtb_pos *p, dtb_er
  * string). */
 dtb_status dtb_fen_write(const dtb_board *b, const dtb_pos *p, char *buf, size_t size);
 
-/* How squares are written: PDN numbers, or algebraic names (core/square_name.h). */
-typedef enum dtb_notation { DTB_NOTATION_NUMERIC, DTB_NOTATION_ALGEBRAIC } dtb_notation;
-
 /* The notation the players of b's variant write (dtb_variant.algebraic). */
 dtb_notation dtb_notation_of(const dtb_board *b);
 

@@ -18,6 +18,7 @@
 #include "movegen.h"
 #include "pdnmove.h"
 #include "resolve.h"
+#include "square_name.h"
 #include "tableset.h"
 
 _Static_assert(DTB_CACHE_ONLY == DTB_RESOLVE_CACHE_ONLY, "probe flags");
@@ -370,9 +371,15 @@ dtb_status dtb_position_from_squares(const dtb_db *db, int side, const int *whit
 
 dtb_status dtb_position_to_fen(const dtb_db *db, const dtb_position *p, char *buf, size_t size)
 {
+    return dtb_position_to_fen_in(db, p, DTB_NOTATION_NUMERIC, buf, size);
+}
+
+dtb_status dtb_position_to_fen_in(const dtb_db *db, const dtb_position *p, dtb_notation n,
+                                  char *buf, size_t size)
+{
     dtb_pos q;
     const dtb_status s = to_pos(db, p, &q, NULL);
-    return s != DTB_OK ? s : dtb_fen_write(db->board, &q, buf, size);
+    return s != DTB_OK ? s : dtb_fen_write_in(db->board, &q, n, buf, size);
 }
 
 /* The public form of legal move m of p. */
@@ -403,34 +410,94 @@ static dtb_movelist *moves_of(const dtb_db *db, const dtb_pos *p, dtb_status *s,
     return list;
 }
 
-dtb_status dtb_position_after(const dtb_db *db, const dtb_position *p, const dtb_pdn_move *m,
-                              dtb_position *out)
+/* The core move of q that public move m names (by start, end and captured set). */
+static dtb_status find_move(const dtb_db *db, const dtb_pos *q, const dtb_pdn_move *m,
+                            dtb_move *out)
 {
-    dtb_pos q;
-    dtb_status s = to_pos(db, p, &q, NULL);
-    if (s != DTB_OK)
-        return s;
     dtb_bb captured = 0;
     for (int i = 0; i < m->ncaptured && i < DTB_MAX_CAPTURED; i++)
         if (m->captured[i] >= 1 && m->captured[i] <= db->board->squares)
             captured |= dtb_bb_bit(m->captured[i] - 1);
-    dtb_movelist *list = moves_of(db, &q, &s, NULL);
+    dtb_status s;
+    dtb_movelist *list = moves_of(db, q, &s, NULL);
     if (!list)
         return s;
     s = DTB_E_INVALID;
-    for (int i = 0; i < list->count; i++) {
+    for (int i = 0; i < list->count && s != DTB_OK; i++) {
         const dtb_move *mv = &list->moves[i];
         if (mv->from + 1 == m->from && mv->to + 1 == m->to && mv->captured == captured &&
             mv->ncaptured == m->ncaptured) {
-            dtb_pos r;
-            dtb_make_move(&q, mv, &r);
-            from_pos(&r, out);
+            *out = *mv;
             s = DTB_OK;
-            break;
         }
     }
     free(list);
     return s;
+}
+
+dtb_status dtb_position_after(const dtb_db *db, const dtb_position *p, const dtb_pdn_move *m,
+                              dtb_position *out)
+{
+    dtb_pos q, r;
+    dtb_move mv;
+    dtb_status s = to_pos(db, p, &q, NULL);
+    if (s == DTB_OK)
+        s = find_move(db, &q, m, &mv);
+    if (s != DTB_OK)
+        return s;
+    dtb_make_move(&q, &mv, &r);
+    from_pos(&r, out);
+    return DTB_OK;
+}
+
+dtb_status dtb_move_to_text(const dtb_db *db, const dtb_position *p, const dtb_pdn_move *m,
+                            dtb_notation n, char *buf, size_t size)
+{
+    dtb_pos q;
+    dtb_move mv;
+    dtb_status s = to_pos(db, p, &q, NULL);
+    if (s == DTB_OK)
+        s = find_move(db, &q, m, &mv);
+    return s != DTB_OK ? s : dtb_move_write_in(db->board, &q, &mv, n, buf, size);
+}
+
+dtb_notation dtb_db_notation(const dtb_db *db) { return dtb_notation_of(db->board); }
+
+dtb_status dtb_square_to_text(const dtb_db *db, int square, dtb_notation n, char *buf, size_t size)
+{
+    if (square < 1 || square > db->board->squares)
+        return DTB_E_INVALID;
+    char text[16];
+    if (n == DTB_NOTATION_ALGEBRAIC)
+        dtb_square_name(db->board, square - 1, text);
+    else
+        snprintf(text, sizeof text, "%d", square);
+    if (size <= strlen(text)) {
+        if (size > 0)
+            buf[0] = 0;
+        return DTB_E_OVERFLOW;
+    }
+    memcpy(buf, text, strlen(text) + 1);
+    return DTB_OK;
+}
+
+dtb_status dtb_square_from_text(const dtb_db *db, const char *text, int *square)
+{
+    if (!text)
+        return DTB_E_INVALID;
+    int sq, len;
+    if (dtb_square_parse_name(db->board, text, &sq, &len) == DTB_SQUARE_PLAYABLE &&
+        text[len] == 0) {
+        *square = sq + 1;
+        return DTB_OK;
+    }
+    int v = 0, n = 0;
+    while (text[n] >= '0' && text[n] <= '9' && n < 4)
+        v = v * 10 + (text[n++] - '0');
+    if (n == 0 || text[n] != 0 || v < 1 || v > db->board->squares)
+        return DTB_E_INVALID;
+    *square = v;
+    return DTB_OK;
 }
 
 /* ---- probes ------------------------------------------------------------------------------- */

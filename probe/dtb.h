@@ -250,6 +250,27 @@ dtb_status dtb_position_from_fen(const dtb_db *db, const char *fen, dtb_position
  *   400 bytes is always enough). Thread-safe. */
 dtb_status dtb_position_to_fen(const dtb_db *db, const dtb_position *p, char *buf, size_t size);
 
+/* The notation the players of the db's variant write (DTB_NOTATION_ALGEBRAIC for russian and
+ * brazilian; the texts of this library are in numbers unless a call takes a notation).
+ * Thread-safe. */
+dtb_notation dtb_db_notation(const dtb_db *db);
+
+/* Square (1..N) as text in notation n ("22" or "c3") into buf.
+ * Returns: DTB_OK; DTB_E_INVALID (no such square); DTB_E_OVERFLOW (buf too small; 8 bytes are
+ *   always enough). Thread-safe. */
+dtb_status dtb_square_to_text(const dtb_db *db, int square, dtb_notation n, char *buf, size_t size);
+
+/* The square (1..N) that text names, as a number or (any variant's board has names) as
+ * "c3". Returns: DTB_OK; DTB_E_INVALID (not a square of the board: "i9", a light square, "0",
+ * trailing characters). Thread-safe. */
+dtb_status dtb_square_from_text(const dtb_db *db, const char *text, int *square);
+
+/* dtb_position_to_fen in notation n ("W:WKc1:BKh8"). Returns as dtb_position_to_fen.
+ * Thread-safe. dtb_position_from_fen reads both notations where the variant's players write
+ * names. */
+dtb_status dtb_position_to_fen_in(const dtb_db *db, const dtb_position *p, dtb_notation n,
+                                  char *buf, size_t size);
+
 /* Longest move text with its NUL. */
 #define DTB_MOVE_TEXT_SIZE 128
 /* Most pieces one move can capture. */
@@ -264,6 +285,12 @@ typedef struct dtb_pdn_move {
     char text[DTB_MOVE_TEXT_SIZE];           /* PDN: "32-28", "28x19", or "28x19x8" when two
                                                 moves share start and end */
 } dtb_pdn_move;
+
+/* Legal move m of p as text in notation n ("22-18" / "c3-d4", "22x13" / "c3:a5").
+ * Returns: DTB_OK, DTB_E_INVALID (p invalid or m not a legal move of p), DTB_E_OVERFLOW (buf
+ *   too small; DTB_MOVE_TEXT_SIZE is always enough). Thread-safe. */
+dtb_status dtb_move_to_text(const dtb_db *db, const dtb_position *p, const dtb_pdn_move *m,
+                            dtb_notation n, char *buf, size_t size);
 
 /* The position after legal move m of p (as returned by dtb_probe_moves or dtb_probe_line).
  * Returns: DTB_OK, DTB_E_INVALID (p invalid, or m not a legal move of p). Thread-safe. */

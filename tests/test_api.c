@@ -74,6 +74,28 @@ static int setup(void **state)
     return 0;
 }
 
+/* Russian 2-piece tables, apart (a directory of two variants needs a variant chosen). */
+static char root_ru[80];
+
+static dtb_db *open_russian(void)
+{
+    if (!root_ru[0]) {
+        snprintf(root_ru, sizeof root_ru, "%s/ru", root);
+        const dtb_build_options bo = {.variant = dtb_variant_find("russian"), .pieces = 2,
+                                      .out_dir = root_ru, .zstd_level = 1};
+        dtb_error e;
+        if (dtb_build(&bo, &e) != DTB_OK)
+            fail_msg("russian build: %s", e.msg);
+    }
+    const char *dirs[] = {root_ru};
+    dtb_options o = DTB_OPTIONS_INIT;
+    o.paths = dirs;
+    o.npaths = 1;
+    dtb_db *db = NULL;
+    assert_int_equal(dtb_open(&o, &db), DTB_OK);
+    return db;
+}
+
 static int teardown(void **state)
 {
     (void)state;
@@ -355,6 +377,77 @@ static void test_overflow(void **state)
     dtb_close(db);
 }
 
+/* Squares, FENs and moves in both notations (russian: 1 = b8, 4 = h8, 22 = c3, 29 = a1). */
+static void test_notation(void **state)
+{
+    (void)state;
+    dtb_db *ru = open_russian(), *intl = open_tables();
+    assert_int_equal(dtb_db_notation(ru), DTB_NOTATION_ALGEBRAIC);
+    assert_int_equal(dtb_db_notation(intl), DTB_NOTATION_NUMERIC);
+    static const struct {
+        int square;
+        const char *name;
+    } fixed[] = {{1, "b8"}, {4, "h8"}, {22, "c3"}, {29, "a1"}, {32, "g1"}};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+        char text[8];
+        int sq = 0;
+        assert_int_equal(dtb_square_to_text(ru, fixed[i].square, DTB_NOTATION_ALGEBRAIC, text,
+                                            sizeof text), DTB_OK);
+        assert_string_equal(text, fixed[i].name);
+        assert_int_equal(dtb_square_from_text(ru, fixed[i].name, &sq), DTB_OK);
+        assert_int_equal(sq, fixed[i].square);
+        assert_int_equal(dtb_square_to_text(ru, fixed[i].square, DTB_NOTATION_NUMERIC, text,
+                                            sizeof text), DTB_OK);
+        assert_int_equal(dtb_square_from_text(ru, text, &sq), DTB_OK);
+        assert_int_equal(sq, fixed[i].square);
+    }
+    int sq = 0;
+    char small[2];
+    assert_int_equal(dtb_square_from_text(ru, "i9", &sq), DTB_E_INVALID);
+    assert_int_equal(dtb_square_from_text(ru, "a8", &sq), DTB_E_INVALID); /* light */
+    assert_int_equal(dtb_square_from_text(ru, "33", &sq), DTB_E_INVALID);
+    assert_int_equal(dtb_square_from_text(ru, "c3x", &sq), DTB_E_INVALID);
+    assert_int_equal(dtb_square_from_text(ru, "", &sq), DTB_E_INVALID);
+    assert_int_equal(dtb_square_to_text(ru, 33, DTB_NOTATION_NUMERIC, small, sizeof small),
+                     DTB_E_INVALID);
+    assert_int_equal(dtb_square_to_text(ru, 22, DTB_NOTATION_ALGEBRAIC, small, sizeof small),
+                     DTB_E_OVERFLOW);
+    /* A FEN read in names is the position read in numbers; written either way. */
+    dtb_position a = position(ru, "W:WKc1:BKh8"), b = position(ru, "W:WK30:BK4");
+    assert_memory_equal(&a, &b, sizeof a);
+    char fen[64];
+    assert_int_equal(dtb_position_to_fen_in(ru, &a, DTB_NOTATION_ALGEBRAIC, fen, sizeof fen), DTB_OK);
+    assert_string_equal(fen, "W:WKc1:BKh8");
+    assert_int_equal(dtb_position_to_fen(ru, &a, fen, sizeof fen), DTB_OK);
+    assert_string_equal(fen, "W:WK30:BK4");
+    /* Moves: the ranked move's text is in numbers; dtb_move_to_text writes either. */
+    dtb_ranked_move moves[32];
+    int count = 0;
+    assert_int_equal(dtb_probe_moves(ru, &a, 0, moves, 32, &count), DTB_OK);
+    assert_true(count > 0);
+    for (int i = 0; i < count; i++) {
+        char text[DTB_MOVE_TEXT_SIZE], numbers[DTB_MOVE_TEXT_SIZE];
+        assert_int_equal(dtb_move_to_text(ru, &a, &moves[i].move, DTB_NOTATION_ALGEBRAIC, text,
+                                          sizeof text), DTB_OK);
+        assert_int_equal(strncmp(text, "c1-", 3), 0);
+        assert_int_equal(dtb_move_to_text(ru, &a, &moves[i].move, DTB_NOTATION_NUMERIC, numbers,
+                                          sizeof numbers), DTB_OK);
+        assert_string_equal(numbers, moves[i].move.text);
+    }
+    dtb_pdn_move bogus = moves[0].move;
+    bogus.to = 1;
+    char text[DTB_MOVE_TEXT_SIZE];
+    assert_int_equal(dtb_move_to_text(ru, &a, &bogus, DTB_NOTATION_ALGEBRAIC, text, sizeof text),
+                     DTB_E_INVALID);
+    /* International has no names: a FEN with one is refused, naming it. */
+    dtb_position p;
+    char why[DTB_MESSAGE_SIZE];
+    assert_int_equal(dtb_position_from_fen(intl, "W:Wc3:B1", &p, why, sizeof why), DTB_E_INVALID);
+    assert_non_null(strstr(why, "'c3'"));
+    dtb_close(ru);
+    dtb_close(intl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -365,6 +458,7 @@ int main(void)
         cmocka_unit_test(test_nomem_opening_a_table),
         cmocka_unit_test(test_nomem_at_each_allocation),
         cmocka_unit_test(test_overflow),
+        cmocka_unit_test(test_notation),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
