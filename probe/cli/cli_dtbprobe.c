@@ -26,7 +26,7 @@
 #include "cli_options.h"
 #include "cli_verify.h"
 #ifdef DTB_HAVE_SERVER
-#include "server.h"
+#include "cli_serve.h"
 #endif
 
 enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };

@@ -7,7 +7,8 @@
  * Limits, all libmicrohttpd's: a connection's memory (request line and headers; a longer request
  * is refused by libmicrohttpd with 414 or 431), an idle or slow connection closed after the
  * timeout, a bound on simultaneous connections. A probe itself is bounded (one position, its
- * moves and its line). */
+ * moves and its line). Nothing here prints: problems go to the caller's log callback or come
+ * back as a status and message (the command line, probe/cli/cli_serve.c, prints them). */
 #define _POSIX_C_SOURCE 200809L
 
 #include "server.h"
@@ -15,8 +16,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -30,7 +29,6 @@
 
 #include "answer.h"
 #include "board.h"
-#include "cli_options.h"
 #include "dtb.h"
 #include "variant.h"
 
@@ -41,12 +39,9 @@
 #define DTB_WEB_INSTALL_DIR ""
 #endif
 
-enum { EXIT_INPUT = 1 };
-
 /* Requests beyond these are refused before they reach handle(). */
 enum {
     CONNECTION_MEMORY = 16 * 1024, /* request line and headers of one connection */
-    CONNECTION_TIMEOUT = 10,       /* seconds a connection may sit idle or trickle (default) */
     CONNECTION_LIMIT = 512,
     MAX_FEN = 1024, /* characters of the fen argument */
     MAX_VARIANTS = 8,
@@ -64,13 +59,16 @@ typedef struct web_file {
     size_t len;
 } web_file;
 
-typedef struct server {
+struct dtb_server {
+    struct MHD_Daemon *daemon;
+    unsigned port;
     served vars[MAX_VARIANTS];
     int nvars;
     char *variants_json; /* the answer of /api/variants, made once */
     web_file files[3];
     atomic_uint_fast64_t requests, failures;
-} server;
+};
+typedef struct dtb_server server;
 
 /* ---- answers -------------------------------------------------------------------------------- */
 
@@ -224,32 +222,32 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 
 /* ---- start ---------------------------------------------------------------------------------- */
 
-static void print_log(void *user, const char *msg)
+static bool is_dir(const char *p)
 {
-    (void)user;
-    fprintf(stderr, "dtbprobe: serve: %s\n", msg);
+    struct stat st;
+    return *p && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* Opens the tables of every variant found under the directories. */
-static bool open_variants(server *sv, const char *const *dirs, int ndirs, uint64_t cache)
+/* Opens the tables of every variant found under the directories (problems go to the log). */
+static bool open_variants(server *sv, const dtb_server_config *cf)
 {
     for (int i = 0; i < dtb_variant_count() && sv->nvars < MAX_VARIANTS; i++) {
         const dtb_variant *v = dtb_variant_at(i);
         bool present = false;
-        for (int d = 0; d < ndirs && !present; d++) {
+        for (int d = 0; d < cf->ndirs && !present; d++) {
             char path[4200];
-            struct stat st;
-            snprintf(path, sizeof path, "%s/%s", dirs[d], v->name);
-            present = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+            snprintf(path, sizeof path, "%s/%s", cf->dirs[d], v->name);
+            present = is_dir(path);
         }
         if (!present)
             continue;
         dtb_options o = DTB_OPTIONS_INIT;
-        o.paths = dirs;
-        o.npaths = ndirs;
+        o.paths = cf->dirs;
+        o.npaths = cf->ndirs;
         o.variant = v->name;
-        o.cache_bytes = cache;
-        o.log = print_log;
+        o.cache_bytes = cf->cache_bytes;
+        o.log = cf->log;
+        o.log_user = cf->log_user;
         served *s = &sv->vars[sv->nvars];
         if (dtb_open(&o, &s->db) != DTB_OK)
             continue; /* the log said why; the other variants are still served */
@@ -322,14 +320,8 @@ static char *read_file(const char *path, size_t *len)
     return data;
 }
 
-static bool is_dir(const char *p)
-{
-    struct stat st;
-    return *p && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 /* The page's files from dir, or the first of the usual places that has them. */
-static bool load_web(server *sv, const char *dir)
+static dtb_status load_web(server *sv, const char *dir, dtb_error *e)
 {
     static const web_file names[3] = {
         {"/", "index.html", "text/html; charset=utf-8", NULL, 0},
@@ -346,13 +338,11 @@ static bool load_web(server *sv, const char *dir)
         sv->files[i] = names[i];
         char path[4200];
         snprintf(path, sizeof path, "%s/%s", dir, names[i].name);
-        if (!(sv->files[i].data = read_file(path, &sv->files[i].len))) {
-            fprintf(stderr, "dtbprobe: serve: cannot read the web page's %s: %s\n", path,
-                    strerror(errno ? errno : EIO));
-            return false;
-        }
+        if (!(sv->files[i].data = read_file(path, &sv->files[i].len)))
+            return dtb_error_set(e, DTB_E_IO, "cannot read the web page's %s: %s", path,
+                                 strerror(errno ? errno : EIO));
     }
-    return true;
+    return DTB_OK;
 }
 
 static void server_free(server *sv)
@@ -362,31 +352,6 @@ static void server_free(server *sv)
     for (int i = 0; i < 3; i++)
         free(sv->files[i].data);
     free(sv->variants_json);
-}
-
-enum { OPT_TABLES, OPT_BIND, OPT_PORT, OPT_THREADS, OPT_CACHE, OPT_TIMEOUT, OPT_WEB, OPT_QUIET, NOPTIONS };
-static const dtb_cli_option serve_options[NOPTIONS] = {
-    [OPT_TABLES] = {"--tables", DTB_CLI_TEXT, "DIR", "table directories, ':'-separated (default: $DTB_PATH, else tables)"},
-    [OPT_BIND] = {"--bind", DTB_CLI_TEXT, "ADDR", "address to listen on (default 127.0.0.1; :: or 0.0.0.0 for all)"},
-    [OPT_PORT] = {"--port", DTB_CLI_INT, "P", "port (default 8428; 0: any free port)", 0, 65535},
-    [OPT_THREADS] = {"--threads", DTB_CLI_INT, "T", "threads answering requests (default: the cores)", 1, 256},
-    [OPT_CACHE] = {"--cache", DTB_CLI_INT, "MIB", "block cache per variant in MiB (default 256)", 1, 1L << 20},
-    [OPT_TIMEOUT] = {"--timeout", DTB_CLI_INT, "S", "seconds before an idle or slow connection is closed (default 10)", 1, 3600},
-    [OPT_WEB] = {"--web", DTB_CLI_TEXT, "DIR", "the web page's files (default: those of this build)"},
-    [OPT_QUIET] = {"--quiet", DTB_CLI_FLAG, NULL, "print only the address"},
-};
-
-static void help(FILE *f)
-{
-    fprintf(f, "usage: dtbprobe serve " DTBPROBE_SERVE_SYNOPSIS "\n"
-               "Serves the tables over HTTP until interrupted (Ctrl-C, SIGTERM):\n"
-               "  GET /api/variants             the variants, boards and piece counts of the tables\n"
-               "  GET /api/<variant>?fen=<FEN>  the JSON object of 'dtbprobe --json' for that position\n"
-               "  GET /                         a web page: a board, its value, every move ranked\n"
-               "Errors are JSON {\"error\": ...} with status 400 (bad FEN) or 404 (no such table).\n\n"
-               "options:\n");
-    dtb_cli_print_options(f, serve_options, NOPTIONS);
-    fprintf(f, "\nexit status: 0 stopped by a signal, 1 bad input or data, 2 usage error\n");
 }
 
 /* The socket address to listen on, from text and port; false when text is not an address. */
@@ -410,118 +375,63 @@ static bool socket_address(const char *text, int port, struct sockaddr_storage *
     return false;
 }
 
-int dtbprobe_serve_main(int argc, char **argv)
+dtb_status dtb_server_start(const dtb_server_config *cf, dtb_server **out, dtb_error *e)
 {
-    dtb_cli_args *a = malloc(sizeof *a);
-    if (!a) {
-        fprintf(stderr, "dtbprobe: serve: out of memory\n");
-        return EXIT_INPUT;
-    }
-    switch (dtb_cli_parse(serve_options, NOPTIONS, 0, argc, argv, a)) {
-    case DTB_CLI_HELP:
-        help(stdout);
-        free(a);
-        return 0;
-    case DTB_CLI_USAGE: {
-        const int rc = dtb_cli_usage_error("dtbprobe", "serve", a->error);
-        free(a);
-        return rc;
-    }
-    case DTB_CLI_OK:
-        break;
-    }
-    const char *bind = a->given[OPT_BIND] ? a->text[OPT_BIND] : "127.0.0.1";
-    const int port = a->given[OPT_PORT] ? (int)a->number[OPT_PORT] : 8428;
-    long threads = a->given[OPT_THREADS] ? a->number[OPT_THREADS] : sysconf(_SC_NPROCESSORS_ONLN);
-    if (threads < 1)
-        threads = 1;
-    const uint64_t cache = (uint64_t)(a->given[OPT_CACHE] ? a->number[OPT_CACHE] : 256) << 20;
-    const bool quiet = a->given[OPT_QUIET];
-    const unsigned timeout = a->given[OPT_TIMEOUT] ? (unsigned)a->number[OPT_TIMEOUT] : CONNECTION_TIMEOUT;
+    *out = NULL;
     struct sockaddr_storage sa;
     bool v6;
-    if (!socket_address(bind, port, &sa, &v6)) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "--bind: '%.80s' is not an IPv4 or IPv6 address", bind);
-        const int rc = dtb_cli_usage_error("dtbprobe", "serve", msg);
-        free(a);
-        return rc;
-    }
-    const char *tables = a->given[OPT_TABLES] ? a->text[OPT_TABLES] : getenv("DTB_PATH");
-    char *list = strdup(tables && *tables ? tables : "tables");
-    const char *web = a->given[OPT_WEB] ? a->text[OPT_WEB] : NULL;
-    free(a);
-    const char *dirs[16];
-    int ndirs = 0;
-    for (char *s = list ? strtok(list, ":") : NULL; s && ndirs < 16; s = strtok(NULL, ":"))
-        dirs[ndirs++] = s;
-
+    if (!socket_address(cf->bind, cf->port, &sa, &v6))
+        return dtb_error_set(e, DTB_E_INVALID, "'%.80s' is not an IPv4 or IPv6 address", cf->bind);
     server *sv = calloc(1, sizeof *sv);
-    int rc = EXIT_INPUT;
-    if (!sv || !list) {
-        fprintf(stderr, "dtbprobe: serve: out of memory\n");
-        goto done;
+    if (!sv)
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    dtb_status s = load_web(sv, cf->web_dir, e);
+    if (s == DTB_OK && !open_variants(sv, cf))
+        s = dtb_error_set(e, DTB_E_NOTFOUND, "no tables of any variant in the table directories");
+    if (s == DTB_OK && !variants_json(sv))
+        s = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    if (s == DTB_OK) {
+        /* No MHD_USE_ERROR_LOG: libmicrohttpd would print; a failure to start is reported below. */
+        sv->daemon = MHD_start_daemon(
+            MHD_USE_AUTO_INTERNAL_THREAD | (v6 ? MHD_USE_IPv6 : 0), (uint16_t)cf->port, NULL,
+            NULL, handle, sv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+            MHD_OPTION_THREAD_POOL_SIZE, cf->threads ? cf->threads : 1u,
+            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
+            MHD_OPTION_CONNECTION_TIMEOUT, cf->timeout, MHD_OPTION_CONNECTION_LIMIT,
+            (unsigned)CONNECTION_LIMIT, MHD_OPTION_END);
+        if (!sv->daemon)
+            s = dtb_error_set(e, DTB_E_IO, "cannot listen on %s port %d: %s", cf->bind, cf->port,
+                              strerror(errno ? errno : EADDRINUSE));
     }
-    if (!load_web(sv, web))
-        goto done;
-    if (!open_variants(sv, dirs, ndirs, cache)) {
-        fprintf(stderr, "dtbprobe: serve: no tables of any variant in %s\n",
-                tables && *tables ? tables : "tables");
-        goto done;
+    if (s != DTB_OK) {
+        dtb_server_stop(sv);
+        return s;
     }
-    if (!variants_json(sv)) {
-        fprintf(stderr, "dtbprobe: serve: out of memory\n");
-        goto done;
-    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(sv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    sv->port = info ? info->port : (unsigned)cf->port;
+    *out = sv;
+    return DTB_OK;
+}
 
-    /* The signals that stop the server are taken by sigwait below, in this thread only: blocked
-     * before libmicrohttpd starts its threads, which inherit the mask. */
-    sigset_t stop;
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGINT);
-    sigaddset(&stop, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &stop, NULL);
-    signal(SIGPIPE, SIG_IGN); /* a client that hangs up mid-answer is not a reason to stop */
+unsigned dtb_server_port(const dtb_server *sv) { return sv->port; }
 
-    struct MHD_Daemon *d = MHD_start_daemon(
-        MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0),
-        (uint16_t)port, NULL, NULL, handle, sv,
-        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
-        MHD_OPTION_CONNECTION_TIMEOUT, timeout,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTION_LIMIT,
-        MHD_OPTION_END);
-    if (!d) {
-        fprintf(stderr, "dtbprobe: serve: cannot listen on %s port %d: %s\n", bind, port,
-                strerror(errno ? errno : EADDRINUSE));
-        goto done;
+int dtb_server_variants(const dtb_server *sv, const char **names, int *pieces, int cap)
+{
+    for (int i = 0; i < sv->nvars && i < cap; i++) {
+        names[i] = sv->vars[i].v->name;
+        pieces[i] = dtb_max_pieces(sv->vars[i].db, false);
     }
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-    const unsigned bound = info ? info->port : (unsigned)port;
-    const bool any = strcmp(bind, "0.0.0.0") == 0 || strcmp(bind, "::") == 0;
-    printf("http://%s%s%s:%u/\n", v6 && !any ? "[" : "", any ? "localhost" : bind,
-           v6 && !any ? "]" : "", bound);
-    fflush(stdout);
-    if (!quiet) {
-        fprintf(stderr, "dtbprobe: serve: open the address above; tables of");
-        for (int i = 0; i < sv->nvars; i++)
-            fprintf(stderr, "%s %s (2..%d)", i ? "," : "", sv->vars[i].v->name,
-                    dtb_max_pieces(sv->vars[i].db, false));
-        fprintf(stderr, "; Ctrl-C stops\n");
-    }
-    int sig;
-    while (sigwait(&stop, &sig) != 0)
-        ;
-    MHD_stop_daemon(d);
-    if (!quiet)
-        fprintf(stderr, "dtbprobe: serve: stopped after %llu requests\n",
-                (unsigned long long)atomic_load(&sv->requests));
-    rc = 0;
-done:
-    if (sv)
-        server_free(sv);
+    return sv->nvars;
+}
+
+uint64_t dtb_server_requests(const dtb_server *sv) { return atomic_load(&sv->requests); }
+
+void dtb_server_stop(dtb_server *sv)
+{
+    if (!sv)
+        return;
+    if (sv->daemon)
+        MHD_stop_daemon(sv->daemon);
+    server_free(sv);
     free(sv);
-    free(list);
-    return rc;
 }
