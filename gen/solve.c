@@ -1162,15 +1162,19 @@ static int unit_halves(const work *wk, bool self)
     return self && wk->fblock == wk->block ? 1 : 2;
 }
 
+/* The flipped block in ft of the block of t whose men are wm, bm. */
+static uint64_t flipped_block(const dtb_board *b, const dtb_solved_table *ft, dtb_bb wm, dtb_bb bm)
+{
+    return dtb_index_block_of(ft->index, dtb_bb_reverse(b, bm), dtb_bb_reverse(b, wm));
+}
+
 /* The unit of block blk of t: its flipped block in ft and its advancement. */
 static work work_of(const dtb_board *b, const dtb_solved_table *t, const dtb_solved_table *ft,
                     uint64_t blk)
 {
     dtb_bb wm, bm;
     dtb_index_block_men(t->index, blk, &wm, &bm);
-    const uint64_t fblk =
-        dtb_index_block_of(ft->index, dtb_bb_reverse(b, bm), dtb_bb_reverse(b, wm));
-    return (work){blk, fblk, advancement(b, wm, bm)};
+    return (work){blk, flipped_block(b, ft, wm, bm), advancement(b, wm, bm)};
 }
 
 /* A block's advancement in one byte (at most 16 men of 11 rows: 176), or this for a block of a
@@ -1340,9 +1344,9 @@ static uint64_t solve_kingless(const dtb_solved *s, const uint8_t *adv, uint64_t
         for (uint64_t blk = 0; blk < nblocks; blk++) {
             if (me->nomem || adv[blk] != a)
                 continue;
-            const work wk = work_of(b, t, ft, blk);
-            dtb_bb wm, bm;
+            dtb_bb wm, bm; /* the men once: the unit's flipped block and its positions */
             dtb_index_block_men(t->index, blk, &wm, &bm);
+            const work wk = {blk, flipped_block(b, ft, wm, bm), a};
             kingless_add(s, me, kb, ml, t, blk, 0, wm, bm);
             const int halves = unit_halves(&wk, self);
             if (halves == 2) /* the flipped position, as in unit_setup */
@@ -1477,7 +1481,13 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2
             for (uint64_t i = first; i < last; i++) {
                 if (me->nomem || me->overflow || (!listed && adv[i] != a))
                     continue;
-                const work wk = listed ? w[i] : work_of(b, t, ft, i);
+                /* A found unit's advancement is the level's: only its flipped block is new. */
+                work wk = listed ? w[i] : (work){i, 0, a};
+                if (!listed) {
+                    dtb_bb wm, bm;
+                    dtb_index_block_men(t->index, i, &wm, &bm);
+                    wk.fblock = flipped_block(b, ft, wm, bm);
+                }
                 unit_setup(&u, &wk, t, ft, self);
                 solve_unit(&u, me);
                 pending += (uint64_t)u.nhalves * K;

@@ -270,6 +270,18 @@ static void from_pos(const dtb_pos *p, dtb_position *out)
     out->side = p->side == DTB_WHITE ? DTB_SIDE_WHITE : DTB_SIDE_BLACK;
 }
 
+/* The end of building a position: *out = *p and err emptied on success, else err holds e's
+ * message; returns s. */
+static dtb_status built(dtb_status s, const dtb_error *e, const dtb_position *p, dtb_position *out,
+                        char *err, size_t size)
+{
+    if (err && size > 0)
+        snprintf(err, size, "%s", s == DTB_OK ? "" : e->msg);
+    if (s == DTB_OK)
+        *out = *p;
+    return s;
+}
+
 dtb_status dtb_position_from_fen(const dtb_db *db, const char *fen, dtb_position *p, char *err,
                                  size_t size)
 {
@@ -282,15 +294,7 @@ dtb_status dtb_position_from_fen(const dtb_db *db, const char *fen, dtb_position
         from_pos(&q, &tmp);
         s = to_pos(db, &tmp, &q, &e);
     }
-    if (s != DTB_OK) {
-        if (err && size > 0)
-            snprintf(err, size, "%s", e.msg);
-        return s;
-    }
-    *p = tmp;
-    if (err && size > 0)
-        err[0] = 0;
-    return DTB_OK;
+    return built(s, &e, &tmp, p, err, size);
 }
 
 /* Why square cannot take a piece of side (king or man) in p, or NULL when it can. */
@@ -358,15 +362,7 @@ dtb_status dtb_position_from_squares(const dtb_db *db, int side, const int *whit
     dtb_pos q;
     if (s == DTB_OK)
         s = to_pos(db, &p, &q, &e);
-    if (s != DTB_OK) {
-        if (err && size > 0)
-            snprintf(err, size, "%s", e.msg);
-        return s;
-    }
-    *out = p;
-    if (err && size > 0)
-        err[0] = 0;
-    return DTB_OK;
+    return built(s, &e, &p, out, err, size);
 }
 
 dtb_status dtb_position_to_fen(const dtb_db *db, const dtb_position *p, char *buf, size_t size)

@@ -74,6 +74,8 @@ static int setup(void **state)
     return 0;
 }
 
+static dtb_db *open_dir(const char *dir);
+
 /* Russian 2-piece tables, apart (a directory of two variants needs a variant chosen). */
 static char root_ru[80];
 
@@ -87,13 +89,7 @@ static dtb_db *open_russian(void)
         if (dtb_build(&bo, &e) != DTB_OK)
             fail_msg("russian build: %s", e.msg);
     }
-    const char *dirs[] = {root_ru};
-    dtb_options o = DTB_OPTIONS_INIT;
-    o.paths = dirs;
-    o.npaths = 1;
-    dtb_db *db = NULL;
-    assert_int_equal(dtb_open(&o, &db), DTB_OK);
-    return db;
+    return open_dir(root_ru);
 }
 
 static int teardown(void **state)
@@ -104,9 +100,10 @@ static int teardown(void **state)
     return system(cmd) == 0 ? 0 : -1;
 }
 
-static dtb_db *open_tables(void)
+/* The tables in dir, with the default options. */
+static dtb_db *open_dir(const char *dir)
 {
-    const char *dirs[] = {root};
+    const char *dirs[] = {dir};
     dtb_options o = DTB_OPTIONS_INIT;
     o.paths = dirs;
     o.npaths = 1;
@@ -114,6 +111,8 @@ static dtb_db *open_tables(void)
     assert_int_equal(dtb_open(&o, &db), DTB_OK);
     return db;
 }
+
+static dtb_db *open_tables(void) { return open_dir(root); }
 
 static dtb_position position(dtb_db *db, const char *fen)
 {

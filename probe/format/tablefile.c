@@ -637,17 +637,29 @@ static void pack_values(const uint8_t *v, size_t len, unsigned bits, uint8_t *ou
     }
 }
 
-/* Block b's stored bytes (packed, in file order) into out (out_size at least the packed length). */
-static dtb_status read_stored(const dtb_tablefile *tf, uint64_t b, uint8_t *out, size_t out_size,
-                              dtb_tablefile_ctx *ctx, dtb_error *e)
+/* DTB_OK when block b exists and out_size bytes hold it (packed: dtb_tablefile_packed_len, else
+ * a byte per value); else the refusal, DTB_E_RANGE or DTB_E_OVERFLOW. */
+static dtb_status check_request(const dtb_tablefile *tf, uint64_t b, size_t out_size, bool packed,
+                                dtb_error *e)
 {
     if (b >= tf->info.blocks)
         return dtb_tf_file_error(e, DTB_E_RANGE, tf->path, "block %llu of %llu requested",
                                  (unsigned long long)b, (unsigned long long)tf->info.blocks);
-    const size_t len = (size_t)dtb_tablefile_packed_len(tf, b);
+    const size_t len = (size_t)(packed ? dtb_tablefile_packed_len(tf, b) : dtb_tablefile_block_len(tf, b));
     if (out_size < len)
         return dtb_tf_file_error(e, DTB_E_OVERFLOW, tf->path, "buffer of %zu bytes for a block of %zu",
                                  out_size, len);
+    return DTB_OK;
+}
+
+/* Block b's stored bytes (packed, in file order) into out (out_size at least the packed length). */
+static dtb_status read_stored(const dtb_tablefile *tf, uint64_t b, uint8_t *out, size_t out_size,
+                              dtb_tablefile_ctx *ctx, dtb_error *e)
+{
+    const dtb_status rc = check_request(tf, b, out_size, true, e);
+    if (rc != DTB_OK)
+        return rc;
+    const size_t len = (size_t)dtb_tablefile_packed_len(tf, b);
     size_t size;
     const dtb_status s = load_frame(tf, b, ctx, &size, e);
     return s == DTB_OK ? decode_frame(tf, b, ctx, size, out, len, e) : s;
@@ -662,13 +674,10 @@ static dtb_status read_values(const dtb_tablefile *tf, uint64_t b, uint8_t *out,
     const uint32_t c = tf->info.tile_columns;
     if (bits == 8 && !c)
         return read_stored(tf, b, out, out_size, ctx, e);
-    if (b >= tf->info.blocks)
-        return dtb_tf_file_error(e, DTB_E_RANGE, tf->path, "block %llu of %llu requested",
-                                 (unsigned long long)b, (unsigned long long)tf->info.blocks);
+    const dtb_status rc = check_request(tf, b, out_size, false, e);
+    if (rc != DTB_OK)
+        return rc;
     const size_t len = (size_t)dtb_tablefile_block_len(tf, b);
-    if (out_size < len)
-        return dtb_tf_file_error(e, DTB_E_OVERFLOW, tf->path, "buffer of %zu bytes for a block of %zu",
-                                 out_size, len);
     const size_t plen = (size_t)dtb_tablefile_packed_len(tf, b);
     if (!reserve(&ctx->packed, &ctx->packed_cap, plen) ||
         (c && !reserve(&ctx->spread, &ctx->spread_cap, len)))
@@ -697,17 +706,10 @@ dtb_status dtb_tablefile_read_packed(const dtb_tablefile *tf, uint64_t b, uint8_
     dtb_status s;
     if (!tf->info.tile_columns) {
         s = read_stored(tf, b, out, out_size, ctx, e);
-    } else if (b >= tf->info.blocks) {
-        s = dtb_tf_file_error(e, DTB_E_RANGE, tf->path, "block %llu of %llu requested",
-                              (unsigned long long)b, (unsigned long long)tf->info.blocks);
-    } else {
+    } else if ((s = check_request(tf, b, out_size, true, e)) == DTB_OK) {
         /* Index order one value per byte (ctx->ordered), then packed into out. */
         const size_t len = (size_t)dtb_tablefile_block_len(tf, b);
-        const size_t plen = (size_t)dtb_tablefile_packed_len(tf, b);
-        if (out_size < plen)
-            s = dtb_tf_file_error(e, DTB_E_OVERFLOW, tf->path, "buffer of %zu bytes for a block of %zu",
-                                  out_size, plen);
-        else if (!reserve(&ctx->ordered, &ctx->ordered_cap, len))
+        if (!reserve(&ctx->ordered, &ctx->ordered_cap, len))
             s = dtb_tf_file_error(e, DTB_E_NOMEM, tf->path, "out of memory reading block %llu",
                                   (unsigned long long)b);
         else if ((s = read_values(tf, b, ctx->ordered, len, ctx, e)) == DTB_OK) {
