@@ -280,18 +280,6 @@ static dtb_status read_all(const run *r, const dtb_tablefile *tf, uint8_t *value
     return bad;
 }
 
-/* The capture test of a run (probe/capturetest.h's where the board allows it), also for the
- * threat rule's questions (probe/format/threat.h; its moves are core's). */
-typedef struct capture_test {
-    const dtb_board *board;
-    dtb_capturetest ct;
-} capture_test;
-
-static bool has_capture(const void *user, const dtb_pos *p)
-{
-    const capture_test *t = user;
-    return dtb_capturetest_or_core(&t->ct, t->board, p);
-}
 
 /* The don't-care positions of stored table x as bits (bit i % 64 of word i / 64): its capture
  * positions, as the full set has them, and, when the set leaves threat positions to the probe,
@@ -302,9 +290,9 @@ static dtb_status dontcare_bits(const run *r, const entry *x, uint64_t *dc, uint
 {
     const uint64_t n = dtb_index_size(x->ix), words = (n + 63) / 64;
     const bool own_flip = is_own_flip(&x->m), with_threats = r->o->threats;
-    capture_test tr = {.board = &r->board};
+    dtb_capture_oracle tr = {.board = &r->board};
     dtb_capturetest_init(&tr.ct, &r->board);
-    const dtb_threat_ops ops = {.has_capture = has_capture, .user = &tr};
+    const dtb_threat_ops ops = {.has_capture = dtb_capture_oracle_has, .user = &tr};
     uint64_t count = 0;
     bool nomem = false;
 #ifdef _OPENMP
@@ -322,7 +310,7 @@ static dtb_status dontcare_bits(const run *r, const entry *x, uint64_t *dc, uint
             for (uint64_t i = w * 64; i < n && i < (w + 1) * 64 && !nomem; i++) {
                 dtb_pos p;
                 dtb_index_pos(x->ix, i, &p);
-                bool dontcare = has_capture(&tr, &p);
+                bool dontcare = dtb_capture_oracle_has(&tr, &p);
                 if (!dontcare && with_threats &&
                     dtb_threat_dontcare(&r->board, &p, own_flip, lists, &ops)) {
                     dontcare = true;

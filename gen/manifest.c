@@ -43,19 +43,6 @@ static void put64(dtb_hash64_state *h, uint64_t x)
     dtb_hash64_update(h, b, sizeof b);
 }
 
-/* The capture test of the writers (gen/build.c marks capture positions by the solver's test,
- * gen/compact.c by this one; they agree, tests/test_probe.c compares them), also for the threat
- * rule's questions. */
-typedef struct capture_test {
-    const dtb_board *board;
-    dtb_capturetest ct;
-} capture_test;
-
-static bool has_capture(const void *user, const dtb_pos *p)
-{
-    const capture_test *t = user;
-    return dtb_capturetest_or_core(&t->ct, t->board, p);
-}
 
 /* What one file's digest needs while its rounds run. */
 typedef struct job {
@@ -64,7 +51,7 @@ typedef struct job {
     const dtb_tablefile_info *info;
     const dtb_board *board;
     const dtb_index *ix;
-    capture_test ct;
+    dtb_capture_oracle ct; /* the writers' capture test (the solver's agrees: tests/test_probe.c) */
     bool own_flip;
     uint8_t *buf; /* one round of values, index order */
 } job;
@@ -75,13 +62,13 @@ typedef struct job {
 static bool is_dontcare(const job *j, const dtb_pos *p, dtb_movelist *const lists[4])
 {
     const uint32_t kind = j->info->dontcare_kind;
-    if (has_capture(&j->ct, p))
+    if (dtb_capture_oracle_has(&j->ct, p))
         return kind & DTB_DONTCARE_CAPTURES;
     if (kind & DTB_DONTCARE_DERIVED)
         return true;
     return (kind & DTB_DONTCARE_THREATS) &&
            dtb_threat_dontcare(j->board, p, j->own_flip, lists,
-                               &(dtb_threat_ops){.has_capture = has_capture, .user = &j->ct});
+                               &(dtb_threat_ops){.has_capture = dtb_capture_oracle_has, .user = &j->ct});
 }
 
 /* Sets the don't-care positions of [start, start + len) to 0 in out (the values of those

@@ -233,4 +233,18 @@ static inline bool dtb_capturetest_or_core(const dtb_capturetest *t, const dtb_b
     return t->usable ? dtb_capturetest_has(t, p) : dtb_has_capture(b, p);
 }
 
+/* A board and its capture test, for callbacks that take (user, position) such as the threat
+ * rule's (probe/format/threat.h): fill board, then dtb_capturetest_init(&ct, board). */
+typedef struct dtb_capture_oracle {
+    const dtb_board *board;
+    dtb_capturetest ct;
+} dtb_capture_oracle;
+
+/* dtb_capturetest_or_core of the dtb_capture_oracle at user. */
+static inline bool dtb_capture_oracle_has(const void *user, const dtb_pos *p)
+{
+    const dtb_capture_oracle *o = user;
+    return dtb_capturetest_or_core(&o->ct, o->board, p);
+}
+
 #endif
