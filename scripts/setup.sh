@@ -7,7 +7,9 @@ packages=(cmake gcc make ninja-build pkg-config libzstd-dev libcmocka-dev libgom
           # dtbprobe serve, and its tests: the HTTP library, pytest, a real browser and its driver
           libmicrohttpd-dev python3-pytest chromium chromium-driver python3-selenium
           # the independent reader of docs/FORMAT.md decodes blocks with the zstd command
-          zstd)
+          zstd
+          # dtbgen across ranks (optional MPI build) and its tests
+          openmpi-bin libopenmpi-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
