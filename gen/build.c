@@ -346,7 +346,7 @@ static void on_progress(void *user, uint64_t done, uint64_t total)
 }
 
 static dtb_status solve_and_write(const dtb_build_options *o, dtb_solved *s, const dtb_material *m,
-                                  dtb_error *e)
+                                  bool lean, dtb_error *e)
 {
     char name[DTB_MATERIAL_NAME_MAX];
     dtb_material_name(m, name, sizeof name);
@@ -357,7 +357,7 @@ static dtb_status solve_and_write(const dtb_build_options *o, dtb_solved *s, con
     const double t0 = omp_get_wtime();
     dtb_solve_stats st[2];
     progress_ctx pc = {o, name};
-    dtb_status rc = dtb_solve_pair(s, *m, st, on_progress, &pc, e);
+    dtb_status rc = dtb_solve_pair(s, *m, lean, st, on_progress, &pc, e);
     if (rc != DTB_OK)
         return rc;
     const double seconds = omp_get_wtime() - t0;
@@ -399,6 +399,7 @@ typedef struct plan_pair {
     uint64_t blocks, block_size;  /* of m's index */
     int step;                     /* its place in the run order; -1 when skipped */
     int last;                     /* the step after which no step needs its values */
+    bool lean;                    /* solved with the lean state (dtb_solve_pair) */
 } plan_pair;
 
 typedef struct build_plan {
@@ -433,6 +434,8 @@ static uint64_t resident_bytes(const plan_pair *p)
  * allowed) with their first 1024 entries per level, and the fact buffers of shared units. */
 static uint64_t solver_bytes(const plan_pair *p, int threads)
 {
+    if (p->lean)
+        return dtb_solve_lean_bytes((p->self ? 1 : 2) * p->positions, threads);
     const uint64_t units = p->self ? (p->blocks + 1) / 2 : p->blocks;
     const uint64_t busy = units < (uint64_t)threads ? units : (uint64_t)threads;
     return dtb_solve_unit_list_bytes(p->blocks, p->block_size) +
@@ -624,6 +627,17 @@ static dtb_status plan_finish(const dtb_build_options *o, bool keep, build_plan 
                 p->last = pl->pair[k].step;
     }
     const int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
+    /* Kings-only pairs are solved lean where the node state alone (with the pair's values) would
+     * not fit the budget, and where their unit is beyond 32-bit ids: slower, but a byte a
+     * position instead of six (gen/solve.c). */
+    for (int i = 0; i < np; i++) {
+        plan_pair *p = &pl->pair[i];
+        p->lean = false;
+        if (p->action != PAIR_SOLVE || !dtb_solve_lean_applies(&p->m))
+            continue;
+        const uint64_t nodes = BASE_BYTES + resident_bytes(p) + solver_bytes(p, threads);
+        p->lean = 2 * p->block_size > UINT32_MAX || (o->memory_budget && nodes > o->memory_budget);
+    }
     uint64_t live = 0;
     pl->peak = pl->working = BASE_BYTES;
     pl->tables = 0;
@@ -689,6 +703,11 @@ static dtb_build_budget budget_of(const dtb_build_options *o, const build_plan *
         .minimum = pl->working + BUDGET_SLACK,
         .work_files = 0,
     };
+    for (int i = 0; i < pl->npairs; i++)
+        if (pl->pair[i].lean) {
+            b.lean_pairs++;
+            b.lean_positions += (pl->pair[i].self ? 1 : 2) * pl->pair[i].positions;
+        }
     b.use_work_files = o->work_dir || (o->memory_budget && pl->peak > o->memory_budget);
     if (b.use_work_files)
         b.work_files = pl->tables;
@@ -872,7 +891,7 @@ dtb_status dtb_build(const dtb_build_options *o, dtb_error *e)
         const plan_pair *p = &pl.pair[i];
         rc = check_resident(&pl, s, i, e);
         if (rc == DTB_OK && p->action == PAIR_SOLVE) {
-            rc = solve_and_write(o, s, &p->m, e);
+            rc = solve_and_write(o, s, &p->m, p->lean, e);
         } else if (rc == DTB_OK) {
             rc = load_pair(o, s, p, e);
         }

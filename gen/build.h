@@ -76,6 +76,8 @@ typedef struct dtb_build_budget {
     uint64_t work_files;  /* then: bytes of work files at the peak (disk the build needs) */
     uint64_t disk_free;   /* bytes free where the work files would go (dtb_build_plan_budget);
                              UINT64_MAX when unknown */
+    int lean_pairs;       /* kings-only pairs the budget has solved with the lean state */
+    uint64_t lean_positions; /* their positions (both members) */
 } dtb_build_budget;
 
 /* The budget plan of the options (o->memory_budget; out_dir as dtb_build_memory_needed). */

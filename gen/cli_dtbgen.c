@@ -307,6 +307,43 @@ static double measured_rate(const char *dir, const dtb_variant *v, double *posit
     return *seconds > 0 ? *positions / *seconds : 0;
 }
 
+/* Bytes of table files (.dtw and .wld) a position of the tables solved into dir for v, from the
+ * files there and the positions their .stats records give; 0 when there are none. */
+static double measured_file_bytes(const char *dir, const dtb_variant *v)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, v->name);
+    DIR *d = opendir(path);
+    double positions = 0, bytes = 0;
+    for (const struct dirent *en; d && (en = readdir(d));) {
+        const size_t n = strlen(en->d_name);
+        if (n <= 6 || strcmp(en->d_name + n - 6, ".stats") != 0)
+            continue;
+        char file[4500];
+        double p = 0, size = 0;
+        snprintf(file, sizeof file, "%s/%s", path, en->d_name);
+        FILE *f = fopen(file, "r");
+        char line[2048];
+        if (f && fgets(line, sizeof line, f)) {
+            const char *at = strstr(line, "\"positions\":");
+            p = at ? strtod(at + 12, NULL) : 0;
+        }
+        if (f)
+            fclose(f);
+        static const char *const ext[] = {".dtw", ".wld"};
+        for (int k = 0; k < 2 && p > 0; k++) {
+            struct stat st;
+            snprintf(file, sizeof file, "%s/%.*s%s", path, (int)(n - 6), en->d_name, ext[k]);
+            size += stat(file, &st) == 0 ? (double)st.st_size : 0;
+        }
+        positions += p;
+        bytes += size;
+    }
+    if (d)
+        closedir(d);
+    return positions > 0 ? bytes / positions : 0;
+}
+
 /* The budget in bytes: --memory, else 85% of the machine's memory (the rest for the system and
  * the page cache through which work files are read). */
 static uint64_t memory_budget(const dtbgen_options *o)
@@ -316,6 +353,8 @@ static uint64_t memory_budget(const dtbgen_options *o)
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
     return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 100 * 85 : 0;
 }
+
+static int parse_materials(const dtbgen_options *o, dtb_material *out);
 
 static int run_list(const dtbgen_options *o)
 {
@@ -385,10 +424,14 @@ static int run_list(const dtbgen_options *o)
     dtb_build_budget budget = {0};
     const uint64_t allowed = memory_budget(o);
     uint64_t todo = 0; /* positions a build into o->dir (all, without one) would solve */
+    dtb_material only[MAX_ONLY];
+    if (parse_materials(o, only))
+        return EXIT_INPUT;
     if (o->pieces <= 8) {
         dtb_build_options bo = {.variant = v, .pieces = o->pieces, .threads = o->threads,
                                 .out_dir = o->dir, .memory_budget = allowed,
-                                .work_dir = o->work_dir};
+                                .work_dir = o->work_dir, .only = o->nonly ? only : NULL,
+                                .nonly = o->nonly};
         dtb_error e;
         if (dtb_build_plan_budget(&bo, &budget, &e) != DTB_OK) {
             fprintf(stderr, "dtbgen: %s\n", e.msg);
@@ -405,19 +448,26 @@ static int run_list(const dtbgen_options *o)
     if (o->work_dir || o->dir)
         snprintf(work_text, sizeof work_text, "%s%s%s", o->work_dir ? o->work_dir : o->dir,
                  o->work_dir ? "" : "/", o->work_dir ? "" : v->name);
-    const bool fits = peak && allowed >= budget.minimum &&
-                      (!budget.use_work_files || budget.disk_free >= budget.work_files);
+    /* The table files a build writes, projected from those in o->dir (bytes a position). */
+    const double per_position = o->dir ? measured_file_bytes(o->dir, v) : 0;
+    const uint64_t files = (uint64_t)(per_position * (double)todo);
+    const uint64_t disk = (budget.use_work_files ? budget.work_files : 0) + files;
+    const bool fits = peak && allowed >= budget.minimum && budget.disk_free >= disk;
     if (o->json) {
         printf("],\"count\":%d,\"positions\":%s,\"blocks\":%s", listed, tp, tb);
         if (peak)
             printf(",\"memory_peak\":%llu,\"memory_keep_all\":%llu,\"budget\":%llu,"
                    "\"budget_minimum\":%llu,\"working_memory\":%llu,\"work_files\":%s,"
-                   "\"work_file_bytes\":%llu,\"fits\":%s,\"positions_to_solve\":%llu",
+                   "\"work_file_bytes\":%llu,\"fits\":%s,\"positions_to_solve\":%llu,"
+                   "\"lean_pairs\":%d,\"lean_positions\":%llu,\"table_file_bytes\":%llu,"
+                   "\"disk_needed\":%llu,\"disk_free\":%llu",
                    (unsigned long long)peak, (unsigned long long)keep,
                    (unsigned long long)allowed, (unsigned long long)budget.minimum,
                    (unsigned long long)budget.working, budget.use_work_files ? "true" : "false",
                    (unsigned long long)budget.work_files, fits ? "true" : "false",
-                   (unsigned long long)todo);
+                   (unsigned long long)todo, budget.lean_pairs,
+                   (unsigned long long)budget.lean_positions, (unsigned long long)files,
+                   (unsigned long long)disk, (unsigned long long)budget.disk_free);
         if (rate > 0)
             printf(",\"measured_positions_per_second\":%.0f,\"estimated_seconds\":%.0f", rate,
                    (double)todo / rate);
@@ -429,12 +479,25 @@ static int run_list(const dtbgen_options *o)
             printf("# memory of a build: %.2f GiB at its peak in memory, %.2f GiB keeping every "
                    "table to the end\n",
                    (double)peak / gib, (double)keep / gib);
+            if (budget.lean_pairs)
+                printf("# %d kings-only pair%s (%.3g positions) solved with the lean state: "
+                       "1 byte a position instead of 6, within the budget\n",
+                       budget.lean_pairs, budget.lean_pairs > 1 ? "s" : "",
+                       (double)budget.lean_positions);
+            if (per_position > 0)
+                printf("# disk: %.2f GiB of table files (at the %.3f bytes a position of the "
+                       "tables in %s)%s, %.2f GiB in all; %.2f GiB free\n",
+                       (double)files / gib, per_position, o->dir,
+                       budget.use_work_files ? " and the work files at their peak" : "",
+                       (double)disk / gib, (double)budget.disk_free / gib);
             printf("# within %.2f GiB (--memory): ", (double)allowed / gib);
-            if (allowed >= budget.minimum && budget.use_work_files &&
-                budget.disk_free < budget.work_files)
-                printf("refused: the work files need %.2f GiB of disk, %.2f GiB are free there "
-                       "(--work DIR puts them on another disk)\n",
-                       (double)budget.work_files / gib, (double)budget.disk_free / gib);
+            if (allowed >= budget.minimum && budget.disk_free < disk)
+                printf("refused: the build needs %.2f GiB of disk (work files %.2f GiB%s), "
+                       "%.2f GiB are free there (--work DIR puts the work files on another "
+                       "disk)\n",
+                       (double)disk / gib, (double)(budget.use_work_files ? budget.work_files : 0) / gib,
+                       per_position > 0 ? ", table files as above" : "; table files not projected: no tables in --out yet",
+                       (double)budget.disk_free / gib);
             else if (!fits)
                 printf("refused: the largest step alone works with %.2f GiB (solver state or "
                        "writer buffers); the budget must be at least %.2f GiB\n",

@@ -155,8 +155,8 @@ static int other(const unit *u, int h) { return u->nhalves == 1 ? h : 1 - h; }
 
 /* The half of local id and its rank there: ids run over at most two halves of K, so a compare
  * does what a division by K would (a 64-bit division several times per position). */
-static inline int half_of(const unit *u, uint32_t id) { return id >= u->K; }
-static inline uint64_t in_half(const unit *u, uint32_t id) { return id >= u->K ? id - u->K : id; }
+static inline int half_of(const unit *u, uint64_t id) { return id >= u->K; }
+static inline uint64_t in_half(const unit *u, uint64_t id) { return id >= u->K ? id - u->K : id; }
 
 static void push(lane *ln, int level, uint32_t id)
 {
@@ -181,7 +181,7 @@ static void push(lane *ln, int level, uint32_t id)
 }
 
 /* The position of local id (white to move, in its half's orientation). */
-static void local_pos(const unit *u, uint32_t id, dtb_pos *p)
+static void local_pos(const unit *u, uint64_t id, dtb_pos *p)
 {
     const half *hf = &u->h[half_of(u, id)];
     p->men[DTB_WHITE] = hf->wmen;
@@ -578,7 +578,7 @@ static void init_range(const unit *u, lane *ln, uint32_t from, uint32_t to)
     capture_bits_flush(&ln->capbits);
 }
 
-static void set_value(const unit *u, uint32_t id, dtb_value v)
+static void set_value(const unit *u, uint64_t id, dtb_value v)
 {
     const int h = half_of(u, id);
     u->h[h].t->values[u->h[h].base + in_half(u, id)] = v;
@@ -628,8 +628,8 @@ static inline int learn(node *nd, int d, bool is_win)
  * d_i free squares below it with x empty) exactly when x is below it, so its term is
  * C(d_i, i + 1) for black kings under x and C(d_i - 1, i + 1) above: two sums split at the
  * number of black kings under x. */
-static int predecessors_narrow(const unit *u, const dtb_index_fast *f, int h, int ph, uint32_t id,
-                               uint32_t pids[DTB_MAX_MOVES])
+static int predecessors_narrow(const unit *u, const dtb_index_fast *f, int h, int ph, uint64_t id,
+                               uint64_t pids[DTB_MAX_MOVES])
 {
     const dtb_board *b = u->b;
     const half *hf = &u->h[h];
@@ -697,7 +697,7 @@ static int predecessors_narrow(const unit *u, const dtb_index_fast *f, int h, in
             const int m = __builtin_popcountll(rest & below), mb = __builtin_popcountll(fbk & below);
             const uint64_t rw = a[m] + binom[m + 1][__builtin_popcountll(empty & below)] + c[m];
             assert(np < DTB_MAX_MOVES);
-            pids[np++] = (uint32_t)(base + rw * nbk + pb[mb] + qb[mb]);
+            pids[np++] = base + rw * nbk + pb[mb] + qb[mb];
         }
     }
     return np;
@@ -706,7 +706,7 @@ static int predecessors_narrow(const unit *u, const dtb_index_fast *f, int h, in
 /* The in-unit predecessors of id into pids: a predecessor un-moves one white king of the
  * flipped position along an empty ray; it counts only when it has no capture (learn_win and
  * learn_loss skip capture positions: there the king move was not legal). Returns how many. */
-static int predecessors(const unit *u, uint32_t id, uint32_t pids[DTB_MAX_MOVES])
+static int predecessors(const unit *u, uint64_t id, uint64_t pids[DTB_MAX_MOVES])
 {
     const int h = half_of(u, id), ph = other(u, h);
     if (u->h[ph].t->material.kings[DTB_WHITE] == 0) /* no king moved: no need to unrank id */
@@ -736,7 +736,7 @@ static int predecessors(const unit *u, uint32_t id, uint32_t pids[DTB_MAX_MOVES]
         dtb_index_kings_of_moved(ix, u->h[ph].men, qb.kings[DTB_WHITE] ^ dtb_bb_bit(y),
                                  qb.kings[DTB_BLACK], nt, to, rank);
         for (int i = 0; i < nt; i++)
-            pids[np++] = (uint32_t)(base + rank[i]);
+            pids[np++] = base + rank[i];
     }
     return np;
 }
@@ -745,13 +745,13 @@ static int predecessors(const unit *u, uint32_t id, uint32_t pids[DTB_MAX_MOVES]
  * about it, at once (their nodes prefetched by the caller). The result does not depend on the
  * order in which resolved positions are propagated: a node's fate depends only on the set of
  * facts it learns, and every fact of level d is learnt before level d+1 starts. */
-static void propagate(const unit *u, lane *ln, const uint32_t *pids, int np, int d, bool is_win)
+static void propagate(const unit *u, lane *ln, const uint64_t *pids, int np, int d, bool is_win)
 {
     node *const n = u->n;
     for (int i = 0; i < np; i++) {
         const int level = learn(&n[pids[i]], d, is_win);
         if (level >= 0)
-            push(ln, level, pids[i]);
+            push(ln, level, (uint32_t)pids[i]);
     }
 }
 
@@ -820,7 +820,7 @@ static inline void prefetch_resolved(const unit *u, uint32_t id)
  * are updated, so the nodes (far apart in a large unit) arrive while there is work to do. */
 static void resolve_bucket(const unit *u, lane *ln, const bucket *q, size_t from, size_t to, int d)
 {
-    uint32_t pids[2][DTB_MAX_MOVES];
+    uint64_t pids[2][DTB_MAX_MOVES];
     int np[2] = {0, 0}, cur = 0;
     bool win[2] = {false, false};
     for (size_t i = from; i < to; i++) {
@@ -914,7 +914,7 @@ static void level_grain(const lane *lanes, int d, size_t g, const bucket **q, si
     }
 }
 
-static uint64_t fact(uint32_t pid, int d, bool win) { return (uint64_t)pid << 9 | (uint64_t)d << 1 | win; }
+static uint64_t fact(uint64_t pid, int d, bool win) { return (uint64_t)pid << 9 | (uint64_t)d << 1 | win; }
 
 /* resolve_bucket for a shared unit: resolved positions' predecessor facts go to the lane's fact
  * buffer instead of the nodes. */
@@ -937,7 +937,7 @@ static void gather_bucket(const unit *u, lane *ln, const bucket *q, size_t from,
             fx->v = v;
             fx->cap = cap;
         }
-        uint32_t pids[DTB_MAX_MOVES];
+        uint64_t pids[DTB_MAX_MOVES];
         const int np = predecessors(u, q->ids[i], pids);
         for (int k = 0; k < np; k++)
             fx->v[fx->n++] = fact(pids[k], d, win);
@@ -1364,6 +1364,301 @@ static uint64_t solve_kingless(const dtb_solved *s, const uint8_t *adv, uint64_t
 }
 
 
+/* ---- the lean solve of a kings-only pair -------------------------------------------------
+ *
+ * A kings-only pair is one unit of every position of both materials (3.5e9 a half for
+ * KKKKvKKK), and the node state above (4 bytes, 2 more allowed for the queues) of that unit is
+ * far beyond a workstation. Without men, a position that has no capture has no exit either: its
+ * moves are king moves inside the unit, so all the state a quiet position needs is the count of
+ * its successors not yet known to be wins (one byte, cnt). Capture positions take their value
+ * from their exits at the start, as every other solve does; and which level a resolved position
+ * belongs to is its value byte itself (wins at odd DTW, losses at even), so the level queues
+ * become a scan of the value bytes per level. One byte a position beyond the values and the
+ * capture bits, against 6: the price is that scan (sequential, a few seconds a level) and a
+ * compare-and-swap per predecessor fact.
+ *
+ * cnt is 0 for a position that listens no more: a capture position, or one resolved. Facts of
+ * level d (positions whose value is at d):
+ *   - a loss at d: each quiet predecessor still listening wins at d+1 (cnt set to 0);
+ *   - a win at d: one successor fewer to hear from; the last one makes the predecessor a loss
+ *     at d+1 (every successor a win, the longest at d).
+ * Exactly one fact resolves a position (the compare-and-swap that sets its cnt to 0), so its
+ * value byte has one writer. A position with a lost successor never reaches 0 through wins,
+ * so the order of a level's facts changes nothing; and every fact of level d is applied before
+ * level d+1 is scanned: the values are those of the node solve, whatever the thread count. */
+
+/* Positions a thread takes at a time while the lean solve initialises or scans. */
+enum { LEAN_CHUNK = 1 << 16 };
+
+/* The value byte of the level-d positions. */
+static dtb_value level_value(int d) { return d & 1 ? dtb_value_win(d) : dtb_value_loss(d); }
+
+/* Initialises positions from..to-1 of half h (ranks in its table): capture positions get their
+ * value from their exits and cnt 0, quiet ones cnt = their king moves (none: lost at once).
+ * Returns the highest level set. */
+static int lean_init_range(const unit *u, uint8_t *cnt, int h, uint64_t from, uint64_t to,
+                           capture_batch *cb, capture_bits *bits)
+{
+    const dtb_board *b = u->b;
+    const half *hf = &u->h[h];
+    dtb_solved_table *t = hf->t;
+    const dtb_index_fast *f = u->fx[h];
+    int top = -1;
+    dtb_pos p;
+    local_pos(u, (uint64_t)h * u->K + from, &p);
+    cb->npos = cb->nexit = 0;
+    for (uint64_t r = from; r < to; r++) {
+        if (r > from) {
+            bool more;
+            if (f) {
+                uint64_t wk = (uint64_t)p.kings[DTB_WHITE], bk = (uint64_t)p.kings[DTB_BLACK];
+                more = dtb_index_fast_kings_next(f, (uint64_t)hf->men, &wk, &bk);
+                p.kings[DTB_WHITE] = wk;
+                p.kings[DTB_BLACK] = bk;
+            } else {
+                more = dtb_index_kings_next(t->index, hf->men, &p.kings[DTB_WHITE], &p.kings[DTB_BLACK]);
+            }
+            assert(more);
+            (void)more;
+        }
+        const uint64_t i = hf->base + r;
+        dtb_movelist ml;
+        ml.count = 0;
+        bool capture;
+        if (u->quick_capture) {
+            uint64_t men;
+            const bool kc = may_capture(b, hf, (uint64_t)p.kings[DTB_WHITE], (uint64_t)p.kings[DTB_BLACK], &men);
+            capture = kc && hf->lone;
+            if (kc && !hf->lone) {
+                const dtb_status st = dtb_generate_captures_by(b, &p, 0, true, &ml);
+                assert(st == DTB_OK);
+                (void)st;
+                capture = ml.count > 0;
+            }
+        } else {
+            const dtb_status st = dtb_generate_captures(b, &p, &ml);
+            assert(st == DTB_OK);
+            (void)st;
+            capture = ml.count > 0;
+        }
+        if (capture) {
+            cnt[r] = 0;
+            capture_bits_set(bits, t->captures, i);
+            if (hf->lone) { /* every capture takes black's last piece */
+                t->values[i] = dtb_value_win(1);
+                continue;
+            }
+            if (cb->nexit + ml.count > EXITS_CAP)
+                flush_captures(t, cb);
+            cb->at[cb->npos] = i;
+            cb->first[cb->npos] = (uint16_t)cb->nexit;
+            cb->n[cb->npos] = (uint16_t)ml.count;
+            for (int m = 0; m < ml.count; m++) {
+                const dtb_value *v = dtb_solved_value_after(u->s, &p, &ml.moves[m]);
+                __builtin_prefetch(v);
+                cb->exit[cb->nexit++] = v;
+            }
+            if (++cb->npos == BATCH)
+                flush_captures(t, cb);
+            continue;
+        }
+        int c = 0;
+        if (u->quick_capture) {
+            const uint64_t occ = (uint64_t)(p.kings[DTB_WHITE] | p.kings[DTB_BLACK]);
+            for (uint64_t k = (uint64_t)p.kings[DTB_WHITE]; k; k &= k - 1)
+                c += __builtin_popcountll(king_reach64(b, __builtin_ctzll(k), occ, true));
+        } else {
+            c = dtb_count_king_steps(b, p.kings[DTB_WHITE], b->all & ~dtb_pos_occupied(&p));
+        }
+        assert(c <= 255);
+        cnt[r] = (uint8_t)c;
+        if (c == 0) /* no move at all */
+            t->values[i] = dtb_value_loss(0);
+    }
+    flush_captures(t, cb);
+    /* the highest level set (captures' values lie anywhere) */
+    for (uint64_t r = from; r < to; r++) {
+        const dtb_value v = t->values[hf->base + r];
+        if (v != DTB_VALUE_DRAW) {
+            const int d = dtb_value_dtw(v);
+            top = top > d ? top : d;
+        }
+    }
+    return top;
+}
+
+/* Applies one fact to predecessor pid (local id): its successor resolved at level d, a win for
+ * its side when is_win. Returns true when it resolves pid (at d+1). */
+static inline bool lean_learn(const unit *u, uint8_t *cnt, uint64_t pid, int d, bool is_win)
+{
+    uint8_t c = __atomic_load_n(&cnt[pid], __ATOMIC_RELAXED), nc;
+    do {
+        if (c == 0)
+            return false;
+        nc = is_win ? (uint8_t)(c - 1) : 0;
+    } while (!__atomic_compare_exchange_n(&cnt[pid], &c, nc, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    if (nc != 0)
+        return false;
+    const half *hf = &u->h[half_of(u, pid)];
+    __atomic_store_n(&hf->t->values[hf->base + in_half(u, pid)],
+                     is_win ? dtb_value_loss(d + 1) : dtb_value_win(d + 1), __ATOMIC_RELAXED);
+    return true;
+}
+
+/* Resolved positions whose predecessors are gathered (and their counts prefetched) before any
+ * fact is applied: the counts lie all over the unit. */
+enum { LEAN_BATCH = 512 };
+
+/* Propagates the level-d positions among ranks from..to-1 of half h; returns how many
+ * positions that resolved (at d+1). */
+static uint64_t lean_scan_range(const unit *u, uint8_t *cnt, int h, uint64_t from, uint64_t to, int d)
+{
+    const half *hf = &u->h[h];
+    const dtb_value *vals = hf->t->values + hf->base;
+    const dtb_value want = level_value(d);
+    const bool is_win = d & 1;
+    /* a word of the value bytes holds `want` somewhere: the classic zero-byte test */
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    const uint64_t pattern = ones * want;
+    uint64_t pids[LEAN_BATCH + DTB_MAX_MOVES];
+    int np = 0;
+    uint64_t resolved = 0;
+    uint64_t r = from;
+    while (r < to) {
+        /* other threads store bytes of level d+1 meanwhile: read the values by relaxed atomic
+         * loads, a word at a time where aligned */
+        if (((uintptr_t)(vals + r) & 7) == 0 && r + 8 <= to) {
+            const uint64_t w = __atomic_load_n((const uint64_t *)(vals + r), __ATOMIC_RELAXED) ^ pattern;
+            if (!((w - ones) & ~w & highs)) {
+                r += 8;
+                continue;
+            }
+        }
+        const uint64_t end = r + 8 < to ? r + 8 : to;
+        for (; r < end; r++) {
+            if (__atomic_load_n(&vals[r], __ATOMIC_RELAXED) != want)
+                continue;
+            const int n = predecessors(u, (uint64_t)h * u->K + r, pids + np);
+            for (int k = 0; k < n; k++)
+                __builtin_prefetch(&cnt[pids[np + k]], 1);
+            np += n;
+            if (np >= LEAN_BATCH) {
+                for (int k = 0; k < np; k++)
+                    resolved += lean_learn(u, cnt, pids[k], d, is_win);
+                np = 0;
+            }
+        }
+    }
+    for (int k = 0; k < np; k++)
+        resolved += lean_learn(u, cnt, pids[k], d, is_win);
+    return resolved;
+}
+
+/* Counts positions, captures, draws and the results of half h's ranks from..to-1. */
+static void lean_count_range(const unit *u, lane *ln, int h, uint64_t from, uint64_t to)
+{
+    const half *hf = &u->h[h];
+    dtb_solve_stats *st = &ln->st[hf->slot];
+    for (uint64_t r = from; r < to; r++) {
+        const uint64_t i = hf->base + r;
+        const dtb_value v = hf->t->values[i];
+        st->positions++;
+        st->captures += hf->t->captures[i / 64] >> (i % 64) & 1;
+        st->draws += v == DTB_VALUE_DRAW;
+        count_result(st, i, v);
+    }
+}
+
+uint64_t dtb_solve_lean_bytes(uint64_t positions, int threads)
+{
+    return positions + (uint64_t)threads * sizeof(capture_batch);
+}
+
+/* Solves the one unit of the kings-only pair u (set up, halves of u->K positions) the lean way.
+ * lanes: one per thread, for their stats. */
+static void solve_lean(const unit *u, lane *lanes, int nlanes, dtb_solve_progress progress, void *user)
+{
+    const uint64_t K = u->K, n = (uint64_t)u->nhalves * K;
+    const uint64_t per_half = (K + LEAN_CHUNK - 1) / LEAN_CHUNK, nchunks = per_half * (uint64_t)u->nhalves;
+    uint8_t *cnt = dtb_huge_calloc(n ? n : 1);
+    if (!cnt) {
+        lanes[0].nomem = true;
+        return;
+    }
+    clear_values(u);
+    int top = -1;
+    uint64_t done = 0, level_resolved = 0;
+    const uint64_t total = 2 * n; /* progress: initialising counts for n, resolving for n */
+#pragma omp parallel num_threads(nlanes)
+    {
+        lane *me = &lanes[omp_get_thread_num()];
+        capture_batch *cb = malloc(sizeof *cb);
+        if (!cb)
+            me->nomem = true;
+        int mytop = -1;
+        uint64_t pending = 0;
+#pragma omp for schedule(dynamic, 1)
+        for (uint64_t c = 0; c < nchunks; c++) {
+            if (!cb)
+                continue;
+            const int h = (int)(c / per_half);
+            const uint64_t from = c % per_half * LEAN_CHUNK, to = from + LEAN_CHUNK < K ? from + LEAN_CHUNK : K;
+            capture_bits bits = {NULL, 0};
+            const int t = lean_init_range(u, cnt + (uint64_t)h * K, h, from, to, cb, &bits);
+            capture_bits_flush(&bits);
+            mytop = mytop > t ? mytop : t;
+            pending += to - from;
+            if (progress && pending >= PROGRESS_STEP)
+                report_progress(progress, user, &done, &pending, total);
+        }
+        free(cb);
+        if (progress && pending)
+            report_progress(progress, user, &done, &pending, total);
+#pragma omp critical(dtb_lean_top)
+        top = top > mytop ? top : mytop;
+#pragma omp barrier
+        /* Level by level. The capture positions' levels are known from the start; beyond them, a
+         * level with no position ends the solve. */
+        for (int d = 0; d <= top && !lanes_failed(lanes, nlanes); d++) {
+            uint64_t mine = 0;
+#pragma omp for schedule(dynamic, 1)
+            for (uint64_t c = 0; c < nchunks; c++) {
+                const int h = (int)(c / per_half);
+                const uint64_t from = c % per_half * LEAN_CHUNK, to = from + LEAN_CHUNK < K ? from + LEAN_CHUNK : K;
+                mine += lean_scan_range(u, cnt, h, from, to, d);
+            }
+#pragma omp atomic
+            level_resolved += mine;
+#pragma omp barrier
+#pragma omp single
+            { /* every fact of level d is in */
+                if (level_resolved && d + 1 > top) {
+                    if (d + 1 > DTB_MAX_DTW)
+                        me->overflow = true;
+                    else
+                        top = d + 1;
+                }
+                if (progress) {
+                    uint64_t step = level_resolved;
+                    report_progress(progress, user, &done, &step, total);
+                }
+                level_resolved = 0;
+            }
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (uint64_t c = 0; c < nchunks; c++) {
+            const int h = (int)(c / per_half);
+            const uint64_t from = c % per_half * LEAN_CHUNK, to = from + LEAN_CHUNK < K ? from + LEAN_CHUNK : K;
+            lean_count_range(u, me, h, from, to);
+        }
+    }
+    if (progress && done < total) {
+        uint64_t rest = total - done;
+        report_progress(progress, user, &done, &rest, total);
+    }
+    dtb_huge_free(cnt, n ? n : 1);
+}
+
 /* A lane's two fact arrays (gathered and sorted, 8 bytes a fact) grow to hold the facts of the
  * positions it resolves in one round: 32 a position allowed (about 20 measured on king-only
  * units, and doubling growth), ROUND positions at worst. */
@@ -1374,7 +1669,12 @@ uint64_t dtb_solve_shared_bytes(uint64_t block_size, int threads)
     return 2 * sizeof(uint64_t) * 32 * (uint64_t)ROUND;
 }
 
-dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2],
+bool dtb_solve_lean_applies(const dtb_material *m)
+{
+    return m->men[DTB_WHITE] + m->men[DTB_BLACK] == 0 && m->kings[DTB_WHITE] + m->kings[DTB_BLACK] > 0;
+}
+
+dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, bool lean, dtb_solve_stats stats[2],
                           dtb_solve_progress progress, void *user, dtb_error *e)
 {
     const dtb_board *b = dtb_solved_board(s);
@@ -1388,7 +1688,9 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2
         return DTB_E_NOMEM;
 
     const uint64_t nblocks = dtb_index_blocks(t->index), K = dtb_index_block_size(t->index);
-    if (2 * K > UINT32_MAX)
+    /* kings-only pairs whose unit the node state cannot hold, or its 32-bit ids */
+    const bool use_lean = dtb_solve_lean_applies(&m) && (lean || 2 * K > UINT32_MAX);
+    if (2 * K > UINT32_MAX && !use_lean)
         return dtb_error_set(e, DTB_E_RANGE, "a block of %llu positions is too large",
                              (unsigned long long)K);
     /* Each block's advancement, in parallel: men-only materials have a block per position. */
@@ -1441,8 +1743,14 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2
 
     /* Levels of equal advancement, most advanced first; units within a level in parallel.
      * Listed units of level a are w[lo..hi); the others are the blocks with adv[blk] == a. */
+    if (use_lean) { /* a single unit: block 0 of both members */
+        unit u = {.b = b, .s = s, .K = K, .fx = {fx0, fx1}, .quick_capture = quick, .shared = true};
+        const work wk = work_of(b, t, ft, 0);
+        unit_setup(&u, &wk, t, ft, self);
+        solve_lean(&u, lanes, nthreads, progress, user);
+    }
     uint64_t lo = 0;
-    for (int a = NOT_A_UNIT - 1; a >= 0 && !stop; a--) {
+    for (int a = use_lean ? -1 : NOT_A_UNIT - 1; a >= 0 && !stop; a--) {
         if (!level_units[a])
             continue;
         const uint64_t hi = lo + (listed ? level_units[a] : 0);

@@ -2,6 +2,7 @@
 #ifndef DTB_SOLVE_H
 #define DTB_SOLVE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "solved.h"
@@ -19,9 +20,19 @@ typedef void (*dtb_solve_progress)(void *user, uint64_t done, uint64_t total);
 /* Solves material m and its flip into s, which must already hold every material an exit can
  * reach (earlier in dependency order). Both tables are added to s and filled. stats[0] is
  * for m, stats[1] for the flip (unused when m is its own flip). Uses the OpenMP threads in
- * force. DTB_E_RANGE when a DTW would exceed DTB_MAX_DTW, DTB_E_NOMEM when out of memory. */
-dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2],
+ * force. lean: a kings-only pair (dtb_solve_lean_applies) is solved with one byte of state a
+ * position (dtb_solve_lean_bytes) instead of the node state, slower; the same values and stats.
+ * Kings-only units beyond 32-bit local ids are always solved so. DTB_E_RANGE when a DTW would
+ * exceed DTB_MAX_DTW, DTB_E_NOMEM when out of memory. */
+dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, bool lean, dtb_solve_stats stats[2],
                           dtb_solve_progress progress, void *user, dtb_error *e);
+
+/* Whether material m's pair can be solved lean: no men (one unit, no exit but captures). */
+bool dtb_solve_lean_applies(const dtb_material *m);
+
+/* Bytes the lean solve allocates beyond the tables, for a pair of this many positions (both
+ * members) solved by this many threads (for memory plans). */
+uint64_t dtb_solve_lean_bytes(uint64_t positions, int threads);
 
 /* Gives the capture positions of block blk of table t (white to move, the side to move must
  * capture) the values dtb_solve_pair gives them and marks them in t->captures: from the values

@@ -97,7 +97,7 @@ int main(int argc, char **argv)
         if (dtb_solved_find(s, ms[i]))
             continue;
         dtb_solve_stats st[2];
-        if (dtb_solve_pair(s, ms[i], st, NULL, NULL, &err) != DTB_OK) {
+        if (dtb_solve_pair(s, ms[i], false, st, NULL, NULL, &err) != DTB_OK) {
             fprintf(stderr, "solve: %s\n", err.msg);
             return 1;
         }

@@ -6,9 +6,9 @@
 # the killed directory must pass, leaving out only tables whose partner is missing.
 #
 # Usage: resume_test.sh PATH/TO/dtbgen [--work-files]   (ctest passes $<TARGET_FILE:dtbgen>)
-#   --work-files: the killed builds keep their solved values in work files (--work, under the
-#   smallest --memory they accept); the uninterrupted one keeps them in memory, so the bytes
-#   compared are also those of the two ways.
+#   --work-files: the killed builds keep their solved values in work files (--work) under a
+#   --memory so small that the kings-only pair KKvK is solved lean; the uninterrupted one keeps
+#   them in memory with the node state, so the bytes compared are also those of the two ways.
 set -u
 dtbgen=${1:?usage: resume_test.sh PATH/TO/dtbgen [--work-files]}
 work=$(mktemp -d "${TMPDIR:-/tmp}/dtb_resume.XXXXXX") || exit 1
@@ -16,13 +16,17 @@ trap 'rm -rf "$work"' EXIT
 build=(--variant international --pieces 3 --threads 2 --quiet)
 killed=()
 if [ "${2:-}" = --work-files ]; then
-  killed=(--work "$work/wk" --memory 0.2)
+  killed=(--work "$work/wk" --memory 0.1)
 fi
 
 fail() {
   echo "resume_test: FAIL: $*" >&2
   exit 1
 }
+if [ ${#killed[@]} -gt 0 ]; then
+  "$dtbgen" --list "${build[@]}" "${killed[@]}" --out "$work/plan" 2>/dev/null | grep -q "lean state" ||
+    fail "the plan under ${killed[*]} solves no pair lean"
+fi
 now() { date +%s.%N; }
 # Stats records and STATS carry wall-clock figures (the last two fields); the rest must match.
 untimed() { sed -e 's/,"seconds":[^}]*}/}/' "$1"; }

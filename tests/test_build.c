@@ -461,7 +461,8 @@ static void test_memory_budget(void **state)
     dtb_error e = {{0}};
     o.memory_budget = 1;
     assert_int_equal(dtb_build_plan_budget(&o, &plan, &e), DTB_OK);
-    assert_true(plan.use_work_files && plan.in_memory == need);
+    /* lean kings-only pairs (the budget's choice) only lower the peak */
+    assert_true(plan.use_work_files && plan.in_memory <= need);
     assert_true(plan.minimum > plan.working && plan.working > 0 && plan.work_files >= pair);
 
     /* Below the working memory of the largest step: refused, saying how much is needed, before
@@ -905,6 +906,48 @@ static void test_work_files_identical(void **state)
     assert_int_equal(list_files(work, names), 0);
 }
 
+/* Under a budget below the node state of the kings-only pairs, they are solved lean (and every
+ * table's values live in work files): the same bytes as the in-memory build. */
+static void test_lean_under_budget(void **state)
+{
+    fixture *fx = *state;
+    char dir[300], work[300];
+    scratch_dir(fx, dir, sizeof dir);
+    scratch_dir(fx, work, sizeof work);
+    dtb_material four;
+    assert_int_equal(dtb_material_parse(FOUR_PIECE, &four, NULL), DTB_OK);
+    build_log l = {0};
+    dtb_build_options o = options(dir, 4, &four, 2, &l);
+    dtb_build_budget plan;
+    dtb_error e = {{0}};
+    assert_int_equal(dtb_build_plan_budget(&o, &plan, &e), DTB_OK);
+    assert_int_equal(plan.lean_pairs, 0); /* no budget: the node state everywhere */
+    const uint64_t node_minimum = plan.minimum;
+    o.memory_budget = 1; /* the smallest budget the plan accepts, lean pairs included */
+    assert_int_equal(dtb_build_plan_budget(&o, &plan, &e), DTB_OK);
+    assert_true(plan.minimum < node_minimum);
+    o.memory_budget = plan.minimum;
+    assert_int_equal(dtb_build_plan_budget(&o, &plan, &e), DTB_OK);
+    /* the larger kings-only pairs (KKvK, KKKvK; KvK's node state may fit) */
+    assert_true(plan.lean_pairs >= 2);
+    o.work_dir = work; /* and the values in work files (the budget alone keeps them in memory) */
+    assert_int_equal(dtb_build_plan_budget(&o, &plan, &e), DTB_OK);
+    assert_true(plan.use_work_files && plan.lean_pairs >= 2);
+    o.pieces = 3;
+    o.only = NULL;
+    o.nonly = 0;
+    if (dtb_build(&o, &e) != DTB_OK)
+        fail_msg("lean build of 2..3: %s", e.msg);
+    o.pieces = 4;
+    o.only = &four;
+    o.nonly = 1;
+    if (dtb_build(&o, &e) != DTB_OK)
+        fail_msg("lean build of %s: %s", FOUR_PIECE, e.msg);
+    assert_same_files(dir, fx->one);
+    char names[MAX_FILES][64];
+    assert_int_equal(list_files(work, names), 0);
+}
+
 /* A registry of work files in a new scratch directory (its path in work), the monitor's cap as
  * given (0: no monitor). The board must outlive it. */
 static dtb_solved *work_registry(fixture *fx, const dtb_board *b, uint64_t cap, char *work,
@@ -991,6 +1034,7 @@ int main(void)
         cmocka_unit_test(test_rerun_changes_nothing),
         cmocka_unit_test(test_half_written_completed),
         cmocka_unit_test(test_memory_budget),
+        cmocka_unit_test(test_lean_under_budget),
         cmocka_unit_test(test_work_files_identical),
         cmocka_unit_test(test_work_files_released),
         cmocka_unit_test(test_work_files_full),

@@ -260,7 +260,7 @@ static int setup(void **state)
         if (dtb_solved_find(solved, *m))
             continue; /* solved with its flip */
         dtb_solve_stats st[2];
-        if (dtb_solve_pair(solved, *m, st, NULL, NULL, &e) != DTB_OK) {
+        if (dtb_solve_pair(solved, *m, false, st, NULL, NULL, &e) != DTB_OK) {
             fprintf(stderr, "fixture: solve: %s\n", e.msg);
             return -1;
         }

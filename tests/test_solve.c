@@ -245,13 +245,33 @@ static dtb_solved *solve_upto(const dtb_board *b, int pieces, int max_men)
             continue;
         dtb_solve_stats st[2];
         dtb_error e;
-        assert_int_equal(dtb_solve_pair(s, list[i], st, NULL, NULL, &e), DTB_OK);
+        assert_int_equal(dtb_solve_pair(s, list[i], false, st, NULL, NULL, &e), DTB_OK);
     }
     free(list);
     return s;
 }
 
 static dtb_solved *solve_all(const dtb_board *b, int pieces) { return solve_upto(b, pieces, pieces); }
+
+/* Solves the kings-only materials of 2..pieces pieces (a closed subset: captures leave kings
+ * only) lean, their stats into st (by list order, both members; room for 2 * list size). */
+static dtb_solved *solve_kings_lean(const dtb_board *b, int pieces, dtb_solve_stats *st)
+{
+    dtb_solved *s = dtb_solved_create(b);
+    assert_non_null(s);
+    const int n = dtb_material_list(pieces, NULL, 0);
+    dtb_material *list = malloc((size_t)n * sizeof *list);
+    dtb_material_list(pieces, list, n);
+    for (int i = 0; i < n; i++) {
+        if (dtb_solved_find(s, list[i]) || !dtb_solve_lean_applies(&list[i]))
+            continue;
+        dtb_error e;
+        assert_int_equal(dtb_solve_pair(s, list[i], true, st ? &st[2 * i] : (dtb_solve_stats[2]){0},
+                                        NULL, NULL, &e), DTB_OK);
+    }
+    free(list);
+    return s;
+}
 
 static void compare_variant(const char *name, int pieces)
 {
@@ -280,6 +300,25 @@ static void compare_variant(const char *name, int pieces)
                           dtb_value_dtw(got));
         }
     }
+    assert_int_equal(mismatches, 0);
+    /* The lean solve of the kings-only pairs, against the same reference. */
+    dtb_solved *lean = solve_kings_lean(&b, pieces, NULL);
+    for (size_t i = 0; i < r.n; i++) {
+        if (r.pos[i].men[DTB_WHITE] | r.pos[i].men[DTB_BLACK])
+            continue;
+        const uint16_t v = r.value[i];
+        const dtb_value want = v == UNKNOWN ? DTB_VALUE_DRAW
+                               : (v & 1) ? dtb_value_win(v >> 1) : dtb_value_loss(v >> 1);
+        const dtb_value got = dtb_solved_value(lean, &r.pos[i]);
+        if (got != want && mismatches++ < 5) {
+            char fen[DTB_FEN_MAX];
+            dtb_fen_write(&b, &r.pos[i], fen, sizeof fen);
+            print_message("%s %s: reference %d (dtw %d), dtb lean %d (dtw %d)\n", name, fen,
+                          dtb_value_wdl(want), dtb_value_dtw(want), dtb_value_wdl(got),
+                          dtb_value_dtw(got));
+        }
+    }
+    dtb_solved_free(lean);
     assert_int_equal(mismatches, 0);
     /* Both enumerate the same positions: the index sizes add up to the reference's count. */
     uint64_t total = 0;
@@ -365,7 +404,7 @@ static void international_two_pieces(void **state)
         if (dtb_solved_find(s, list[i]))
             continue;
         dtb_solve_stats st[2];
-        assert_int_equal(dtb_solve_pair(s, list[i], st, NULL, NULL, NULL), DTB_OK);
+        assert_int_equal(dtb_solve_pair(s, list[i], false, st, NULL, NULL, NULL), DTB_OK);
         const dtb_material f = dtb_material_flip(list[i]);
         for (int k = 0; k < (dtb_material_equal(&list[i], &f) ? 1 : 2); k++) {
             dtb_material_name(k ? &f : &list[i], solved_names[ns], DTB_MATERIAL_NAME_MAX);
@@ -401,6 +440,13 @@ static dtb_value value_of(const dtb_solved *s, const char *fen)
     return dtb_solved_value(s, &p);
 }
 
+/* English 5-piece king materials (2 M positions a member) are left to the Release build. */
+#ifdef DTB_SANITIZED_BUILD
+#define LEAN_ENGLISH_PIECES 4
+#else
+#define LEAN_ENGLISH_PIECES 5
+#endif
+
 /* The 3 v 2 kings fact solves a 5-piece material (2 M positions): left to the Release build. */
 #ifdef DTB_SANITIZED_BUILD
 #define THREE_V_TWO 0
@@ -421,7 +467,7 @@ static void english_facts(void **state)
 #else
     /* The 3 v 2 kings needs only king materials, all solved by now but this one. */
     assert_int_equal(dtb_material_parse("KKKvKK", &kk, NULL), DTB_OK);
-    assert_int_equal(dtb_solve_pair(s, kk, (dtb_solve_stats[2]){0}, NULL, NULL, NULL), DTB_OK);
+    assert_int_equal(dtb_solve_pair(s, kk, false, (dtb_solve_stats[2]){0}, NULL, NULL, NULL), DTB_OK);
 #endif
     assert_int_equal(dtb_material_parse("KvK", &kk, NULL), DTB_OK);
     const dtb_solved_table *t = dtb_solved_find(s, kk);
@@ -451,12 +497,64 @@ static void english_facts(void **state)
     dtb_solved_free(s);
 }
 
+static bool same_stats(const dtb_solve_stats *a, const dtb_solve_stats *b)
+{
+    return a->positions == b->positions && a->wins == b->wins && a->draws == b->draws &&
+           a->losses == b->losses && a->captures == b->captures &&
+           a->longest_win == b->longest_win && a->longest_win_at == b->longest_win_at;
+}
+
+/* The lean solve of kings-only pairs gives the node solve's values, capture bits and stats, on
+ * boards with flying kings (international, 4 pieces) and without (english, 5 pieces). */
+static void lean_equals_nodes(void **state)
+{
+    (void)state;
+    static const struct { const char *variant; int pieces; } sets[] = {
+        {"international", 4}, {"english", LEAN_ENGLISH_PIECES}};
+    for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++) {
+        dtb_board b;
+        dtb_board_init(&b, dtb_variant_find(sets[k].variant));
+        const int n = dtb_material_list(sets[k].pieces, NULL, 0);
+        dtb_material *list = malloc((size_t)n * sizeof *list);
+        dtb_material_list(sets[k].pieces, list, n);
+        dtb_solve_stats *st_lean = calloc(2 * (size_t)n, sizeof *st_lean);
+        dtb_solve_stats *st_nodes = calloc(2 * (size_t)n, sizeof *st_nodes);
+        dtb_solved *lean = solve_kings_lean(&b, sets[k].pieces, st_lean);
+        dtb_solved *nodes = dtb_solved_create(&b);
+        int pairs = 0;
+        for (int i = 0; i < n; i++) {
+            if (dtb_solved_find(nodes, list[i]) || !dtb_solve_lean_applies(&list[i]))
+                continue;
+            assert_int_equal(dtb_solve_pair(nodes, list[i], false, &st_nodes[2 * i], NULL, NULL, NULL),
+                             DTB_OK);
+            const dtb_material f = dtb_material_flip(list[i]);
+            const bool self = dtb_material_equal(&f, &list[i]);
+            for (int m = 0; m < (self ? 1 : 2); m++) {
+                const dtb_solved_table *a = dtb_solved_find(lean, m ? f : list[i]);
+                const dtb_solved_table *c = dtb_solved_find(nodes, m ? f : list[i]);
+                const uint64_t size = dtb_index_size(a->index);
+                assert_memory_equal(a->values, c->values, size);
+                assert_memory_equal(a->captures, c->captures, (size + 63) / 64 * 8);
+                assert_true(same_stats(&st_lean[2 * i + m], &st_nodes[2 * i + m]));
+            }
+            pairs++;
+        }
+        assert_true(pairs >= 3);
+        dtb_solved_free(lean);
+        dtb_solved_free(nodes);
+        free(st_lean);
+        free(st_nodes);
+        free(list);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
         cmocka_set_test_filter(argv[1]); /* run one test by name */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(international_two_pieces),
+        cmocka_unit_test(lean_equals_nodes),
         cmocka_unit_test(english_facts),
         cmocka_unit_test(reference_english),
         cmocka_unit_test(reference_russian),
