@@ -358,6 +358,8 @@ static dtb_status solve_and_write(const dtb_build_options *o, dtb_solved *s, con
     dtb_solve_stats st[2];
     progress_ctx pc = {o, name};
     dtb_status rc = dtb_solve_pair(s, *m, lean, st, on_progress, &pc, e);
+    if (rc == DTB_OK) /* a solve that read a damaged block of a table file is not written */
+        rc = dtb_solved_read_status(s, e);
     if (rc != DTB_OK)
         return rc;
     const double seconds = omp_get_wtime() - t0;
@@ -410,6 +412,9 @@ typedef struct build_plan {
     int nsteps;
     uint64_t peak;    /* bytes at the fullest step, everything in memory */
     uint64_t tables;  /* the most bytes of solved values held at once (work files' disk peak) */
+    uint64_t solving; /* the most bytes of one pair being solved (the same when finished tables
+                         are read from their files) */
+    bool files;       /* finished tables are read from their files (set before plan_finish) */
     uint64_t working; /* the most bytes one step works with beyond them, BASE_BYTES included */
 } build_plan;
 
@@ -600,6 +605,26 @@ static dtb_status plan_finish(const dtb_build_options *o, bool keep, build_plan 
                 }
             }
     }
+    /* Tables read from their files resolve their capture positions when read: whoever reads
+     * one reads what its captures reach too (fewer pieces), as loading it would have. */
+    for (bool changed = pl->files; changed;) {
+        changed = false;
+        for (int i = 0; i < np; i++)
+            for (int j = 0; j < np; j++) {
+                if (!pl->use[(size_t)i * np + j])
+                    continue;
+                for (int k = 0; k < np; k++) {
+                    if (k == i || pl->use[(size_t)i * np + k] ||
+                        dtb_material_pieces(&pl->pair[k].m) >= dtb_material_pieces(&pl->pair[j].m) ||
+                        !dtb_build_exits(&pl->pair[j].m, &pl->pair[k].m))
+                        continue;
+                    pl->use[(size_t)i * np + k] = true;
+                    if (pl->pair[k].action == PAIR_SKIP)
+                        pl->pair[k].action = PAIR_LOAD;
+                    changed = true;
+                }
+            }
+    }
     dtb_status rc = DTB_OK;
     if (keep) {
         pl->order = malloc(((size_t)np + 1) * sizeof *pl->order);
@@ -640,10 +665,12 @@ static dtb_status plan_finish(const dtb_build_options *o, bool keep, build_plan 
     }
     uint64_t live = 0;
     pl->peak = pl->working = BASE_BYTES;
-    pl->tables = 0;
+    pl->tables = pl->solving = 0;
     for (int s = 0; s < pl->nsteps; s++) {
         const plan_pair *p = &pl->pair[pl->order[s]];
         live += resident_bytes(p);
+        if (p->action == PAIR_SOLVE && resident_bytes(p) > pl->solving)
+            pl->solving = resident_bytes(p);
         const uint64_t work = BASE_BYTES + step_bytes(p, threads);
         const uint64_t now = live + work;
         if (now > pl->peak)
@@ -661,12 +688,13 @@ static dtb_status plan_finish(const dtb_build_options *o, bool keep, build_plan 
 
 /* The plan of a build: the pairs complete on disk (when on_disk) are skipped or loaded, the
  * others solved. */
-static dtb_status plan_make(const dtb_build_options *o, bool on_disk, bool keep, build_plan *pl,
-                            dtb_error *e)
+static dtb_status plan_make(const dtb_build_options *o, bool on_disk, bool keep, bool files,
+                            build_plan *pl, dtb_error *e)
 {
     dtb_status rc = plan_list(o, pl, e);
     if (rc != DTB_OK)
         return rc;
+    pl->files = files;
     for (int i = 0; i < pl->npairs; i++)
         pl->pair[i].action = on_disk && pair_complete(o, &pl->pair[i].m) ? PAIR_SKIP : PAIR_SOLVE;
     return plan_finish(o, keep, pl, e);
@@ -675,7 +703,7 @@ static dtb_status plan_make(const dtb_build_options *o, bool on_disk, bool keep,
 uint64_t dtb_build_memory_needed(const dtb_build_options *o)
 {
     build_plan pl;
-    if (plan_make(o, o->out_dir != NULL, o->keep_solved, &pl, NULL) != DTB_OK)
+    if (plan_make(o, o->out_dir != NULL, o->keep_solved, false, &pl, NULL) != DTB_OK)
         return UINT64_MAX;
     const uint64_t peak = pl.peak;
     plan_free(&pl);
@@ -694,14 +722,43 @@ static uint64_t monitor_cap(const dtb_build_options *o)
     return o->memory_budget > BUDGET_SLACK ? o->memory_budget - BUDGET_SLACK : 0;
 }
 
-/* What a budget of o->memory_budget bytes makes of the plan pl (see dtb_build_budget). */
-static dtb_build_budget budget_of(const dtb_build_options *o, const build_plan *pl)
+/* Bytes of the caches of table files read on demand (gen/solved.c: 256 blocks a thread). */
+static uint64_t file_cache_bytes(int threads)
+{
+    return (uint64_t)threads * 256 * DTB_TABLE_DEFAULT_BLOCK_POSITIONS;
+}
+
+/* The directory where o's work files would go: --work, the tables' directory, or the nearest
+ * existing directory above it (a build creates them); its free bytes. */
+static uint64_t work_disk_free(const dtb_build_options *o)
+{
+    char dir[4096];
+    if (o->work_dir)
+        snprintf(dir, sizeof dir, "%s", o->work_dir);
+    else if (o->out_dir)
+        snprintf(dir, sizeof dir, "%s/%s", o->out_dir, o->variant->name);
+    else
+        snprintf(dir, sizeof dir, ".");
+    uint64_t free_bytes = disk_free(dir);
+    while (free_bytes == UINT64_MAX && strrchr(dir, '/')) {
+        *strrchr(dir, '/') = 0;
+        free_bytes = disk_free(*dir ? dir : "/");
+    }
+    return free_bytes == UINT64_MAX ? disk_free(".") : free_bytes;
+}
+
+/* What a budget of o->memory_budget bytes makes of the plan pl (see dtb_build_budget), with
+ * free_bytes free where the work files would go. Finished tables are read from their files
+ * when asked, or when keeping them in work files would not fit that disk: slower exits (a
+ * block decoded per cache miss, captures searched) for a disk of the largest pair. */
+static dtb_build_budget budget_of(const dtb_build_options *o, const build_plan *pl, uint64_t free_bytes)
 {
     dtb_build_budget b = {
         .in_memory = pl->peak,
         .working = pl->working,
         .minimum = pl->working + BUDGET_SLACK,
         .work_files = 0,
+        .disk_free = free_bytes,
     };
     for (int i = 0; i < pl->npairs; i++)
         if (pl->pair[i].lean) {
@@ -711,41 +768,53 @@ static dtb_build_budget budget_of(const dtb_build_options *o, const build_plan *
     b.use_work_files = o->work_dir || (o->memory_budget && pl->peak > o->memory_budget);
     if (b.use_work_files)
         b.work_files = pl->tables;
+    b.read_finished = o->read_finished || (b.use_work_files && free_bytes < pl->tables);
+    if (b.read_finished) {
+        const int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
+        b.use_work_files = true;
+        b.work_files = pl->solving;
+        b.working += file_cache_bytes(threads);
+        b.minimum += file_cache_bytes(threads);
+    }
     return b;
+}
+
+/* The plan of a build of o and what its budget makes of it: when finished tables are to be
+ * read from their files, the plan made for that. */
+static dtb_status plan_budgeted(const dtb_build_options *o, bool on_disk, build_plan *pl,
+                                dtb_build_budget *out, dtb_error *e)
+{
+    dtb_status rc = plan_make(o, on_disk, o->keep_solved, o->read_finished, pl, e);
+    if (rc != DTB_OK)
+        return rc;
+    const uint64_t free_bytes = work_disk_free(o);
+    *out = budget_of(o, pl, free_bytes);
+    if (out->read_finished && !pl->files) {
+        plan_free(pl);
+        dtb_build_options files = *o;
+        files.read_finished = true;
+        rc = plan_make(&files, on_disk, o->keep_solved, true, pl, e);
+        if (rc != DTB_OK)
+            return rc;
+        *out = budget_of(&files, pl, free_bytes);
+    }
+    return DTB_OK;
 }
 
 dtb_status dtb_build_plan_budget(const dtb_build_options *o, dtb_build_budget *out, dtb_error *e)
 {
     build_plan pl;
-    const dtb_status rc = plan_make(o, o->out_dir != NULL, o->keep_solved, &pl, e);
-    if (rc != DTB_OK)
-        return rc;
-    *out = budget_of(o, &pl);
-    plan_free(&pl);
-    /* The disk where the work files would go: --work, the tables' directory, or the nearest
-     * existing directory above it (a build creates them). */
-    char dir[4096];
-    if (o->work_dir)
-        snprintf(dir, sizeof dir, "%s", o->work_dir);
-    else if (o->out_dir)
-        snprintf(dir, sizeof dir, "%s/%s", o->out_dir, o->variant->name);
-    else
-        snprintf(dir, sizeof dir, ".");
-    out->disk_free = disk_free(dir);
-    while (out->disk_free == UINT64_MAX && strrchr(dir, '/')) {
-        *strrchr(dir, '/') = 0;
-        out->disk_free = disk_free(*dir ? dir : "/");
-    }
-    if (out->disk_free == UINT64_MAX)
-        out->disk_free = disk_free(".");
-    return DTB_OK;
+    const dtb_status rc = plan_budgeted(o, o->out_dir != NULL, &pl, out, e);
+    if (rc == DTB_OK)
+        plan_free(&pl);
+    return rc;
 }
 
 int dtb_build_to_solve(const dtb_build_options *o, dtb_material **out)
 {
     *out = NULL;
     build_plan pl;
-    if (plan_make(o, o->out_dir != NULL, false, &pl, NULL) != DTB_OK)
+    if (plan_make(o, o->out_dir != NULL, false, false, &pl, NULL) != DTB_OK)
         return -1;
     dtb_material *list = malloc(2 * ((size_t)pl.npairs + 1) * sizeof *list);
     int n = 0;
@@ -826,15 +895,30 @@ static dtb_status load_pair(const dtb_build_options *o, dtb_solved *s, const pla
     return rc;
 }
 
+/* The pair's tables read from their files from now on (their values, if any, dropped). */
+static dtb_status attach_pair(const dtb_build_options *o, dtb_solved *s, const plan_pair *p,
+                              dtb_error *e)
+{
+    drop_pair(s, p);
+    const dtb_material ms[2] = {p->m, dtb_material_flip(p->m)};
+    dtb_status rc = DTB_OK;
+    for (int k = 0; k < (p->self ? 1 : 2) && rc == DTB_OK; k++) {
+        char path[4096];
+        dtb_build_table_path(path, sizeof path, o->out_dir, o->variant, &ms[k], DTB_METRIC_DTW);
+        rc = dtb_solved_add_file(s, ms[k], path, e);
+    }
+    return rc;
+}
+
 dtb_status dtb_build(const dtb_build_options *o, dtb_error *e)
 {
     if (o->threads > 0)
         omp_set_num_threads(o->threads);
     build_plan pl;
-    dtb_status rc = plan_make(o, true, o->keep_solved, &pl, e);
+    dtb_build_budget budget;
+    dtb_status rc = plan_budgeted(o, true, &pl, &budget, e);
     if (rc != DTB_OK)
         return rc;
-    const dtb_build_budget budget = budget_of(o, &pl);
     if (budget.use_work_files && o->memory_budget && o->memory_budget < budget.minimum) {
         char needed[32], allowed[32];
         size_text(budget.minimum, needed, sizeof needed);
@@ -892,8 +976,10 @@ dtb_status dtb_build(const dtb_build_options *o, dtb_error *e)
         rc = check_resident(&pl, s, i, e);
         if (rc == DTB_OK && p->action == PAIR_SOLVE) {
             rc = solve_and_write(o, s, &p->m, p->lean, e);
+            if (rc == DTB_OK && budget.read_finished && p->last > step)
+                rc = attach_pair(o, s, p, e);
         } else if (rc == DTB_OK) {
-            rc = load_pair(o, s, p, e);
+            rc = budget.read_finished ? attach_pair(o, s, p, e) : load_pair(o, s, p, e);
         }
         for (int j = 0; j < pl.npairs && rc == DTB_OK; j++)
             if (pl.pair[j].last == step)
@@ -961,7 +1047,9 @@ dtb_status dtb_build_walk(const dtb_build_options *o, dtb_build_visit visit, voi
     /* Within the budget as a build is: the tables in work files when they do not fit. */
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/%s", o->out_dir, o->variant->name);
-    const dtb_build_budget budget = rc == DTB_OK ? budget_of(o, &pl) : (dtb_build_budget){0};
+    dtb_build_options walking = *o; /* checking loads whole tables: never from their files */
+    walking.read_finished = false;
+    const dtb_build_budget budget = rc == DTB_OK ? budget_of(&walking, &pl, UINT64_MAX) : (dtb_build_budget){0};
     if (rc == DTB_OK && budget.use_work_files) {
         if (o->memory_budget && o->memory_budget < budget.minimum)
             rc = dtb_error_set(e, DTB_E_NOMEM, "checking needs at least %llu bytes of memory",

@@ -35,6 +35,10 @@ typedef struct dtb_build_options {
     const char *work_dir;         /* where work files go; NULL: out_dir/<variant>/. Given, the
                                      solved values go to work files whatever the budget */
     int zstd_level;               /* 0: the writer's default */
+    bool read_finished;           /* finished tables that later steps read are read from their
+                                     files (decoded on demand) instead of kept uncompressed in
+                                     memory or work files; chosen by the build itself when the
+                                     work files would not fit the disk */
     bool keep_solved;             /* keep every material in memory to the end, in list order
                                      (no dropping; for comparisons) */
     dtb_build_log log;
@@ -76,6 +80,8 @@ typedef struct dtb_build_budget {
     uint64_t work_files;  /* then: bytes of work files at the peak (disk the build needs) */
     uint64_t disk_free;   /* bytes free where the work files would go (dtb_build_plan_budget);
                              UINT64_MAX when unknown */
+    bool read_finished;   /* finished tables read from their files (dtb_build_options): the
+                             work files hold only the pair being solved (work_files then) */
     int lean_pairs;       /* kings-only pairs the budget has solved with the lean state */
     uint64_t lean_positions; /* their positions (both members) */
 } dtb_build_budget;

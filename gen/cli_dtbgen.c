@@ -49,6 +49,7 @@ typedef struct dtbgen_options {
     int threads;
     double memory_gib;              /* 0: no budget given */
     const char *work_dir;           /* --work; NULL: the tables' directory */
+    bool from_files;                /* --from-files */
     int zstd_level;
     int block_positions;            /* --block-positions (compact sets); 0: the default */
     bool threats;                   /* --threats (compact sets) */
@@ -57,7 +58,7 @@ typedef struct dtbgen_options {
 enum {
     OPT_LIST, OPT_OUT, OPT_CHECK, OPT_COMPACT, OPT_MANIFEST, OPT_MATERIAL, OPT_THREADS, OPT_MEMORY,
     OPT_ZSTD_LEVEL, OPT_BLOCK_POSITIONS, OPT_THREATS, OPT_VARIANT, OPT_PIECES, OPT_JSON,
-    OPT_QUIET, OPT_HELP, OPT_VERSION, OPT_WORK, NOPTIONS
+    OPT_QUIET, OPT_HELP, OPT_VERSION, OPT_WORK, OPT_FROM_FILES, NOPTIONS
 };
 
 static const dtb_cli_option options[NOPTIONS] = {
@@ -72,6 +73,8 @@ static const dtb_cli_option options[NOPTIONS] = {
     [OPT_THREADS] = {"--threads", DTB_CLI_INT, "T", "worker threads (default: all cores)", 1, INT_MAX},
     [OPT_MEMORY] = {"--memory", DTB_CLI_REAL, "GiB", "stay within this memory; what does not fit goes to work files (default: 85% of RAM)"},
     [OPT_WORK] = {"--work", DTB_CLI_TEXT, "DIR", "solved values in work files there (default: only those over --memory, next to the tables)"},
+    [OPT_FROM_FILES] = {"--from-files", DTB_CLI_FLAG, NULL,
+                        "finished tables a build still reads are read from their files, not kept uncompressed (default: only when the work files would not fit the disk)"},
     [OPT_ZSTD_LEVEL] = {"--zstd-level", DTB_CLI_INT, "L",
                         "compression level of the table files (default 9; --compact: 15)", 1, 22},
     [OPT_BLOCK_POSITIONS] = {"--block-positions", DTB_CLI_INT, "N",
@@ -150,6 +153,7 @@ static int options_from_args(const dtb_cli_args *a, dtbgen_options *o)
     o->block_positions = (int)a->number[OPT_BLOCK_POSITIONS];
     o->memory_gib = a->real[OPT_MEMORY];
     o->work_dir = a->text[OPT_WORK];
+    o->from_files = a->given[OPT_FROM_FILES];
     o->dir = o->command == CMD_CHECK      ? a->text[OPT_CHECK]
              : o->command == CMD_MANIFEST ? a->text[OPT_MANIFEST]
                                           : a->text[OPT_OUT];
@@ -431,6 +435,7 @@ static int run_list(const dtbgen_options *o)
         dtb_build_options bo = {.variant = v, .pieces = o->pieces, .threads = o->threads,
                                 .out_dir = o->dir, .memory_budget = allowed,
                                 .work_dir = o->work_dir, .only = o->nonly ? only : NULL,
+                                .read_finished = o->from_files,
                                 .nonly = o->nonly};
         dtb_error e;
         if (dtb_build_plan_budget(&bo, &budget, &e) != DTB_OK) {
@@ -460,14 +465,15 @@ static int run_list(const dtbgen_options *o)
                    "\"budget_minimum\":%llu,\"working_memory\":%llu,\"work_files\":%s,"
                    "\"work_file_bytes\":%llu,\"fits\":%s,\"positions_to_solve\":%llu,"
                    "\"lean_pairs\":%d,\"lean_positions\":%llu,\"table_file_bytes\":%llu,"
-                   "\"disk_needed\":%llu,\"disk_free\":%llu",
+                   "\"disk_needed\":%llu,\"disk_free\":%llu,\"read_finished\":%s",
                    (unsigned long long)peak, (unsigned long long)keep,
                    (unsigned long long)allowed, (unsigned long long)budget.minimum,
                    (unsigned long long)budget.working, budget.use_work_files ? "true" : "false",
                    (unsigned long long)budget.work_files, fits ? "true" : "false",
                    (unsigned long long)todo, budget.lean_pairs,
                    (unsigned long long)budget.lean_positions, (unsigned long long)files,
-                   (unsigned long long)disk, (unsigned long long)budget.disk_free);
+                   (unsigned long long)disk, (unsigned long long)budget.disk_free,
+                   budget.read_finished ? "true" : "false");
         if (rate > 0)
             printf(",\"measured_positions_per_second\":%.0f,\"estimated_seconds\":%.0f", rate,
                    (double)todo / rate);
@@ -490,6 +496,9 @@ static int run_list(const dtbgen_options *o)
                        (double)files / gib, per_position, o->dir,
                        budget.use_work_files ? " and the work files at their peak" : "",
                        (double)disk / gib, (double)budget.disk_free / gib);
+            if (budget.read_finished)
+                printf("# finished tables that later steps read are read from their files "
+                       "(decoded on demand): the work files hold only the pair being solved\n");
             printf("# within %.2f GiB (--memory): ", (double)allowed / gib);
             if (allowed >= budget.minimum && budget.disk_free < disk)
                 printf("refused: the build needs %.2f GiB of disk (work files %.2f GiB%s), "
@@ -643,6 +652,7 @@ static int run_build(const dtbgen_options *o)
         .threads = o->threads,
         .memory_budget = budget,
         .work_dir = o->work_dir,
+        .read_finished = o->from_files,
         .zstd_level = o->zstd_level,
         .log = on_build,
         .user = &ps,

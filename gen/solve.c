@@ -102,6 +102,7 @@ typedef struct batch {
     } pos[BATCH];
     int npos, nexit;
     const dtb_value *exit[EXITS_CAP];
+    dtb_value slot[EXITS_CAP]; /* exit[i]'s value when its table is read from its file */
 } batch;
 
 /* Facts for predecessors in a shared unit, gathered before any is applied (see
@@ -269,6 +270,7 @@ typedef struct capture_batch {
     uint16_t first[BATCH], n[BATCH]; /* its exits in exit[] */
     int npos, nexit;
     const dtb_value *exit[EXITS_CAP];
+    dtb_value slot[EXITS_CAP]; /* as in batch */
 } capture_batch;
 
 static void flush_captures(dtb_solved_table *t, capture_batch *cb)
@@ -317,7 +319,7 @@ void dtb_solve_block_captures(const dtb_solved *s, dtb_solved_table *t, uint64_t
             cb.first[cb.npos] = (uint16_t)cb.nexit;
             cb.n[cb.npos] = (uint16_t)ml.count;
             for (int m = 0; m < ml.count; m++) {
-                const dtb_value *v = dtb_solved_value_after(s, &p, &ml.moves[m]);
+                const dtb_value *v = dtb_solved_value_after(s, &p, &ml.moves[m], &cb.slot[cb.nexit]);
                 __builtin_prefetch(v);
                 cb.exit[cb.nexit++] = v;
             }
@@ -486,7 +488,7 @@ static void init_position(const unit *u, lane *ln, batch *bt, uint32_t id, const
             add_exit(bt, &no_piece_left);
         } else {
             for (int i = 0; i < ml.count; i++)
-                add_exit(bt, dtb_solved_value_after(u->s, p, &ml.moves[i]));
+                add_exit(bt, dtb_solved_value_after(u->s, p, &ml.moves[i], &bt->slot[bt->nexit]));
         }
     } else {
         if (bt->nexit + QUIET_EXITS_MAX > EXITS_CAP)
@@ -533,7 +535,7 @@ static void init_position(const unit *u, lane *ln, batch *bt, uint32_t id, const
                 assert(dtb_bb_has(b->promotion[DTB_WHITE], t));
                 const dtb_move mv = {.from = (uint8_t)b->next[t][d ^ 3], .to = (uint8_t)t,
                                      .promotes = true};
-                add_exit(bt, dtb_solved_value_after(u->s, p, &mv));
+                add_exit(bt, dtb_solved_value_after(u->s, p, &mv, &bt->slot[bt->nexit]));
             }
         }
         assert(bt->nexit - first <= QUIET_EXITS_MAX);
@@ -1275,6 +1277,7 @@ typedef struct kingless_batch {
     } pos[BATCH];
     int npos, nexit;
     const dtb_value *exit[EXITS_CAP];
+    dtb_value slot[EXITS_CAP]; /* as in batch */
 } kingless_batch;
 
 /* Decides and stores the batch's positions (their exit values prefetched meanwhile). */
@@ -1315,7 +1318,7 @@ static void kingless_add(const dtb_solved *s, lane *ln, kingless_batch *kb, dtb_
     kb->pos[kb->npos].n = (uint16_t)ml->count;
     kb->pos[kb->npos].capture = ml->count > 0 && ml->moves[0].ncaptured > 0;
     for (int i = 0; i < ml->count; i++) {
-        const dtb_value *v = dtb_solved_value_after(s, &p, &ml->moves[i]);
+        const dtb_value *v = dtb_solved_value_after(s, &p, &ml->moves[i], &kb->slot[kb->nexit]);
         __builtin_prefetch(v);
         kb->exit[kb->nexit++] = v;
     }
@@ -1454,7 +1457,7 @@ static int lean_init_range(const unit *u, uint8_t *cnt, int h, uint64_t from, ui
             cb->first[cb->npos] = (uint16_t)cb->nexit;
             cb->n[cb->npos] = (uint16_t)ml.count;
             for (int m = 0; m < ml.count; m++) {
-                const dtb_value *v = dtb_solved_value_after(u->s, &p, &ml.moves[m]);
+                const dtb_value *v = dtb_solved_value_after(u->s, &p, &ml.moves[m], &cb->slot[cb->nexit]);
                 __builtin_prefetch(v);
                 cb->exit[cb->nexit++] = v;
             }

@@ -3,10 +3,13 @@
 #include "solved.h"
 
 #include <assert.h>
+#include <omp.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "hugemem.h"
+#include "tablefile.h"
 #include "workfile.h"
 
 #define SLOTS (DTB_SOLVED_MAX_COUNT + 1)
@@ -17,7 +20,22 @@ typedef struct entry {
     bool narrow;        /* fast is filled */
     dtb_index_fast fast;
     size_t mapped;      /* bytes of its work file (values, then capture bits); 0: in memory */
+    dtb_tablefile *file; /* a table read from its file (no values, no capture bits), or NULL */
+    uint64_t serial;    /* of a file's entry: unique in the registry, names its cached blocks */
 } entry;
+
+/* Blocks of table files one thread keeps decoded: direct-mapped by (serial, block). A unit's
+ * exits land in a few blocks of each table they reach (one men placement each), and
+ * neighbouring units in the same ones. */
+enum { FILE_CACHE_BLOCKS = 256, MAX_CACHES = 256 };
+
+typedef struct file_cache {
+    uint64_t key[FILE_CACHE_BLOCKS]; /* serial << 32 | block, + 1; 0: empty */
+    uint8_t *block[FILE_CACHE_BLOCKS];
+    uint64_t cap[FILE_CACHE_BLOCKS]; /* bytes allocated for each */
+    dtb_tablefile_ctx *ctx;
+    uint64_t reads; /* blocks decoded */
+} file_cache;
 
 struct dtb_solved {
     const dtb_board *board;
@@ -29,6 +47,13 @@ struct dtb_solved {
     dtb_work_monitor *monitor;
     pthread_mutex_t lock;
     uint64_t work_bytes, work_peak;
+    /* Table files: one cache per OpenMP thread number (made on first use), the serial of the
+     * next file, and the first read failure (the values read since are not to be trusted). */
+    file_cache *cache[MAX_CACHES];
+    uint64_t next_serial;
+    int read_failed;
+    dtb_status read_status;
+    dtb_error read_error;
 };
 
 static int slot_of(dtb_material m)
@@ -63,7 +88,9 @@ static void table_free(dtb_solved *s, entry *e)
     if (!e)
         return;
     const uint64_t n = e->t.index ? dtb_index_size(e->t.index) : 0;
-    if (e->mapped) {
+    if (e->file) {
+        dtb_tablefile_close(e->file);
+    } else if (e->mapped) {
         dtb_work_unmap(e->t.values, e->mapped);
         s->work_bytes -= e->mapped;
     } else {
@@ -81,6 +108,13 @@ void dtb_solved_free(dtb_solved *s)
     dtb_work_monitor_stop(s->monitor);
     for (size_t i = 0; i < sizeof s->slot / sizeof s->slot[0]; i++)
         table_free(s, s->slot[i]);
+    for (int c = 0; c < MAX_CACHES; c++)
+        if (s->cache[c]) {
+            for (int k = 0; k < FILE_CACHE_BLOCKS; k++)
+                free(s->cache[c]->block[k]);
+            dtb_tablefile_ctx_free(s->cache[c]->ctx);
+            free(s->cache[c]);
+        }
     pthread_mutex_destroy(&s->lock);
     free(s);
 }
@@ -180,6 +214,159 @@ void dtb_solved_drop(dtb_solved *s, dtb_material m)
 
 static const dtb_value lost = DTB_VALUE_LOST;
 
+dtb_status dtb_solved_add_file(dtb_solved *s, dtb_material m, const char *path, dtb_error *e)
+{
+    if (!fits(m))
+        return dtb_error_set(e, DTB_E_RANGE, "material has more than %d pieces of one kind",
+                             DTB_SOLVED_MAX_COUNT);
+    entry **slot = &s->slot[slot_of(m)];
+    if (*slot)
+        return DTB_OK;
+    entry *en = calloc(1, sizeof *en);
+    if (!en)
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    en->t.material = m;
+    dtb_status st = dtb_index_create(s->board, m, &en->t.index);
+    if (st != DTB_OK) {
+        free(en);
+        return dtb_error_set(e, st, "cannot index the material");
+    }
+    en->narrow = s->narrow && dtb_index_fast_get(en->t.index, &en->fast);
+    char name[DTB_MATERIAL_NAME_MAX];
+    dtb_material_name(&m, name, sizeof name);
+    const dtb_tablefile_expect want = {
+        .variant = s->board->variant->name,
+        .material = name,
+        .metric = DTB_METRIC_DTW,
+        .index_version = DTB_INDEX_VERSION,
+        .value_encoding = dtb_encoding_of(DTB_METRIC_DTW),
+        .positions = dtb_index_size(en->t.index),
+    };
+    st = dtb_tablefile_open(path, &want, &en->file, e);
+    if (st == DTB_OK && dtb_tablefile_get_info(en->file)->flags) {
+        st = dtb_error_set(e, DTB_E_MISMATCH, "%s: a compact set's table; building needs the full set", path);
+    }
+    if (st != DTB_OK) {
+        table_free(s, en);
+        return st;
+    }
+    pthread_mutex_lock(&s->lock);
+    en->serial = ++s->next_serial;
+    *slot = en;
+    pthread_mutex_unlock(&s->lock);
+    return DTB_OK;
+}
+
+bool dtb_solved_is_file(const dtb_solved_table *t) { return ((const entry *)(const void *)t)->file != NULL; }
+
+dtb_status dtb_solved_read_status(const dtb_solved *s, dtb_error *e)
+{
+    if (!__atomic_load_n(&s->read_failed, __ATOMIC_ACQUIRE))
+        return DTB_OK;
+    if (e)
+        *e = s->read_error;
+    return s->read_status;
+}
+
+uint64_t dtb_solved_file_reads(const dtb_solved *s)
+{
+    uint64_t n = 0;
+    for (int c = 0; c < MAX_CACHES; c++)
+        if (s->cache[c])
+            n += s->cache[c]->reads;
+    return n;
+}
+
+/* The value at index idx of a table read from its file: its block from this thread's cache, or
+ * decoded into it. A read failure is recorded (dtb_solved_read_status) and reads as a draw. */
+static dtb_value file_read(const dtb_solved *cs, const entry *en, uint64_t idx)
+{
+    dtb_solved *s = (dtb_solved *)cs; /* the caches and the failure record only */
+    const int c = omp_get_thread_num();
+    assert(c < MAX_CACHES);
+    file_cache *fc = s->cache[c];
+    if (!fc && !(fc = s->cache[c] = calloc(1, sizeof *fc)))
+        goto fail_nomem;
+    const dtb_tablefile_info *info = dtb_tablefile_get_info(en->file);
+    const uint64_t blk = idx / info->block_positions, key = (en->serial << 32 | blk) + 1;
+    const int h = (int)((key * 0x9E3779B97F4A7C15ull) >> 56) & (FILE_CACHE_BLOCKS - 1);
+    if (fc->key[h] != key) {
+        if (!fc->ctx && !(fc->ctx = dtb_tablefile_ctx_create()))
+            goto fail_nomem;
+        fc->key[h] = 0;
+        const uint64_t len = dtb_tablefile_block_len(en->file, blk);
+        if (fc->cap[h] < len) {
+            uint8_t *grown = realloc(fc->block[h], len);
+            if (!grown)
+                goto fail_nomem;
+            fc->block[h] = grown;
+            fc->cap[h] = len;
+        }
+        dtb_error err;
+        const dtb_status st = dtb_tablefile_read_block(en->file, blk, fc->block[h], len, fc->ctx, &err);
+        if (st != DTB_OK) {
+            pthread_mutex_lock(&s->lock);
+            if (!s->read_failed) {
+                s->read_error = err;
+                s->read_status = st;
+                __atomic_store_n(&s->read_failed, 1, __ATOMIC_RELEASE);
+            }
+            pthread_mutex_unlock(&s->lock);
+            return DTB_VALUE_DRAW;
+        }
+        fc->key[h] = key;
+        fc->reads++;
+    }
+    return fc->block[h][idx % info->block_positions];
+fail_nomem:
+    pthread_mutex_lock(&s->lock);
+    if (!s->read_failed) {
+        s->read_status = dtb_error_set(&s->read_error, DTB_E_NOMEM, "out of memory for a table file's blocks");
+        __atomic_store_n(&s->read_failed, 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return DTB_VALUE_DRAW;
+}
+
+static const dtb_value *value_after_slot(const dtb_solved *s, const dtb_pos *p, const dtb_move *m,
+                                         dtb_value *slot);
+
+/* How good value v (for the side to move) is for it: shorter wins, then draws, then longer
+ * losses (the order of exits_value in gen/solve.c). */
+static int goodness(dtb_value v)
+{
+    return dtb_value_is_win(v) ? 1024 - dtb_value_dtw(v) : v == DTB_VALUE_DRAW ? 0 : dtb_value_dtw(v) - 1024;
+}
+
+/* The value of white-to-move position w of a table read from its file, at index idx: stored,
+ * or for a capture position (don't-care in files) the best of its captures, as loading would
+ * derive it. */
+static __attribute__((noinline)) const dtb_value *file_value(const dtb_solved *s, const entry *en,
+                                                            uint64_t idx, const dtb_pos *w,
+                                                            dtb_value *slot)
+{
+    assert(slot && "a table read from its file is read through a slot");
+    dtb_movelist ml;
+    const dtb_status st = dtb_generate_captures(s->board, w, &ml);
+    assert(st == DTB_OK);
+    (void)st;
+    if (ml.count == 0) {
+        *slot = file_read(s, en, idx);
+        return slot;
+    }
+    int best = INT32_MIN;
+    dtb_value bestv = DTB_VALUE_DRAW;
+    for (int i = 0; i < ml.count; i++) {
+        dtb_value tmp;
+        const dtb_value v = dtb_value_parent(*value_after_slot(s, w, &ml.moves[i], &tmp));
+        if (goodness(v) > best) {
+            best = goodness(v);
+            bestv = v;
+        }
+    }
+    *slot = bestv;
+    return slot;
+}
 
 /* Four sets in words mirrored in place (dtb_reverse64(x) >> (64 - squares) each): one vector
  * where there is AVX2. */
@@ -194,24 +381,29 @@ static inline void mirror_words(int squares, uint64_t x[4])
 #endif
 }
 
-/* Out of line, rare: a table without the inline index. */
+/* Out of line, rare: a table without the inline index, or read from its file. */
 static __attribute__((noinline)) const dtb_value *lookup_slow(const dtb_solved *s, const entry *en,
                                                              uint64_t wm, uint64_t bm, uint64_t wk,
-                                                             uint64_t bk, bool flipped)
+                                                             uint64_t bk, bool flipped, dtb_value *slot)
 {
     uint64_t x[4] = {wm, bm, wk, bk};
     if (flipped)
         mirror_words(s->board->squares, x);
     const dtb_pos w = {.men = {x[0], x[1]}, .kings = {x[2], x[3]}, .side = DTB_WHITE};
-    return &en->t.values[dtb_index_of(en->t.index, &w)];
+    const uint64_t idx = dtb_index_of(en->t.index, &w);
+    if (en->file)
+        return file_value(s, en, idx, &w, slot);
+    return &en->t.values[idx];
 }
 
 /* The value slot of the white-to-move position with these sets (words, boards of up to 64
  * squares), or, when `flipped`, of their mirror image (a black-to-move position with its colours
  * swapped: the mirror is left to dtb_index_fast_of_flipped). The slot from four popcounts (the
- * mirror keeps them), the index inline when the table has it. */
+ * mirror keeps them), the index inline when the table has it. Tables read from their files
+ * answer in *slot. */
 static inline __attribute__((always_inline)) const dtb_value *
-lookup_narrow(const dtb_solved *s, uint64_t wm, uint64_t bm, uint64_t wk, uint64_t bk, bool flipped)
+lookup_narrow(const dtb_solved *s, uint64_t wm, uint64_t bm, uint64_t wk, uint64_t bk, bool flipped,
+              dtb_value *slot)
 {
     if (!(wm | wk))
         return &lost;
@@ -222,57 +414,68 @@ lookup_narrow(const dtb_solved *s, uint64_t wm, uint64_t bm, uint64_t wk, uint64
                           ? s->slot[((cwk * SLOTS + cwm) * SLOTS + cbk) * SLOTS + cbm]
                           : NULL;
     assert(en && "exit into a material that is not solved");
-    if (!en->narrow)
-        return lookup_slow(s, en, wm, bm, wk, bk, flipped);
+    if (!en->narrow || en->file)
+        return lookup_slow(s, en, wm, bm, wk, bk, flipped, slot);
     return &en->t.values[flipped ? dtb_index_fast_of_flipped(&en->fast, wm, bm, wk, bk)
                                  : dtb_index_fast_of(&en->fast, wm, bm, wk, bk)];
 }
 
 /* The narrow path: the four sets as words (the side to move's men, its opponent's, then the
  * kings likewise), flipped when black is to move. */
-static const dtb_value *value_at_narrow(const dtb_solved *s, const dtb_pos *p)
+static const dtb_value *value_at_narrow(const dtb_solved *s, const dtb_pos *p, dtb_value *slot)
 {
     const int own = p->side, opp = own ^ 1;
     const uint64_t om = (uint64_t)p->men[own], xm = (uint64_t)p->men[opp];
     const uint64_t ok = (uint64_t)p->kings[own], xk = (uint64_t)p->kings[opp];
     if (own != DTB_WHITE)
-        return lookup_narrow(s, om, xm, ok, xk, true);
-    return lookup_narrow(s, om, xm, ok, xk, false);
+        return lookup_narrow(s, om, xm, ok, xk, true, slot);
+    return lookup_narrow(s, om, xm, ok, xk, false, slot);
 }
 
 /* dtb_make_move in words, then the lookup. After the move the opponent of p's side is to move:
  * its sets are the white ones of the stored position, flipped when it is black. */
-static const dtb_value *value_after_narrow(const dtb_solved *s, const dtb_pos *p, const dtb_move *m)
+static const dtb_value *value_after_narrow(const dtb_solved *s, const dtb_pos *p, const dtb_move *m,
+                                           dtb_value *slot)
 {
     const dtb_color side = p->side, opp = (dtb_color)(side ^ 1);
     uint64_t own_m = (uint64_t)p->men[side], own_k = (uint64_t)p->kings[side];
     uint64_t opp_m = (uint64_t)p->men[opp], opp_k = (uint64_t)p->kings[opp];
     dtb_make_move64(m, &own_m, &own_k, &opp_m, &opp_k);
     if (side == DTB_WHITE) /* black to move */
-        return lookup_narrow(s, opp_m, own_m, opp_k, own_k, true);
-    return lookup_narrow(s, opp_m, own_m, opp_k, own_k, false);
+        return lookup_narrow(s, opp_m, own_m, opp_k, own_k, true, slot);
+    return lookup_narrow(s, opp_m, own_m, opp_k, own_k, false, slot);
 }
+
+static const dtb_value *value_at_slot(const dtb_solved *s, const dtb_pos *p, dtb_value *slot);
 
 /* Out of line: inlined, its loads of the full sets were hoisted in front of the narrow path. */
 static __attribute__((noinline)) const dtb_value *value_after_wide(const dtb_solved *s,
                                                                   const dtb_pos *p,
-                                                                  const dtb_move *m)
+                                                                  const dtb_move *m,
+                                                                  dtb_value *slot)
 {
     dtb_pos q;
     dtb_make_move(p, m, &q);
-    return dtb_solved_value_at(s, &q);
+    return value_at_slot(s, &q, slot);
 }
 
-const dtb_value *dtb_solved_value_after(const dtb_solved *s, const dtb_pos *p, const dtb_move *m)
+static const dtb_value *value_after_slot(const dtb_solved *s, const dtb_pos *p, const dtb_move *m,
+                                         dtb_value *slot)
 {
     if (s->narrow)
-        return value_after_narrow(s, p, m);
-    return value_after_wide(s, p, m);
+        return value_after_narrow(s, p, m, slot);
+    return value_after_wide(s, p, m, slot);
+}
+
+const dtb_value *dtb_solved_value_after(const dtb_solved *s, const dtb_pos *p, const dtb_move *m,
+                                        dtb_value *slot)
+{
+    return value_after_slot(s, p, m, slot);
 }
 
 /* Out of line, as value_after_wide. */
 static __attribute__((noinline)) const dtb_value *value_at_wide(const dtb_solved *s,
-                                                               const dtb_pos *p)
+                                                               const dtb_pos *p, dtb_value *slot)
 {
     dtb_pos w = *p;
     if (w.side != DTB_WHITE)
@@ -281,16 +484,29 @@ static __attribute__((noinline)) const dtb_value *value_at_wide(const dtb_solved
         return &lost;
     const dtb_solved_table *t = dtb_solved_find(s, dtb_material_of(&w));
     assert(t && "exit into a material that is not solved");
-    return &t->values[dtb_index_of(t->index, &w)];
+    const entry *en = (const entry *)(const void *)t;
+    const uint64_t idx = dtb_index_of(t->index, &w);
+    if (en->file)
+        return file_value(s, en, idx, &w, slot);
+    return &t->values[idx];
 }
 
-const dtb_value *dtb_solved_value_at(const dtb_solved *s, const dtb_pos *p)
+static const dtb_value *value_at_slot(const dtb_solved *s, const dtb_pos *p, dtb_value *slot)
 {
     if (s->narrow)
-        return value_at_narrow(s, p);
-    return value_at_wide(s, p);
+        return value_at_narrow(s, p, slot);
+    return value_at_wide(s, p, slot);
 }
 
-dtb_value dtb_solved_value(const dtb_solved *s, const dtb_pos *p) { return *dtb_solved_value_at(s, p); }
+const dtb_value *dtb_solved_value_at(const dtb_solved *s, const dtb_pos *p, dtb_value *slot)
+{
+    return value_at_slot(s, p, slot);
+}
+
+dtb_value dtb_solved_value(const dtb_solved *s, const dtb_pos *p)
+{
+    dtb_value slot;
+    return *value_at_slot(s, p, &slot);
+}
 
 const dtb_board *dtb_solved_board(const dtb_solved *s) { return s->board; }

@@ -51,12 +51,33 @@ void dtb_solved_drop(dtb_solved *s, dtb_material m);
 dtb_value dtb_solved_value(const dtb_solved *s, const dtb_pos *p);
 
 /* Where that value is stored, so that a caller can prefetch it before it reads it (a lost
- * position without pieces points to a constant). */
-const dtb_value *dtb_solved_value_at(const dtb_solved *s, const dtb_pos *p);
+ * position without pieces points to a constant). A table read from its file has no stored
+ * values: its value is then written to *slot and slot returned. */
+const dtb_value *dtb_solved_value_at(const dtb_solved *s, const dtb_pos *p, dtb_value *slot);
 
 /* dtb_solved_value_at of the position after move m of p (a legal move, either side to move),
  * without building that position: the solver looks up every capture of every capture position. */
-const dtb_value *dtb_solved_value_after(const dtb_solved *s, const dtb_pos *p, const dtb_move *m);
+const dtb_value *dtb_solved_value_after(const dtb_solved *s, const dtb_pos *p, const dtb_move *m,
+                                        dtb_value *slot);
+
+/* Adds material m read on demand from its complete full-set DTW file at path, instead of its
+ * values in memory: lookups decode the file's blocks into a cache of each OpenMP thread (up to
+ * 256 blocks) and give capture positions (don't-care in files) the value of their best capture,
+ * as loading would. For finished tables that a build still reads but cannot keep uncompressed.
+ * Its dtb_solved_table has no values and no capture bits (dtb_solved_is_file). DTB_OK (also
+ * when m is already there), or the status of a file that does not open as m's table. Not
+ * thread-safe. */
+dtb_status dtb_solved_add_file(dtb_solved *s, dtb_material m, const char *path, dtb_error *e);
+
+/* Whether t was added by dtb_solved_add_file. */
+bool dtb_solved_is_file(const dtb_solved_table *t);
+
+/* DTB_OK, or the first failure to read a table file's block since s was made (with its message
+ * in *e): lookups that fail read as draws, so a solve that read any is not to be kept. */
+dtb_status dtb_solved_read_status(const dtb_solved *s, dtb_error *e);
+
+/* Blocks of table files decoded so far, over all threads (for the stats). */
+uint64_t dtb_solved_file_reads(const dtb_solved *s);
 
 const dtb_board *dtb_solved_board(const dtb_solved *s);
 

@@ -80,6 +80,7 @@ gen_run() { # pieces
   pos=$(python3 -c "import json,sys; print(sum(json.loads(l)['positions'] for l in open('$out/international/STATS')))")
   row "generate international 2..$1 ($threads threads)" "$(awk -v w="$wall" -v p="$pos" 'BEGIN{printf "%.1f s, %.2f M pos/s", w, p/w/1e6}')"
   row "  peak memory, positions" "$(awk -v k="$kb" -v p="$pos" 'BEGIN{printf "%.2f GiB, %.3g", k/1048576, p}')"
+  from_files_rows "$1" "$wall"
   local wld dtw
   wld=$(set_bytes "$out" wld) dtw=$(set_bytes "$out" dtw)
   row "  WLD bytes, positions per byte" "$(awk -v b="$wld" -v p="$pos" 'BEGIN{printf "%.0f, %.0f", b, p/b}')"
@@ -105,6 +106,49 @@ gen_run() { # pieces
   row "  compact --threats, level 19: WLD bytes, pos/byte" "$(awk -v b="$wld" -v p="$pos" 'BEGIN{printf "%.0f, %.1f", b, p/b}')"
   row "  compact --threats, level 19: making it" "$((t1 - t0)) s"
 }
+# The lean solve of kings-only pairs (gen/solve.c) against the node state, one after the other:
+# the pair KKKvKK (2 x 2.1e7 positions) onto copies of the 2..4 tables just made, once with the
+# default budget (node state) and once under --memory 0.25 (below its node state: lean). The
+# files must be the same bytes.
+lean_rows() {
+  local mode log wall kb secs=() rss=()
+  for mode in node lean; do
+    rm -rf "$out-$mode"
+    cp -r "$out" "$out-$mode"
+    local budget=()
+    [ "$mode" = lean ] && budget=(--memory 0.25)
+    log=$(mktemp)
+    /usr/bin/time -f '%e %M' -o "$log" "$bin/gen/dtbgen" --variant international --pieces 5 \
+      --material KKKvKK --out "$out-$mode" --threads "$threads" --quiet "${budget[@]}"
+    read -r wall kb <"$log"
+    rm -f "$log"
+    secs+=("$wall") rss+=("$kb")
+  done
+  local same=yes
+  cmp -s "$out-node/international/KKKvKK.dtw" "$out-lean/international/KKKvKK.dtw" || same=NO
+  rm -rf "$out-node" "$out-lean"
+  row "solve KKKvKK pair ($threads threads): node / lean state" "$(awk -v a="${secs[0]}" -v b="${secs[1]}" 'BEGIN{printf "%.1f s / %.1f s (%.2fx)", a, b, b/a}')"
+  row "  peak memory node / lean, same bytes" "$(awk -v a="${rss[0]}" -v b="${rss[1]}" -v s="$same" 'BEGIN{printf "%.0f MiB / %.0f MiB, %s", a/1024, b/1024, s}')"
+}
+
+# The same set built with finished tables read from their files (--from-files: decoded on
+# demand, capture positions searched) instead of kept uncompressed, after gen_run's build: the
+# cost of the disk that saves, as a ratio; the files must be the same bytes.
+from_files_rows() { # pieces, gen_run's wall seconds
+  local log wall kb same=yes f
+  rm -rf "$out-ff" "$out-ffw"
+  log=$(mktemp)
+  /usr/bin/time -f '%e %M' -o "$log" "$bin/gen/dtbgen" --variant international --pieces "$1" \
+    --out "$out-ff" --work "$out-ffw" --from-files --threads "$threads" --quiet
+  read -r wall kb <"$log"
+  rm -f "$log"
+  for f in "$out"/international/*.dtw "$out"/international/*.wld; do
+    cmp -s "$f" "$out-ff/international/${f##*/}" || same=NO
+  done
+  rm -rf "$out-ff" "$out-ffw"
+  row "  --from-files: time (ratio), peak memory, same bytes" "$(awk -v w="$wall" -v a="$2" -v k="$kb" -v s="$same" 'BEGIN{printf "%.1f s (%.2fx), %.2f GiB, %s", w, w/a, k/1048576, s}')"
+}
+
 # The files of an existing set: bytes and positions per byte (positions from its STATS records,
 # the last one of each material).
 set_rows() { # label, directory
@@ -133,6 +177,7 @@ else
     gen_run "$n"
   done
   compact_dir=$out-compact threats_dir=$out-threats
+  lean_rows
 fi
 
 # Probes on the tables just generated (the largest complete piece count): cached WDL on one and

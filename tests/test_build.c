@@ -948,6 +948,61 @@ static void test_lean_under_budget(void **state)
     assert_int_equal(list_files(work, names), 0);
 }
 
+/* Finished tables read from their files (decoded on demand, capture positions searched) give
+ * the same bytes as kept in memory, in one run and resumed; a damaged block of a finished table
+ * stops the build with its path, and nothing is written from values read through it. */
+static void test_read_finished_identical(void **state)
+{
+    fixture *fx = *state;
+    char dir[300], work[300];
+    scratch_dir(fx, dir, sizeof dir);
+    scratch_dir(fx, work, sizeof work);
+    dtb_material four;
+    assert_int_equal(dtb_material_parse(FOUR_PIECE, &four, NULL), DTB_OK);
+    build_log l = {0};
+    dtb_build_options o = options(dir, 3, NULL, 2, &l);
+    o.work_dir = work;
+    o.read_finished = true;
+    dtb_build_budget plan;
+    dtb_error e = {{0}};
+    assert_int_equal(dtb_build_plan_budget(&o, &plan, &e), DTB_OK);
+    assert_true(plan.read_finished && plan.use_work_files);
+    if (dtb_build(&o, &e) != DTB_OK)
+        fail_msg("build of 2..3 reading finished tables from files: %s", e.msg);
+    /* resumed: the 2..3 tables are now read from their files, never loaded */
+    o.pieces = 4;
+    o.only = &four;
+    o.nonly = 1;
+    if (dtb_build(&o, &e) != DTB_OK)
+        fail_msg("build of %s reading finished tables from files: %s", FOUR_PIECE, e.msg);
+    assert_same_files(dir, fx->one);
+    char names[MAX_FILES][64];
+    assert_int_equal(list_files(work, names), 0);
+
+    /* Damage KKvK.dtw's compressed data (after its header), remove KKKvM's pair: rebuilding it
+     * reads KKvK through its file and must fail naming it, writing no KKKvM table. */
+    char path[4096];
+    path_in(path, sizeof path, dir, "KKvK.dtw");
+    blob f;
+    assert_true(read_file(path, &f));
+    for (size_t i = f.len / 2; i < f.len / 2 + 64 && i < f.len; i++)
+        f.data[i] ^= 0x5a;
+    write_file(path, f.data, f.len);
+    free(f.data);
+    remove_in(dir, FOUR_PIECE ".dtw");
+    remove_in(dir, FOUR_PIECE ".wld");
+    remove_in(dir, FOUR_PIECE ".stats");
+    remove_in(dir, "MvKKK.dtw");
+    remove_in(dir, "MvKKK.wld");
+    remove_in(dir, "MvKKK.stats");
+    const dtb_status st = dtb_build(&o, &e);
+    assert_int_not_equal(st, DTB_OK);
+    if (!strstr(e.msg, "KKvK.dtw"))
+        fail_msg("the failure does not name the damaged file: %s", e.msg);
+    assert_false(exists_in(dir, FOUR_PIECE ".dtw"));
+    assert_false(exists_in(dir, "MvKKK.dtw"));
+}
+
 /* A registry of work files in a new scratch directory (its path in work), the monitor's cap as
  * given (0: no monitor). The board must outlive it. */
 static dtb_solved *work_registry(fixture *fx, const dtb_board *b, uint64_t cap, char *work,
@@ -1035,6 +1090,7 @@ int main(void)
         cmocka_unit_test(test_half_written_completed),
         cmocka_unit_test(test_memory_budget),
         cmocka_unit_test(test_lean_under_budget),
+        cmocka_unit_test(test_read_finished_identical),
         cmocka_unit_test(test_work_files_identical),
         cmocka_unit_test(test_work_files_released),
         cmocka_unit_test(test_work_files_full),
