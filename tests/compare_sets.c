@@ -2,7 +2,7 @@
  * hand on sets too large for the test suite, e.g. a full set against its compact set; not a test).
  *
  * usage: dtb_compare_sets FULLDIR (OTHERDIR | --moves) [--pieces N] [--min-pieces M] [--sample K]
- *                         [--seed S] [--threads T] [--metrics wdl|both]
+ *                         [--seed S] [--threads T] [--metrics wdl|both] [--material NAME ...]
  *
  * For every material of M..N pieces (default 2..the largest complete piece count of FULLDIR),
  * every position of its index (or K evenly random ones when --sample is given), white to move
@@ -95,15 +95,20 @@ int main(int argc, char **argv)
 {
     if (argc < 3) {
         fprintf(stderr, "usage: dtb_compare_sets FULLDIR (OTHERDIR | --moves) [--pieces N] "
-                        "[--min-pieces M] [--sample K] [--seed S] [--threads T] [--metrics wdl|both]\n");
+                        "[--min-pieces M] [--sample K] [--seed S] [--threads T] [--metrics wdl|both] "
+                        "[--material NAME ...]\n");
         return 2;
     }
     const bool moves = strcmp(argv[2], "--moves") == 0;
     int pieces = 0, min_pieces = 2, threads = 0;
     bool dtw = true; /* --metrics wdl: WDL probes only (OTHERDIR may hold WLD tables only) */
     uint64_t sample = 0, seed = 1;
+    const char *only[64]; /* --material: these materials only (and their colour flips) */
+    int nonly = 0;
     for (int i = 3; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--pieces") == 0)
+        if (strcmp(argv[i], "--material") == 0 && nonly < 64)
+            only[nonly++] = argv[i + 1];
+        else if (strcmp(argv[i], "--pieces") == 0)
             pieces = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--min-pieces") == 0)
             min_pieces = atoi(argv[i + 1]);
@@ -138,6 +143,16 @@ int main(int argc, char **argv)
     const double t0 = omp_get_wtime();
     for (int i = 0; i < n; i++) {
         if (dtb_material_pieces(&list[i]) < min_pieces)
+            continue;
+        bool wanted = nonly == 0;
+        for (int k = 0; k < nonly && !wanted; k++) {
+            char name[DTB_MATERIAL_NAME_MAX], flip[DTB_MATERIAL_NAME_MAX];
+            const dtb_material f = dtb_material_flip(list[i]);
+            dtb_material_name(&list[i], name, sizeof name);
+            dtb_material_name(&f, flip, sizeof flip);
+            wanted = strcmp(only[k], name) == 0 || strcmp(only[k], flip) == 0;
+        }
+        if (!wanted)
             continue;
         dtb_index *ix;
         if (dtb_index_create(&board, list[i], &ix) != DTB_OK)
