@@ -92,7 +92,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: dtbgen --variant V --pieces N --out DIR [--material NAME ...] [--threads T]\n"
                "              [--memory GIB] [--quiet]\n"
-               "       dtbgen --check DIR --variant V [--pieces N] [--threads T]\n"
+               "       dtbgen --check DIR --variant V [--pieces N] [--material NAME ...] [--threads T]\n"
                "       dtbgen --compact FULL --out DIR [--variant V] [--pieces N] [--threads T]\n"
                "              [--block-positions N] [--zstd-level L] [--threats] [--json]\n"
                "       dtbgen --list --variant V --pieces N [--json]\n"
@@ -730,6 +730,9 @@ static int run_check(const dtbgen_options *o)
     const dtb_variant *v = find_variant(o);
     if (!v)
         return EXIT_INPUT;
+    dtb_material only[MAX_ONLY];
+    if (parse_materials(o, only))
+        return EXIT_INPUT;
     check_state cs = {.o = o};
     dtb_board_init(&cs.b, v);
     /* Tables are loaded in the order of a build and dropped once checked and no longer read
@@ -743,6 +746,8 @@ static int run_check(const dtbgen_options *o)
         .threads = o->threads,
         .memory_budget = memory_budget(o),
         .work_dir = o->work_dir,
+        .only = o->nonly ? only : NULL, /* these and the tables they read */
+        .nonly = o->nonly,
     };
     const double t0 = omp_get_wtime();
     dtb_error e;
