@@ -550,6 +550,24 @@ static void init_position(const unit *u, lane *ln, batch *bt, uint32_t id, const
         flush_batch(u, ln, bt);
 }
 
+/* Steps p (a position of half h) to the next placement of the kings in index order. */
+static inline void next_kings(const unit *u, int h, dtb_pos *p)
+{
+    const half *hf = &u->h[h];
+    const dtb_index_fast *f = u->fx[h];
+    bool more;
+    if (f) {
+        uint64_t wk = (uint64_t)p->kings[DTB_WHITE], bk = (uint64_t)p->kings[DTB_BLACK];
+        more = dtb_index_fast_kings_next(f, (uint64_t)hf->men, &wk, &bk);
+        p->kings[DTB_WHITE] = wk;
+        p->kings[DTB_BLACK] = bk;
+    } else {
+        more = dtb_index_kings_next(hf->t->index, hf->men, &p->kings[DTB_WHITE], &p->kings[DTB_BLACK]);
+    }
+    assert(more);
+    (void)more;
+}
+
 /* Initialises positions from..to-1 of the unit. */
 static void init_range(const unit *u, lane *ln, uint32_t from, uint32_t to)
 {
@@ -559,20 +577,7 @@ static void init_range(const unit *u, lane *ln, uint32_t from, uint32_t to)
         if (id == from || id == 0 || id == u->K) {
             local_pos(u, id, &p);
         } else {
-            const half *hf = &u->h[half_of(u, id)];
-            const dtb_index_fast *f = u->fx[half_of(u, id)];
-            bool more;
-            if (f) {
-                uint64_t wk = (uint64_t)p.kings[DTB_WHITE], bk = (uint64_t)p.kings[DTB_BLACK];
-                more = dtb_index_fast_kings_next(f, (uint64_t)hf->men, &wk, &bk);
-                p.kings[DTB_WHITE] = wk;
-                p.kings[DTB_BLACK] = bk;
-            } else {
-                more = dtb_index_kings_next(hf->t->index, hf->men, &p.kings[DTB_WHITE],
-                                            &p.kings[DTB_BLACK]);
-            }
-            assert(more);
-            (void)more;
+            next_kings(u, half_of(u, id), &p);
         }
         init_position(u, ln, &ln->bt, id, &p);
     }
@@ -1405,25 +1410,13 @@ static int lean_init_range(const unit *u, uint8_t *cnt, int h, uint64_t from, ui
     const dtb_board *b = u->b;
     const half *hf = &u->h[h];
     dtb_solved_table *t = hf->t;
-    const dtb_index_fast *f = u->fx[h];
     int top = -1;
     dtb_pos p;
     local_pos(u, (uint64_t)h * u->K + from, &p);
     cb->npos = cb->nexit = 0;
     for (uint64_t r = from; r < to; r++) {
-        if (r > from) {
-            bool more;
-            if (f) {
-                uint64_t wk = (uint64_t)p.kings[DTB_WHITE], bk = (uint64_t)p.kings[DTB_BLACK];
-                more = dtb_index_fast_kings_next(f, (uint64_t)hf->men, &wk, &bk);
-                p.kings[DTB_WHITE] = wk;
-                p.kings[DTB_BLACK] = bk;
-            } else {
-                more = dtb_index_kings_next(t->index, hf->men, &p.kings[DTB_WHITE], &p.kings[DTB_BLACK]);
-            }
-            assert(more);
-            (void)more;
-        }
+        if (r > from)
+            next_kings(u, h, &p);
         const uint64_t i = hf->base + r;
         dtb_movelist ml;
         ml.count = 0;

@@ -862,6 +862,23 @@ static void test_walk_partial(void **state)
     assert_int_equal(w.bad, 0);
 }
 
+/* Builds 2..3 with o, then resumes with FOUR_PIECE (four) and what it needs, as build_all does
+ * (the second run loads or reads the first one's tables); fails saying how (what o does). */
+static void build_then_four(dtb_build_options *o, const dtb_material *four, const char *how)
+{
+    dtb_error e = {{0}};
+    o->pieces = 3;
+    o->only = NULL;
+    o->nonly = 0;
+    if (dtb_build(o, &e) != DTB_OK)
+        fail_msg("build of 2..3 %s: %s", how, e.msg);
+    o->pieces = 4;
+    o->only = four;
+    o->nonly = 1;
+    if (dtb_build(o, &e) != DTB_OK)
+        fail_msg("build of %s %s: %s", FOUR_PIECE, how, e.msg);
+}
+
 /* The solved values in work files (forced by a work directory, under the smallest budget the
  * build accepts) give the same bytes as in memory; the work files leave nothing behind. */
 static void test_work_files_identical(void **state)
@@ -880,16 +897,7 @@ static void test_work_files_identical(void **state)
     assert_int_equal(dtb_build_plan_budget(&o, &plan, &e), DTB_OK);
     assert_true(plan.use_work_files);
     o.memory_budget = plan.minimum;
-    o.pieces = 3; /* first 2..3 (then resumed: loading into work files too), as build_all */
-    o.only = NULL;
-    o.nonly = 0;
-    if (dtb_build(&o, &e) != DTB_OK)
-        fail_msg("build of 2..3 with work files: %s", e.msg);
-    o.pieces = 4;
-    o.only = &four;
-    o.nonly = 1;
-    if (dtb_build(&o, &e) != DTB_OK)
-        fail_msg("build of %s with work files: %s", FOUR_PIECE, e.msg);
+    build_then_four(&o, &four, "with work files"); /* the resumed run loads into them too */
     /* fx->one is the in-memory build of the same materials (test_threads_identical). */
     assert_same_files(dir, fx->one);
     char names[MAX_FILES][64];
@@ -933,16 +941,7 @@ static void test_lean_under_budget(void **state)
     o.work_dir = work; /* and the values in work files (the budget alone keeps them in memory) */
     assert_int_equal(dtb_build_plan_budget(&o, &plan, &e), DTB_OK);
     assert_true(plan.use_work_files && plan.lean_pairs >= 2);
-    o.pieces = 3;
-    o.only = NULL;
-    o.nonly = 0;
-    if (dtb_build(&o, &e) != DTB_OK)
-        fail_msg("lean build of 2..3: %s", e.msg);
-    o.pieces = 4;
-    o.only = &four;
-    o.nonly = 1;
-    if (dtb_build(&o, &e) != DTB_OK)
-        fail_msg("lean build of %s: %s", FOUR_PIECE, e.msg);
+    build_then_four(&o, &four, "with lean pairs");
     assert_same_files(dir, fx->one);
     char names[MAX_FILES][64];
     assert_int_equal(list_files(work, names), 0);
@@ -967,14 +966,8 @@ static void test_read_finished_identical(void **state)
     dtb_error e = {{0}};
     assert_int_equal(dtb_build_plan_budget(&o, &plan, &e), DTB_OK);
     assert_true(plan.read_finished && plan.use_work_files);
-    if (dtb_build(&o, &e) != DTB_OK)
-        fail_msg("build of 2..3 reading finished tables from files: %s", e.msg);
-    /* resumed: the 2..3 tables are now read from their files, never loaded */
-    o.pieces = 4;
-    o.only = &four;
-    o.nonly = 1;
-    if (dtb_build(&o, &e) != DTB_OK)
-        fail_msg("build of %s reading finished tables from files: %s", FOUR_PIECE, e.msg);
+    /* resumed: the 2..3 tables are then read from their files, never loaded */
+    build_then_four(&o, &four, "reading finished tables from files");
     assert_same_files(dir, fx->one);
     char names[MAX_FILES][64];
     assert_int_equal(list_files(work, names), 0);

@@ -232,8 +232,11 @@ static void ref_free(ref *r)
 /* ---- dtb's solver over the same materials ------------------------------------------------ */
 
 /* Solves every material of 2..pieces pieces with at most max_men men, in dependency order (a
- * material's captures and promotions lead to materials with fewer men, so the subset is closed). */
-static dtb_solved *solve_upto(const dtb_board *b, int pieces, int max_men)
+ * material's captures and promotions lead to materials with fewer men, so the subset is
+ * closed); lean: the kings-only materials only (max_men 0), solved lean, their stats into st
+ * when not NULL (by list order, both members: room for twice the list). */
+static dtb_solved *solve_set(const dtb_board *b, int pieces, int max_men, bool lean,
+                             dtb_solve_stats *st)
 {
     dtb_solved *s = dtb_solved_create(b);
     assert_non_null(s);
@@ -243,34 +246,49 @@ static dtb_solved *solve_upto(const dtb_board *b, int pieces, int max_men)
     for (int i = 0; i < n; i++) {
         if (dtb_solved_find(s, list[i]) || list[i].men[0] + list[i].men[1] > max_men)
             continue;
-        dtb_solve_stats st[2];
+        dtb_solve_stats mine[2];
         dtb_error e;
-        assert_int_equal(dtb_solve_pair(s, list[i], false, st, NULL, NULL, &e), DTB_OK);
+        if (dtb_solve_pair(s, list[i], lean, st ? &st[2 * i] : mine, NULL, NULL, &e) != DTB_OK)
+            fail_msg("solve: %s", e.msg);
     }
     free(list);
     return s;
 }
 
+static dtb_solved *solve_upto(const dtb_board *b, int pieces, int max_men)
+{
+    return solve_set(b, pieces, max_men, false, NULL);
+}
+
 static dtb_solved *solve_all(const dtb_board *b, int pieces) { return solve_upto(b, pieces, pieces); }
 
-/* Solves the kings-only materials of 2..pieces pieces (a closed subset: captures leave kings
- * only) lean, their stats into st (by list order, both members; room for 2 * list size). */
 static dtb_solved *solve_kings_lean(const dtb_board *b, int pieces, dtb_solve_stats *st)
 {
-    dtb_solved *s = dtb_solved_create(b);
-    assert_non_null(s);
-    const int n = dtb_material_list(pieces, NULL, 0);
-    dtb_material *list = malloc((size_t)n * sizeof *list);
-    dtb_material_list(pieces, list, n);
-    for (int i = 0; i < n; i++) {
-        if (dtb_solved_find(s, list[i]) || !dtb_solve_lean_applies(&list[i]))
+    return solve_set(b, pieces, 0, true, st);
+}
+
+/* Positions of the reference (those without men only, when kings_only) whose value in s is not
+ * the reference's; the first five are printed. */
+static size_t ref_mismatches(const ref *r, const dtb_solved *s, const char *name, const char *who,
+                             bool kings_only)
+{
+    size_t mismatches = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        if (kings_only && (r->pos[i].men[DTB_WHITE] | r->pos[i].men[DTB_BLACK]))
             continue;
-        dtb_error e;
-        assert_int_equal(dtb_solve_pair(s, list[i], true, st ? &st[2 * i] : (dtb_solve_stats[2]){0},
-                                        NULL, NULL, &e), DTB_OK);
+        const uint16_t v = r->value[i];
+        const dtb_value want = v == UNKNOWN ? DTB_VALUE_DRAW
+                               : (v & 1) ? dtb_value_win(v >> 1) : dtb_value_loss(v >> 1);
+        const dtb_value got = dtb_solved_value(s, &r->pos[i]);
+        if (got != want && mismatches++ < 5) {
+            char fen[DTB_FEN_MAX];
+            dtb_fen_write(r->b, &r->pos[i], fen, sizeof fen);
+            print_message("%s %s: reference %d (dtw %d), %s %d (dtw %d)\n", name, fen,
+                          dtb_value_wdl(want), dtb_value_dtw(want), who, dtb_value_wdl(got),
+                          dtb_value_dtw(got));
+        }
     }
-    free(list);
-    return s;
+    return mismatches;
 }
 
 static void compare_variant(const char *name, int pieces)
@@ -286,40 +304,11 @@ static void compare_variant(const char *name, int pieces)
     ref_solve(&r);
 
     dtb_solved *s = solve_all(&b, pieces);
-    size_t mismatches = 0;
-    for (size_t i = 0; i < r.n; i++) {
-        const uint16_t v = r.value[i];
-        const dtb_value want = v == UNKNOWN ? DTB_VALUE_DRAW
-                               : (v & 1) ? dtb_value_win(v >> 1) : dtb_value_loss(v >> 1);
-        const dtb_value got = dtb_solved_value(s, &r.pos[i]);
-        if (got != want && mismatches++ < 5) {
-            char fen[DTB_FEN_MAX];
-            dtb_fen_write(&b, &r.pos[i], fen, sizeof fen);
-            print_message("%s %s: reference %d (dtw %d), dtb %d (dtw %d)\n", name, fen,
-                          dtb_value_wdl(want), dtb_value_dtw(want), dtb_value_wdl(got),
-                          dtb_value_dtw(got));
-        }
-    }
-    assert_int_equal(mismatches, 0);
+    assert_int_equal(ref_mismatches(&r, s, name, "dtb", false), 0);
     /* The lean solve of the kings-only pairs, against the same reference. */
     dtb_solved *lean = solve_kings_lean(&b, pieces, NULL);
-    for (size_t i = 0; i < r.n; i++) {
-        if (r.pos[i].men[DTB_WHITE] | r.pos[i].men[DTB_BLACK])
-            continue;
-        const uint16_t v = r.value[i];
-        const dtb_value want = v == UNKNOWN ? DTB_VALUE_DRAW
-                               : (v & 1) ? dtb_value_win(v >> 1) : dtb_value_loss(v >> 1);
-        const dtb_value got = dtb_solved_value(lean, &r.pos[i]);
-        if (got != want && mismatches++ < 5) {
-            char fen[DTB_FEN_MAX];
-            dtb_fen_write(&b, &r.pos[i], fen, sizeof fen);
-            print_message("%s %s: reference %d (dtw %d), dtb lean %d (dtw %d)\n", name, fen,
-                          dtb_value_wdl(want), dtb_value_dtw(want), dtb_value_wdl(got),
-                          dtb_value_dtw(got));
-        }
-    }
+    assert_int_equal(ref_mismatches(&r, lean, name, "dtb lean", true), 0);
     dtb_solved_free(lean);
-    assert_int_equal(mismatches, 0);
     /* Both enumerate the same positions: the index sizes add up to the reference's count. */
     uint64_t total = 0;
     const int n = dtb_material_list(pieces, NULL, 0);
