@@ -95,7 +95,9 @@ static void usage(FILE *f)
                "              [--block-positions N] [--zstd-level L] [--threats] [--json]\n"
                "       dtbgen --list --variant V --pieces N [--json]\n"
                "       dtbgen --manifest DIR [--variant V] [--threads T]\n"
-               "       dtbgen --help | --version\n\noptions:\n");
+               "       dtbgen --help | --version\n"
+               "       mpirun -np N dtbgen --variant V --pieces N --out DIR ...  (a build shared by N\n"
+               "              processes, as many machines: docs/CLUSTER.md)\n\noptions:\n");
     dtb_cli_print_options(f, options, NOPTIONS);
     fprintf(f, "\ncompact sets: of every material and its colour flip (per metric) one file is stored\n"
                "and the other is derived: its quiet positions whose moves all land in stored tables\n"

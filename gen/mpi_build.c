@@ -181,12 +181,42 @@ static dtb_status send_all(dtb_mpi *m, const cmd *c, dtb_error *e)
     return rc;
 }
 
-/* Broadcasts n bytes at p from rank 0 (all ranks call it), in pieces MPI's counts can hold. */
+/* Waits for req: MPI_Test in a loop (MPI moves the data along only while it is called), with
+ * naps once the first 10 ms have passed so that a long wait leaves the core to others. *late
+ * when allowed seconds (0: no limit) passed first. */
+static int wait_for(MPI_Request *req, double allowed, bool *late)
+{
+    const double t0 = now();
+    int err, flag = 0;
+    while ((err = MPI_Test(req, &flag, MPI_STATUS_IGNORE)) == MPI_SUCCESS && !flag) {
+        const double waited = now() - t0;
+        if (allowed > 0 && waited > allowed) {
+            *late = true;
+            return MPI_SUCCESS;
+        }
+        if (waited > 0.01)
+            nap();
+    }
+    return err;
+}
+
+/* Broadcasts n bytes at p from rank 0 (all ranks call it), in pieces MPI's counts can hold.
+ * Waited for with a deadline on rank 0: a rank that died (when the launcher lets the job go
+ * on) would hold a blocking broadcast forever. */
 static dtb_status bcast(dtb_mpi *m, void *p, uint64_t n, dtb_error *e)
 {
     for (uint64_t at = 0; at < n; at += MSG_MAX) {
         const uint64_t len = n - at < MSG_MAX ? n - at : MSG_MAX;
-        const int err = MPI_Bcast((uint8_t *)p + at, (int)len, MPI_BYTE, 0, m->comm);
+        MPI_Request req;
+        int err = MPI_Ibcast((uint8_t *)p + at, (int)len, MPI_BYTE, 0, m->comm, &req);
+        const double t0 = now(), allowed = m->timeout + (double)len / 1e6;
+        bool late = false;
+        if (err == MPI_SUCCESS)
+            err = wait_for(&req, m->rank == 0 ? allowed : 0, &late);
+        if (late)
+            return dtb_error_set(e, DTB_E_IO, "a broadcast to the %d other ranks did not end "
+                                 "in %.0f s: one of them died or hangs; rerun the same "
+                                 "command to resume", m->size - 1, now() - t0);
         if (err != MPI_SUCCESS)
             return mpi_failed(e, m->rank, err, "broadcasting values");
     }
@@ -407,15 +437,12 @@ static dtb_status gather_stats(dtb_mpi *m, dtb_pair_solver *ps, dtb_solve_stats 
         int64_t w[14];
         MPI_Request req;
         int err = MPI_Irecv(w, 14, MPI_INT64_T, r, TAG_STATS, m->comm, &req);
-        const double t0 = now();
-        for (int flag = 0; err == MPI_SUCCESS && !flag;) {
-            err = MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
-            if (!flag && now() - t0 > m->timeout)
-                return dtb_error_set(e, DTB_E_IO, "rank %d sent no stats for %.0f s: it died or "
-                                     "hangs; rerun the same command to resume", r, now() - t0);
-            if (!flag)
-                nap();
-        }
+        bool late = false;
+        if (err == MPI_SUCCESS)
+            err = wait_for(&req, m->timeout, &late);
+        if (late)
+            return dtb_error_set(e, DTB_E_IO, "rank %d sent no stats for %.0f s: it died or "
+                                 "hangs; rerun the same command to resume", r, m->timeout);
         if (err != MPI_SUCCESS)
             return mpi_failed(e, r, err, "receiving stats");
         m->traffic.bytes_received += sizeof w;
