@@ -205,6 +205,7 @@ static int wait_for(MPI_Request *req, double allowed, bool *late)
  * on) would hold a blocking broadcast forever. */
 static dtb_status bcast(dtb_mpi *m, void *p, uint64_t n, dtb_error *e)
 {
+    const double started = now();
     for (uint64_t at = 0; at < n; at += MSG_MAX) {
         const uint64_t len = n - at < MSG_MAX ? n - at : MSG_MAX;
         MPI_Request req;
@@ -220,8 +221,10 @@ static dtb_status bcast(dtb_mpi *m, void *p, uint64_t n, dtb_error *e)
         if (err != MPI_SUCCESS)
             return mpi_failed(e, m->rank, err, "broadcasting values");
     }
-    if (m->rank == 0)
+    if (m->rank == 0) {
         m->traffic.bytes_sent += n * (uint64_t)(m->size - 1);
+        m->traffic.bcast_seconds += now() - started;
+    }
     return DTB_OK;
 }
 
@@ -356,6 +359,7 @@ static dtb_status lead_level(dispatch *d, int a, dtb_error *e)
     if (!cuts)
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
     dtb_pair_solver_cut(d->ps, a, target, cuts);
+    m->traffic.levels++;
     d->level = a;
     d->cuts = cuts;
     d->nparts = nparts;
