@@ -50,7 +50,10 @@ typedef struct cmd {
 } cmd;
 
 /* Pairs under this many positions are solved by rank 0 alone and broadcast: a level of theirs
- * costs less than the messages that would share it (docs/MEASUREMENTS.md, "MPI"). */
+ * costs less than the messages that would share it. So are kingless pairs: their units are
+ * single positions, and finding, packing and unpacking them one by one cost as much as solving
+ * them (MMMvMM, 2.5e7 positions, 2 ranks of one thread: 30.3 s shared against 14.9 s for one
+ * process of two threads; docs/MEASUREMENTS.md, "MPI"). */
 #define SHARE_MIN_POSITIONS ((uint64_t)1 << 20)
 /* A level is cut into parts of at least PART_MIN and at most PART_MAX positions, about four
  * per rank in between, so that uneven parts even out; parts smaller than PART_MIN cost more
@@ -253,12 +256,49 @@ static dtb_status lead_dropped(void *ctx, dtb_material mt, dtb_error *e)
     return send_all(m, &c, e);
 }
 
+/* A message of any size, as pieces that MPI's int counts hold, sent and received in order under
+ * one tag (a part of one large unit can pass 2^31 bytes). */
+typedef struct bigmsg {
+    MPI_Request *req;
+    int n;
+} bigmsg;
+
+static int big_post(bool send, uint8_t *buf, uint64_t n, int peer, int tag, MPI_Comm comm,
+                    bigmsg *b)
+{
+    b->n = n ? (int)((n + MSG_MAX - 1) / MSG_MAX) : 1;
+    b->req = malloc((size_t)b->n * sizeof *b->req);
+    if (!b->req) {
+        b->n = 0;
+        return MPI_ERR_NO_MEM;
+    }
+    for (int i = 0; i < b->n; i++) {
+        const uint64_t at = (uint64_t)i * MSG_MAX, len = n - at < MSG_MAX ? n - at : MSG_MAX;
+        const int err = send ? MPI_Isend(buf + at, (int)len, MPI_BYTE, peer, tag, comm, &b->req[i])
+                             : MPI_Irecv(buf + at, (int)len, MPI_BYTE, peer, tag, comm, &b->req[i]);
+        if (err != MPI_SUCCESS) {
+            b->n = i;
+            return err;
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+/* Waits for every piece of b (none: at once) and forgets them. */
+static int big_wait(bigmsg *b)
+{
+    const int err = b->n ? MPI_Waitall(b->n, b->req, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
+    free(b->req);
+    *b = (bigmsg){0};
+    return err;
+}
+
 /* A part handed to a worker: where its result goes and when it is due. */
 typedef struct part {
     uint64_t k;            /* part number */
     uint64_t positions;
     uint8_t *buf;          /* values, then capture bits */
-    MPI_Request req;
+    bigmsg msg;
     double sent, allowed;  /* when it was handed out, and the seconds it may take */
 } part;
 
@@ -302,8 +342,7 @@ static dtb_status hand_out(dispatch *d, int r, dtb_error *e)
     /* A part may take its time at a hundredth of the usual rate, and more than that. */
     p->sent = now();
     p->allowed = m->timeout + (double)p->positions / 2e4;
-    int err = MPI_Irecv(p->buf, (int)result_bytes(p->positions), MPI_BYTE, r, TAG_RESULT, m->comm,
-                        &p->req);
+    int err = big_post(false, p->buf, result_bytes(p->positions), r, TAG_RESULT, m->comm, &p->msg);
     if (err != MPI_SUCCESS) {
         free(p->buf);
         return mpi_failed(e, r, err, "receiving a result");
@@ -322,7 +361,7 @@ static dtb_status take_in(dispatch *d, int r, bool *got, dtb_error *e)
         return DTB_OK;
     part *p = &d->out[r][0];
     int flag = 0;
-    const int err = MPI_Test(&p->req, &flag, MPI_STATUS_IGNORE);
+    const int err = MPI_Testall(p->msg.n, p->msg.req, &flag, MPI_STATUSES_IGNORE);
     if (err != MPI_SUCCESS)
         return mpi_failed(e, r, err, "receiving a result");
     if (!flag) {
@@ -337,10 +376,13 @@ static dtb_status take_in(dispatch *d, int r, bool *got, dtb_error *e)
     dtb_pair_solver_unpack(d->ps, d->level, b0, b1, p->buf, p->buf + p->positions);
     d->m->traffic.bytes_received += result_bytes(p->positions);
     report(d, p->positions, dtb_pair_solver_units(d->ps, d->level, b0, b1), false);
+    big_wait(&p->msg); /* complete: frees the requests */
     free(p->buf);
     for (int i = 1; i < d->nout[r]; i++)
         d->out[r][i - 1] = d->out[r][i];
     d->nout[r]--;
+    if (d->nout[r]) /* the next part starts now: its time counts from here */
+        d->out[r][0].sent = now();
     *got = true;
     return DTB_OK;
 }
@@ -479,7 +521,7 @@ static dtb_status lead_solve_pair(void *ctx, dtb_solved *s, dtb_material mt,
          a = dtb_pair_solver_next_level(ps, a))
         total += dtb_pair_solver_positions(ps, a, 0, nblocks);
     dispatch d = {.m = m, .ps = ps, .progress = progress, .user = user, .total = total};
-    if (total < SHARE_MIN_POSITIONS) {
+    if (total < SHARE_MIN_POSITIONS || dtb_pair_solver_kingless(ps)) {
         /* Alone, then the tables to every worker. */
         for (int a = dtb_pair_solver_next_level(ps, DTB_SOLVE_LEVEL_TOP); a >= 0 && rc == DTB_OK;
              a = dtb_pair_solver_next_level(ps, a)) {
@@ -568,7 +610,7 @@ static dtb_status next_cmd(dtb_mpi *m, cmd *c, dtb_error *e)
 /* A worker's sends of results: the buffer of each stays until its send completes. */
 typedef struct outbox {
     uint8_t *buf[DEPTH];
-    MPI_Request req[DEPTH];
+    bigmsg msg[DEPTH];
     int next;
 } outbox;
 
@@ -577,7 +619,7 @@ static dtb_status send_result(dtb_mpi *m, outbox *ob, dtb_pair_solver *ps, const
 {
     const int k = ob->next;
     ob->next = (k + 1) % DEPTH;
-    int err = MPI_Wait(&ob->req[k], MPI_STATUS_IGNORE);
+    int err = big_wait(&ob->msg[k]);
     if (err != MPI_SUCCESS)
         return mpi_failed(e, 0, err, "sending a result");
     free(ob->buf[k]);
@@ -586,7 +628,7 @@ static dtb_status send_result(dtb_mpi *m, outbox *ob, dtb_pair_solver *ps, const
     if (!ob->buf[k])
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
     dtb_pair_solver_pack(ps, c->level, c->b0, c->b1, ob->buf[k], ob->buf[k] + n);
-    err = MPI_Isend(ob->buf[k], (int)result_bytes(n), MPI_BYTE, 0, TAG_RESULT, m->comm, &ob->req[k]);
+    err = big_post(true, ob->buf[k], result_bytes(n), 0, TAG_RESULT, m->comm, &ob->msg[k]);
     return err == MPI_SUCCESS ? DTB_OK : mpi_failed(e, 0, err, "sending a result");
 }
 
@@ -705,7 +747,7 @@ dtb_status dtb_mpi_serve(dtb_mpi *m, const dtb_build_options *o, dtb_error *e)
     if (!s)
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
     dtb_pair_solver *ps = NULL;
-    outbox ob = {.req = {MPI_REQUEST_NULL, MPI_REQUEST_NULL}};
+    outbox ob = {0};
     char work[4096];
     dtb_status rc = DTB_OK;
     for (bool stop = false; !stop && rc == DTB_OK;) {
@@ -715,7 +757,7 @@ dtb_status dtb_mpi_serve(dtb_mpi *m, const dtb_build_options *o, dtb_error *e)
             rc = obey(m, o, s, &c, &ps, &ob, work, sizeof work, &stop, e);
     }
     for (int k = 0; k < DEPTH && rc == DTB_OK; k++) {
-        MPI_Wait(&ob.req[k], MPI_STATUS_IGNORE);
+        big_wait(&ob.msg[k]);
         free(ob.buf[k]);
     }
     dtb_pair_solver_free(ps);

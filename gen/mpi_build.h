@@ -46,7 +46,7 @@ typedef struct dtb_mpi_traffic {
     uint64_t positions_rank0;  /* of them by rank 0 (parts it kept, pairs too small to share) */
     uint64_t bytes_sent;       /* by rank 0: commands, and broadcasts once per receiving rank */
     uint64_t bytes_received;   /* by rank 0: the parts' values and capture bits, stats */
-    uint64_t levels;           /* levels shared out (each ends with a broadcast) */
+    uint64_t levels;           /* levels of the pairs shared out (each ends with a broadcast) */
     double bcast_seconds;      /* rank 0's time in broadcasts (levels, loaded tables) */
     double seconds;            /* since dtb_mpi_lead */
 } dtb_mpi_traffic;

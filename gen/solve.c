@@ -1488,6 +1488,8 @@ int dtb_pair_solver_next_level(const dtb_pair_solver *ps, int a)
 
 uint64_t dtb_pair_solver_blocks(const dtb_pair_solver *ps) { return ps->nblocks; }
 
+bool dtb_pair_solver_kingless(const dtb_pair_solver *ps) { return ps->K == 1; }
+
 /* The units of level a among blocks b0..b1-1, in block order: calls f for each with its block,
  * its flipped block and its halves; returns how many there were. */
 typedef void (*unit_visit)(const dtb_pair_solver *ps, void *user, uint64_t blk, uint64_t fblk,

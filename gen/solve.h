@@ -2,6 +2,7 @@
 #ifndef DTB_SOLVE_H
 #define DTB_SOLVE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "solved.h"
@@ -62,6 +63,8 @@ void dtb_pair_solver_free(dtb_pair_solver *ps); /* the tables stay in s; NULL al
 int dtb_pair_solver_next_level(const dtb_pair_solver *ps, int a);
 /* Blocks of the pair's first material. */
 uint64_t dtb_pair_solver_blocks(const dtb_pair_solver *ps);
+/* Whether the pair has no kings (a unit is one position, or two). */
+bool dtb_pair_solver_kingless(const dtb_pair_solver *ps);
 /* Positions (both materials) of level a's units among blocks b0..b1-1. */
 uint64_t dtb_pair_solver_positions(const dtb_pair_solver *ps, int a, uint64_t b0, uint64_t b1);
 /* Units of level a among blocks b0..b1-1. */
