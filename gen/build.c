@@ -357,7 +357,8 @@ static dtb_status solve_and_write(const dtb_build_options *o, dtb_solved *s, con
     const double t0 = omp_get_wtime();
     dtb_solve_stats st[2];
     progress_ctx pc = {o, name};
-    dtb_status rc = dtb_solve_pair(s, *m, lean, st, on_progress, &pc, e);
+    dtb_status rc = o->peers ? o->peers->solve_pair(o->peers->ctx, s, *m, lean, st, on_progress, &pc, e)
+                             : dtb_solve_pair(s, *m, lean, st, on_progress, &pc, e);
     if (rc == DTB_OK) /* a solve that read a damaged block of a table file is not written */
         rc = dtb_solved_read_status(s, e);
     if (rc != DTB_OK)
@@ -759,6 +760,7 @@ static dtb_build_budget budget_of(const dtb_build_options *o, const build_plan *
         .minimum = pl->working + BUDGET_SLACK,
         .work_files = 0,
         .disk_free = free_bytes,
+        .monitor_cap = monitor_cap(o),
     };
     for (int i = 0; i < pl->npairs; i++)
         if (pl->pair[i].lean) {
@@ -858,12 +860,18 @@ static void size_text(uint64_t bytes, char *buf, size_t size)
     snprintf(buf, size, "%.1f %s", x, unit[u]);
 }
 
-/* Drops both members of pair p from the registry. */
-static void drop_pair(dtb_solved *s, const plan_pair *p)
+/* Drops both members of pair p from the registry (and the peers' registries). */
+static dtb_status drop_pair(const dtb_build_options *o, dtb_solved *s, const plan_pair *p,
+                            dtb_error *e)
 {
-    dtb_solved_drop(s, p->m);
-    if (!p->self)
-        dtb_solved_drop(s, dtb_material_flip(p->m));
+    const dtb_material ms[2] = {p->m, dtb_material_flip(p->m)};
+    dtb_status rc = DTB_OK;
+    for (int k = 0; k < (p->self ? 1 : 2); k++) {
+        dtb_solved_drop(s, ms[k]);
+        if (rc == DTB_OK && o->peers)
+            rc = o->peers->dropped(o->peers->ctx, ms[k], e);
+    }
+    return rc;
 }
 
 /* Every pair that running pair i reads is in memory: a plan that dropped it too early fails
@@ -885,13 +893,17 @@ static dtb_status check_resident(const build_plan *pl, const dtb_solved *s, int 
     return DTB_OK;
 }
 
-/* Loads both members of pair p from the build's directory. */
+/* Loads both members of pair p from the build's directory (the peers get their values). */
 static dtb_status load_pair(const dtb_build_options *o, dtb_solved *s, const plan_pair *p,
                             dtb_error *e)
 {
-    dtb_status rc = dtb_build_load(s, o->out_dir, p->m, e);
-    if (rc == DTB_OK && !p->self)
-        rc = dtb_build_load(s, o->out_dir, dtb_material_flip(p->m), e);
+    const dtb_material ms[2] = {p->m, dtb_material_flip(p->m)};
+    dtb_status rc = DTB_OK;
+    for (int k = 0; k < (p->self ? 1 : 2) && rc == DTB_OK; k++) {
+        rc = dtb_build_load(s, o->out_dir, ms[k], e);
+        if (rc == DTB_OK && o->peers)
+            rc = o->peers->loaded(o->peers->ctx, s, ms[k], e);
+    }
     return rc;
 }
 
@@ -899,10 +911,11 @@ static dtb_status load_pair(const dtb_build_options *o, dtb_solved *s, const pla
 static dtb_status attach_pair(const dtb_build_options *o, dtb_solved *s, const plan_pair *p,
                               dtb_error *e)
 {
-    drop_pair(s, p);
+    assert(!o->peers && "the peers hold values, which tables read from files have not");
     const dtb_material ms[2] = {p->m, dtb_material_flip(p->m)};
     dtb_status rc = DTB_OK;
     for (int k = 0; k < (p->self ? 1 : 2) && rc == DTB_OK; k++) {
+        dtb_solved_drop(s, ms[k]);
         char path[4096];
         dtb_build_table_path(path, sizeof path, o->out_dir, o->variant, &ms[k], DTB_METRIC_DTW);
         rc = dtb_solved_add_file(s, ms[k], path, e);
@@ -983,7 +996,7 @@ dtb_status dtb_build(const dtb_build_options *o, dtb_error *e)
         }
         for (int j = 0; j < pl.npairs && rc == DTB_OK; j++)
             if (pl.pair[j].last == step)
-                drop_pair(s, &pl.pair[j]);
+                rc = drop_pair(o, s, &pl.pair[j], e);
     }
     if (rc == DTB_OK)
         rc = write_stats_log(o, e);
@@ -1078,7 +1091,7 @@ dtb_status dtb_build_walk(const dtb_build_options *o, dtb_build_visit visit, voi
         }
         for (int j = 0; j < np && rc == DTB_OK; j++)
             if (pl.pair[j].last == step)
-                drop_pair(s, &pl.pair[j]);
+                rc = drop_pair(o, s, &pl.pair[j], e);
     }
     dtb_solved_free(s);
     free(missing), free(present), free(loadable);

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "solve.h"
 #include "solved.h"
 #include "tablefile.h"
 #include "tablewrite.h"
@@ -22,6 +23,18 @@ typedef enum dtb_build_event {
  * from one thread at a time. */
 typedef void (*dtb_build_log)(void *user, dtb_build_event ev, const char *name, uint64_t done,
                               uint64_t total, const char *text);
+
+/* Other processes that solve with this one (gen/mpi_build.h): the build calls these instead of
+ * solving alone, and tells them what it loads and drops so that they hold the same solved
+ * values. Each returns DTB_OK or a status with a message naming the process at fault. */
+typedef struct dtb_build_peers {
+    void *ctx;
+    /* Solves pair m into s as dtb_solve_pair does (the same values and stats). */
+    dtb_status (*solve_pair)(void *ctx, dtb_solved *s, dtb_material m, bool lean, dtb_solve_stats stats[2],
+                             dtb_solve_progress progress, void *user, dtb_error *e);
+    dtb_status (*loaded)(void *ctx, const dtb_solved *s, dtb_material m, dtb_error *e);
+    dtb_status (*dropped)(void *ctx, dtb_material m, dtb_error *e);
+} dtb_build_peers;
 
 typedef struct dtb_build_options {
     const dtb_variant *variant;
@@ -43,6 +56,7 @@ typedef struct dtb_build_options {
                                      (no dropping; for comparisons) */
     dtb_build_log log;
     void *user;
+    const dtb_build_peers *peers; /* NULL: this process solves alone */
 } dtb_build_options;
 
 /* Solves and writes every material the options ask for, skipping the complete ones. Crash-safe:
@@ -80,6 +94,7 @@ typedef struct dtb_build_budget {
     uint64_t work_files;  /* then: bytes of work files at the peak (disk the build needs) */
     uint64_t disk_free;   /* bytes free where the work files would go (dtb_build_plan_budget);
                              UINT64_MAX when unknown */
+    uint64_t monitor_cap; /* with work files: the resident memory the build is kept under */
     bool read_finished;   /* finished tables read from their files (dtb_build_options): the
                              work files hold only the pair being solved (work_files then) */
     int lean_pairs;       /* kings-only pairs the budget has solved with the lean state */

@@ -27,6 +27,7 @@
 #include "index.h"
 #include "manifest.h"
 #include "material.h"
+#include "mpi_build.h"
 #include "variant.h"
 #include "workfile.h"
 
@@ -97,7 +98,9 @@ static void usage(FILE *f)
                "              [--block-positions N] [--zstd-level L] [--threats] [--json]\n"
                "       dtbgen --list --variant V --pieces N [--json]\n"
                "       dtbgen --manifest DIR [--variant V] [--threads T]\n"
-               "       dtbgen --help | --version\n\noptions:\n");
+               "       dtbgen --help | --version\n"
+               "       mpirun -np N dtbgen --variant V --pieces N --out DIR ...  (a build shared by N\n"
+               "              processes, as many machines: docs/CLUSTER.md)\n\noptions:\n");
     dtb_cli_print_options(f, options, NOPTIONS);
     fprintf(f, "\ncompact sets: of every material and its colour flip (per metric) one file is stored\n"
                "and the other is derived: its quiet positions whose moves all land in stored tables\n"
@@ -543,6 +546,7 @@ static int run_list(const dtbgen_options *o)
 
 typedef struct progress_state {
     const dtbgen_options *o;
+    const dtb_mpi *mpi;     /* the MPI job this process leads, NULL when alone */
     bool tty;
     double started; /* of the current material */
     double last;    /* last bar drawn */
@@ -571,6 +575,29 @@ static void draw_bar(progress_state *ps, const char *name, uint64_t done, uint64
     fprintf(stderr, "\r%-10s [%s] %5.1f%% %llu/%llu %.2f Mpos/s disk r %.0f w %.0f MB/s ETA %.0fs   ",
             name, bar, 100 * frac, (unsigned long long)done, (unsigned long long)total,
             rate / 1e6, (double)(rd - ps->read0) / mb, (double)(wr - ps->write0) / mb, eta);
+    if (ps->mpi) {
+        dtb_mpi_traffic t;
+        dtb_mpi_traffic_get(ps->mpi, &t);
+        fprintf(stderr, "%d ranks %llu units %.0f MB exchanged   ", t.ranks,
+                (unsigned long long)t.units, (double)(t.bytes_sent + t.bytes_received) / 1e6);
+    }
+}
+
+/* The MPI job so far, on one line: units, the rate summed over the ranks (positions solved by
+ * all of them in the run's wall time), rank 0's share and the bytes exchanged. */
+static void print_traffic(const dtb_mpi *mpi, const char *when)
+{
+    dtb_mpi_traffic t;
+    dtb_mpi_traffic_get(mpi, &t);
+    const double bytes = (double)(t.bytes_sent + t.bytes_received);
+    fprintf(stderr, "dtbgen: %s: %d ranks, %llu units, %llu positions, %.2f M positions/s summed "
+                    "over the ranks (rank 0 solved %.0f%%), %.1f MB exchanged (%.2f bytes a "
+                    "position), %llu levels shared, %.1f s in broadcasts\n",
+            when, t.ranks, (unsigned long long)t.units, (unsigned long long)t.positions,
+            t.seconds > 0 ? (double)t.positions / t.seconds / 1e6 : 0.0,
+            t.positions ? 100.0 * (double)t.positions_rank0 / (double)t.positions : 0.0,
+            bytes / 1e6, t.positions ? bytes / (double)t.positions : 0.0,
+            (unsigned long long)t.levels, t.bcast_seconds);
 }
 
 static void on_build(void *user, dtb_build_event ev, const char *name, uint64_t done,
@@ -607,6 +634,8 @@ static void on_build(void *user, dtb_build_event ev, const char *name, uint64_t 
                     name, (unsigned long long)done, omp_get_wtime() - ps->started,
                     (double)(rd - ps->read0) / 1e6, (double)(wr - ps->write0) / 1e6);
         }
+        if (ps->mpi)
+            print_traffic(ps->mpi, "MPI job so far");
         break;
     }
 }
@@ -623,7 +652,8 @@ static int parse_materials(const dtbgen_options *o, dtb_material *out)
     return 0;
 }
 
-static int run_build(const dtbgen_options *o)
+/* Under an MPI job, rank 0 runs the build (leading the others) and every other rank serves it. */
+static int run_build(const dtbgen_options *o, dtb_mpi *mpi)
 {
     const dtb_variant *v = find_variant(o);
     if (!v)
@@ -641,9 +671,9 @@ static int run_build(const dtbgen_options *o)
         fprintf(stderr, "dtbgen: --pieces %d: dtbgen builds 2..8 pieces\n", pieces);
         return EXIT_INPUT;
     }
-    progress_state ps = {.o = o, .tty = isatty(STDERR_FILENO)};
+    progress_state ps = {.o = o, .mpi = mpi, .tty = isatty(STDERR_FILENO)};
     const uint64_t budget = memory_budget(o);
-    const dtb_build_options bo = {
+    dtb_build_options bo = {
         .variant = v,
         .pieces = pieces,
         .only = o->nonly ? only : NULL,
@@ -659,13 +689,37 @@ static int run_build(const dtbgen_options *o)
     };
     const double t0 = omp_get_wtime();
     dtb_error e;
-    const dtb_status st = dtb_build(&bo, &e);
+    dtb_status st = DTB_OK;
+    if (dtb_mpi_rank(mpi) != 0) {
+        st = dtb_mpi_serve(mpi, &bo, &e);
+        if (st != DTB_OK) { /* named, then the whole job ends */
+            fprintf(stderr, "dtbgen: rank %d: %s\n", dtb_mpi_rank(mpi), e.msg);
+            dtb_mpi_close(mpi, false);
+        }
+        return st == DTB_OK ? 0 : EXIT_INPUT;
+    }
+    if (mpi) { /* the workers keep their values in work files when rank 0's plan does */
+        dtb_build_budget plan;
+        st = dtb_build_plan_budget(&bo, &plan, &e);
+        /* the workers hold every value rank 0 holds: tables read from their files have none */
+        if (st == DTB_OK && plan.read_finished)
+            st = dtb_error_set(&e, DTB_E_INVALID,
+                               "finished tables read from their files (--from-files, or work "
+                               "files that would not fit the disk) are not supported under MPI");
+        if (st == DTB_OK)
+            st = dtb_mpi_lead(mpi, plan.use_work_files, &bo.peers, &e);
+    }
+    if (st == DTB_OK)
+        st = dtb_build(&bo, &e);
     if (ps.tty && !o->quiet)
         fprintf(stderr, "\r%-80s\r", "");
     if (st != DTB_OK) {
-        fprintf(stderr, "dtbgen: %s\n", e.msg);
+        fprintf(stderr, "dtbgen: %s%s\n", mpi ? "rank 0: " : "", e.msg);
+        dtb_mpi_close(mpi, false); /* ends the other ranks too */
         return EXIT_INPUT;
     }
+    if (!o->quiet && mpi)
+        print_traffic(mpi, "MPI job");
     if (!o->quiet)
         fprintf(stderr, "dtbgen: %s 2..%d pieces complete in %s/%s (%.1f s)\n", v->name, pieces,
                 o->dir, v->name, omp_get_wtime() - t0);
@@ -890,25 +944,39 @@ static int run_manifest(const dtbgen_options *o)
     return fflush(stdout) == 0 ? 0 : EXIT_INPUT;
 }
 
-int main(int argc, char **argv)
+static int run_command(const dtbgen_options *o, dtb_mpi *mpi)
 {
-    dtbgen_options o = {0};
-    const int r = parse_args(argc, argv, &o);
-    if (r >= 0)
-        return r;
-    switch (o.command) {
-    case CMD_LIST:
-        return run_list(&o);
+    switch (o->command) {
     case CMD_BUILD:
-        return run_build(&o);
+        return run_build(o, mpi);
+    case CMD_LIST:
+        return run_list(o);
     case CMD_CHECK:
-        return run_check(&o);
+        return run_check(o);
     case CMD_COMPACT:
-        return run_compact(&o);
+        return run_compact(o);
     case CMD_MANIFEST:
-        return run_manifest(&o);
+        return run_manifest(o);
     case CMD_NONE:
         break;
     }
     return EXIT_USAGE;
+}
+
+/* Under mpirun every rank parses the same command line; a build is shared by all of them, the
+ * other commands run on rank 0 alone. */
+int main(int argc, char **argv)
+{
+    dtb_mpi *mpi;
+    dtb_error e;
+    if (dtb_mpi_open(&argc, &argv, &mpi, &e) != DTB_OK) {
+        fprintf(stderr, "dtbgen: %s\n", e.msg);
+        return EXIT_INPUT;
+    }
+    dtbgen_options o = {0};
+    int r = parse_args(argc, argv, &o);
+    if (r < 0)
+        r = o.command == CMD_BUILD || dtb_mpi_rank(mpi) == 0 ? run_command(&o, mpi) : 0;
+    dtb_mpi_close(mpi, true);
+    return r;
 }

@@ -1186,7 +1186,7 @@ static work work_of(const dtb_board *b, const dtb_solved_table *t, const dtb_sol
 
 /* A block's advancement in one byte (at most 16 men of 11 rows: 176), or this for a block of a
  * self-flip material whose unit is listed from its other block. */
-enum { NOT_A_UNIT = 255 };
+enum { NOT_A_UNIT = DTB_SOLVE_LEVEL_TOP };
 
 /* Units are listed (work items, 24 bytes) only where they are large enough to be shared by the
  * threads; smaller ones are found level by level in the byte of advancement per block: men-only
@@ -1331,11 +1331,11 @@ static void kingless_add(const dtb_solved *s, lane *ln, kingless_batch *kb, dtb_
         kingless_flush(ln, kb);
 }
 
-/* Solves the units of advancement a (adv[blk] == a, count of them) of a kingless pair, in
- * parallel; returns how many positions that was. */
-static uint64_t solve_kingless(const dtb_solved *s, const uint8_t *adv, uint64_t nblocks, int a,
-                               uint64_t count, dtb_solved_table *t, dtb_solved_table *ft, bool self,
-                               lane *lanes)
+/* Solves the units of advancement a (adv[blk] == a, about count of them) among blocks b0..b1-1
+ * of a kingless pair, in parallel; returns how many positions that was. */
+static uint64_t solve_kingless(const dtb_solved *s, const uint8_t *adv, uint64_t b0, uint64_t b1,
+                               int a, uint64_t count, dtb_solved_table *t, dtb_solved_table *ft,
+                               bool self, lane *lanes)
 {
     const dtb_board *b = dtb_solved_board(s);
     uint64_t solved = 0;
@@ -1349,7 +1349,7 @@ static uint64_t solve_kingless(const dtb_solved *s, const uint8_t *adv, uint64_t
         else
             kb->npos = kb->nexit = 0;
 #pragma omp for schedule(dynamic, 1024) nowait
-        for (uint64_t blk = 0; blk < nblocks; blk++) {
+        for (uint64_t blk = b0; blk < b1; blk++) {
             if (me->nomem || adv[blk] != a)
                 continue;
             dtb_bb wm, bm; /* the men once: the unit's flipped block and its positions */
@@ -1665,14 +1665,31 @@ uint64_t dtb_solve_shared_bytes(uint64_t block_size, int threads)
     return 2 * sizeof(uint64_t) * 32 * (uint64_t)ROUND;
 }
 
-bool dtb_solve_lean_applies(const dtb_material *m)
-{
-    return m->men[DTB_WHITE] + m->men[DTB_BLACK] == 0 && m->kings[DTB_WHITE] + m->kings[DTB_BLACK] > 0;
-}
+/* A pair being solved: its tables, each block's advancement, the listed units and the threads'
+ * lanes, kept from one call to the next so that a pair can be solved a level, or a part of a
+ * level, at a time (dtb_solve_pair solves every level at once; gen/mpi_build.c hands out parts
+ * of levels to other processes). */
+struct dtb_pair_solver {
+    dtb_solved *s;
+    const dtb_board *b;
+    dtb_solved_table *t, *ft;
+    bool self, listed, quick;
+    uint64_t nblocks, K;
+    uint8_t *adv; /* per block: its advancement, NOT_A_UNIT when listed from its other block */
+    uint64_t level_units[NOT_A_UNIT + 1];
+    uint64_t level_first[NOT_A_UNIT + 1]; /* listed: where level a starts in w */
+    work *w;      /* listed units: by decreasing advancement, blocks in increasing order */
+    dtb_index_fast fxt, fxft;
+    const dtb_index_fast *fx0, *fx1; /* the inline index of both tables, NULL when wide */
+    int nthreads;
+    lane *lanes;
+    uint64_t done, total; /* positions solved by this process, positions of the pair */
+};
 
-dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, bool lean, dtb_solve_stats stats[2],
-                          dtb_solve_progress progress, void *user, dtb_error *e)
+dtb_status dtb_pair_solver_create(dtb_solved *s, dtb_material m, dtb_pair_solver **out,
+                                  dtb_error *e)
 {
+    *out = NULL;
     const dtb_board *b = dtb_solved_board(s);
     const dtb_material fm = dtb_material_flip(m);
     const bool self = dtb_material_equal(&m, &fm);
@@ -1682,17 +1699,28 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, bool lean, dtb_solve_st
     dtb_solved_table *ft = self ? t : dtb_solved_add(s, fm, e);
     if (!ft)
         return DTB_E_NOMEM;
-
     const uint64_t nblocks = dtb_index_blocks(t->index), K = dtb_index_block_size(t->index);
-    /* kings-only pairs whose unit the node state cannot hold, or its 32-bit ids */
-    const bool use_lean = dtb_solve_lean_applies(&m) && (lean || 2 * K > UINT32_MAX);
-    if (2 * K > UINT32_MAX && !use_lean)
+    if (2 * K > UINT32_MAX) /* kings-only pairs are solved lean then (dtb_solve_pair) */
         return dtb_error_set(e, DTB_E_RANGE, "a block of %llu positions is too large",
                              (unsigned long long)K);
-    /* Each block's advancement, in parallel: men-only materials have a block per position. */
-    uint8_t *adv = malloc(nblocks ? nblocks : 1);
-    if (!adv)
+    dtb_pair_solver *ps = calloc(1, sizeof *ps);
+    if (!ps)
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    *ps = (dtb_pair_solver){.s = s, .b = b, .t = t, .ft = ft, .self = self, .nblocks = nblocks,
+                            .K = K, .listed = units_listed(K),
+                            .quick = b->squares <= 64 && b->variant->kings_fly,
+                            .nthreads = omp_get_max_threads()};
+    ps->total = (self ? 1 : 2) * dtb_index_size(t->index);
+    /* Each block's advancement, in parallel: men-only materials have a block per position. */
+    ps->adv = malloc(nblocks ? nblocks : 1);
+    ps->lanes = calloc((size_t)ps->nthreads, sizeof *ps->lanes);
+    if (ps->listed)
+        ps->w = malloc((nblocks ? nblocks : 1) * sizeof *ps->w);
+    if (!ps->adv || !ps->lanes || (ps->listed && !ps->w)) {
+        dtb_pair_solver_free(ps);
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    }
+    uint8_t *adv = ps->adv;
 #pragma omp parallel for schedule(static)
     for (uint64_t blk = 0; blk < nblocks; blk++) {
         const work wk = work_of(b, t, ft, blk);
@@ -1700,129 +1728,357 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, bool lean, dtb_solve_st
         /* A self-flip material's unit is listed from the smaller of its two blocks. */
         adv[blk] = self && wk.fblock < blk ? NOT_A_UNIT : (uint8_t)wk.adv;
     }
-    uint64_t level_units[NOT_A_UNIT + 1] = {0};
     for (uint64_t blk = 0; blk < nblocks; blk++)
-        level_units[adv[blk]]++;
+        ps->level_units[adv[blk]]++;
     /* Large units: listed by decreasing advancement, blocks in increasing order within one, so
      * that a level's few units can be shared out (their materials have few blocks). */
-    const bool listed = units_listed(K);
-    work *w = NULL;
     uint64_t nw = 0;
-    if (listed && !(w = malloc((nblocks ? nblocks : 1) * sizeof *w))) {
-        free(adv);
-        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
-    }
-    for (int a = NOT_A_UNIT - 1; listed && a >= 0; a--)
-        for (uint64_t blk = 0; level_units[a] && blk < nblocks; blk++)
+    for (int a = NOT_A_UNIT - 1; ps->listed && a >= 0; a--) {
+        ps->level_first[a] = nw;
+        for (uint64_t blk = 0; ps->level_units[a] && blk < nblocks; blk++)
             if (adv[blk] == a)
-                w[nw++] = work_of(b, t, ft, blk);
+                ps->w[nw++] = work_of(b, t, ft, blk);
+    }
+    if (dtb_index_fast_get(t->index, &ps->fxt) && dtb_index_fast_get(ft->index, &ps->fxft)) {
+        ps->fx0 = &ps->fxt;
+        ps->fx1 = &ps->fxft;
+    }
+    for (int l = 0; l < ps->nthreads; l++) {
+        stats_reset(&ps->lanes[l].st[0]);
+        stats_reset(&ps->lanes[l].st[1]);
+    }
+    *out = ps;
+    return DTB_OK;
+}
 
-    /* The inline index of both tables, when the board allows it (read-only, shared). */
+void dtb_pair_solver_free(dtb_pair_solver *ps)
+{
+    if (!ps)
+        return;
+    for (int l = 0; ps->lanes && l < ps->nthreads; l++) {
+        for (int d = 0; d < DTB_MAX_DTW + 2; d++)
+            free(ps->lanes[l].q[d].ids);
+        free(ps->lanes[l].fx.v);
+        free(ps->lanes[l].fx.sorted);
+        free(ps->lanes[l].fx.begin);
+        dtb_huge_free(ps->lanes[l].nodes, 2 * ps->K * sizeof *ps->lanes[l].nodes);
+    }
+    free(ps->lanes);
+    free(ps->w);
+    free(ps->adv);
+    free(ps);
+}
+
+int dtb_pair_solver_next_level(const dtb_pair_solver *ps, int a)
+{
+    for (a = (a > NOT_A_UNIT ? NOT_A_UNIT : a) - 1; a >= 0; a--)
+        if (ps->level_units[a])
+            return a;
+    return -1;
+}
+
+uint64_t dtb_pair_solver_blocks(const dtb_pair_solver *ps) { return ps->nblocks; }
+
+bool dtb_pair_solver_kingless(const dtb_pair_solver *ps) { return ps->K == 1; }
+
+/* The units of level a among blocks b0..b1-1, in block order: calls f for each with its block,
+ * its flipped block and its halves; returns how many there were. */
+typedef void (*unit_visit)(const dtb_pair_solver *ps, void *user, uint64_t blk, uint64_t fblk,
+                           int halves);
+static uint64_t level_units_in(const dtb_pair_solver *ps, int a, uint64_t b0, uint64_t b1,
+                               unit_visit f, void *user)
+{
+    uint64_t n = 0;
+    for (uint64_t blk = b0; blk < b1; blk++) {
+        if (ps->adv[blk] != a)
+            continue;
+        n++;
+        if (!f)
+            continue;
+        dtb_bb wm, bm;
+        dtb_index_block_men(ps->t->index, blk, &wm, &bm);
+        const work wk = {blk, flipped_block(ps->b, ps->ft, wm, bm), a};
+        f(ps, user, blk, wk.fblock, unit_halves(&wk, ps->self));
+    }
+    return n;
+}
+
+uint64_t dtb_pair_solver_units(const dtb_pair_solver *ps, int a, uint64_t b0, uint64_t b1)
+{
+    return level_units_in(ps, a, b0, b1, NULL, NULL);
+}
+
+static void count_positions(const dtb_pair_solver *ps, void *user, uint64_t blk, uint64_t fblk,
+                            int halves)
+{
+    (void)blk, (void)fblk;
+    *(uint64_t *)user += (uint64_t)halves * ps->K;
+}
+
+uint64_t dtb_pair_solver_positions(const dtb_pair_solver *ps, int a, uint64_t b0, uint64_t b1)
+{
+    uint64_t n = 0;
+    if (ps->self)
+        level_units_in(ps, a, b0, b1, count_positions, &n);
+    else /* every unit has two halves */
+        n = 2 * ps->K * level_units_in(ps, a, b0, b1, NULL, NULL);
+    return n;
+}
+
+uint64_t dtb_pair_solver_cut(const dtb_pair_solver *ps, int a, uint64_t positions, uint64_t *cuts)
+{
+    uint64_t n = 0, filled = 0;
+    const uint64_t unit = (ps->self ? 1 : 2) * ps->K; /* a self-flip unit may be one half */
+    if (cuts)
+        cuts[0] = 0;
+    for (uint64_t blk = 0; blk < ps->nblocks; blk++) {
+        if (ps->adv[blk] != a)
+            continue;
+        filled += unit;
+        if (filled >= positions) {
+            n++;
+            if (cuts)
+                cuts[n] = blk + 1;
+            filled = 0;
+        }
+    }
+    if (filled || n == 0) {
+        n++;
+        if (cuts)
+            cuts[n] = ps->nblocks;
+    }
+    return n;
+}
+
+/* Packing the values and capture bits of units, in the order level_units_in visits them. */
+typedef struct pack_ctx {
+    uint8_t *values;       /* pack: into; unpack: from */
+    uint8_t *captures;     /* one bit a position, NULL: leave the capture bits alone */
+    uint64_t at;           /* positions so far */
+    bool unpack;
+} pack_ctx;
+
+static void pack_half(const dtb_pair_solver *ps, pack_ctx *pc, dtb_solved_table *t, uint64_t blk)
+{
+    const uint64_t K = ps->K, base = blk * K;
+    if (pc->unpack)
+        memcpy(t->values + base, pc->values + pc->at, K);
+    else
+        memcpy(pc->values + pc->at, t->values + base, K);
+    for (uint64_t i = 0; pc->captures && i < K; i++) {
+        const uint64_t x = base + i, y = pc->at + i;
+        if (pc->unpack) {
+            if (pc->captures[y / 8] >> (y % 8) & 1)
+                t->captures[x / 64] |= 1ull << (x % 64);
+        } else if (t->captures[x / 64] >> (x % 64) & 1) {
+            pc->captures[y / 8] |= (uint8_t)(1u << (y % 8));
+        }
+    }
+    pc->at += K;
+}
+
+static void pack_unit(const dtb_pair_solver *ps, void *user, uint64_t blk, uint64_t fblk, int halves)
+{
+    pack_half(ps, user, ps->t, blk);
+    if (halves == 2)
+        pack_half(ps, user, ps->ft, fblk);
+}
+
+uint64_t dtb_pair_solver_pack(const dtb_pair_solver *ps, int a, uint64_t b0, uint64_t b1,
+                              uint8_t *values, uint8_t *captures)
+{
+    pack_ctx pc = {.values = values, .captures = captures};
+    if (captures)
+        memset(captures, 0, (dtb_pair_solver_positions(ps, a, b0, b1) + 7) / 8);
+    level_units_in(ps, a, b0, b1, pack_unit, &pc);
+    return pc.at;
+}
+
+uint64_t dtb_pair_solver_unpack(dtb_pair_solver *ps, int a, uint64_t b0, uint64_t b1,
+                                const uint8_t *values, const uint8_t *captures)
+{
+    pack_ctx pc = {.values = (uint8_t *)values, .captures = (uint8_t *)captures, .unpack = true};
+    level_units_in(ps, a, b0, b1, pack_unit, &pc);
+    return pc.at;
+}
+
+/* The first listed unit of level a at or after block blk. */
+static uint64_t listed_at(const dtb_pair_solver *ps, int a, uint64_t blk)
+{
+    uint64_t lo = ps->level_first[a], hi = lo + ps->level_units[a];
+    while (lo < hi) {
+        const uint64_t mid = lo + (hi - lo) / 2;
+        if (ps->w[mid].block < blk)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The pair's positions solved by its lanes so far, and the first failure. */
+static dtb_status lanes_status(const dtb_pair_solver *ps, dtb_error *e)
+{
+    bool overflow = false, nomem = false;
+    for (int l = 0; l < ps->nthreads; l++) {
+        overflow |= ps->lanes[l].overflow;
+        nomem |= ps->lanes[l].nomem;
+    }
+    if (overflow)
+        return dtb_error_set(e, DTB_E_RANGE, "a distance to win exceeds %d plies", DTB_MAX_DTW);
+    if (nomem)
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory while solving");
+    return DTB_OK;
+}
+
+dtb_status dtb_pair_solver_solve(dtb_pair_solver *ps, int a, uint64_t b0, uint64_t b1,
+                                 dtb_solve_progress progress, void *user, dtb_error *e)
+{
+    assert(a >= 0 && a < NOT_A_UNIT && b0 <= b1 && b1 <= ps->nblocks);
+    const dtb_solved *s = ps->s;
+    dtb_solved_table *t = ps->t, *ft = ps->ft;
+    const bool self = ps->self, listed = ps->listed, quick = ps->quick;
+    const uint64_t K = ps->K, total = ps->total;
+    const int nthreads = ps->nthreads;
+    lane *lanes = ps->lanes;
+    const dtb_index_fast *fx0 = ps->fx0, *fx1 = ps->fx1;
+    const uint8_t *adv = ps->adv;
+    uint64_t *done = &ps->done;
+    const bool whole = b0 == 0 && b1 == ps->nblocks;
+    /* Units of the level in the range (the whole level needs no count). */
+    const uint64_t count = !ps->level_units[a] ? 0
+                           : whole             ? ps->level_units[a]
+                                               : level_units_in(ps, a, b0, b1, NULL, NULL);
+    if (!count)
+        return lanes_status(ps, e);
+    if (K == 1) { /* no kings: a block is one position (see solve_kingless) */
+        uint64_t solved = solve_kingless(s, adv, b0, b1, a, count, t, ft, self, lanes);
+        if (progress)
+            report_progress(progress, user, done, &solved, total);
+        else
+            *done += solved;
+        return lanes_status(ps, e);
+    }
+    /* Listed units of the range are w[lo..hi); the others are the blocks with adv[blk] == a. */
+    const uint64_t lo = listed ? listed_at(ps, a, b0) : 0, hi = listed ? listed_at(ps, a, b1) : 0;
+    /* A level of few large units: whole units to each thread as long as every thread gets
+     * one (no barrier inside a unit then), the rest shared by all threads. Big units are
+     * all shared (SHARED_UNIT_BIG). */
+    const bool big = nthreads > 1 && K >= SHARED_UNIT_BIG;
+    const bool few = nthreads > 1 && listed && hi - lo < 4 * (uint64_t)nthreads;
+    uint64_t mid = hi; /* units lo..mid-1 one per thread, mid..hi-1 shared */
+    if (big)
+        mid = lo;
+    else if (few)
+        mid = lo + (hi - lo) / (uint64_t)nthreads * (uint64_t)nthreads;
+    /* The units one per thread: w[first..last), or the blocks first..last-1 of this level. */
+    const uint64_t first = listed ? lo : b0, last = listed ? mid : b1;
+    const uint64_t per_thread = listed ? mid - lo : count;
+    const work *w = ps->w;
+    /* Tiny levels (a few small units) cost more to share out than to solve. */
+#pragma omp parallel if (per_thread * K >= 65536)
+    if (per_thread > 0) {
+        lane *me = &lanes[omp_get_thread_num()];
+        if (!me->nodes && !(me->nodes = dtb_huge_calloc(2 * K * sizeof *me->nodes)))
+            me->nomem = true;
+        unit u = {.b = ps->b, .s = s, .K = K, .n = me->nodes, .fx = {fx0, fx1},
+                  .quick_capture = quick};
+        /* Reported in steps of PROGRESS_STEP positions: men-only materials have a unit
+         * of two positions, and a lock per unit cost 4% of their time. */
+        uint64_t pending = 0;
+#pragma omp for schedule(dynamic, listed ? 1 : 64) nowait
+        for (uint64_t i = first; i < last; i++) {
+            if (me->nomem || me->overflow || (!listed && adv[i] != a))
+                continue;
+            /* A found unit's advancement is the level's: only its flipped block is new. */
+            work wk = listed ? w[i] : (work){i, 0, a};
+            if (!listed) {
+                dtb_bb wm, bm;
+                dtb_index_block_men(t->index, i, &wm, &bm);
+                wk.fblock = flipped_block(ps->b, ft, wm, bm);
+            }
+            unit_setup(&u, &wk, t, ft, self);
+            solve_unit(&u, me);
+            pending += (uint64_t)u.nhalves * K;
+            if (progress && pending >= PROGRESS_STEP)
+                report_progress(progress, user, done, &pending, total);
+        }
+        if (progress && pending)
+            report_progress(progress, user, done, &pending, total);
+        else if (pending) {
+#pragma omp atomic
+            *done += pending;
+        }
+    }
+    bool stop = lanes_failed(lanes, nthreads);
+    if (mid < hi && !stop) {
+        /* the first lane's room, as the plan counts it (dtb_build_plan: a unit per thread) */
+        if (!lanes[0].nodes && !(lanes[0].nodes = dtb_huge_calloc(2 * K * sizeof *lanes[0].nodes)))
+            lanes[0].nomem = stop = true;
+        node *const shared_nodes = lanes[0].nodes;
+        for (uint64_t i = mid; i < hi && !stop; i++) {
+            unit u = {.b = ps->b, .s = s, .K = K, .n = shared_nodes, .shared = true,
+                      .fx = {fx0, fx1}, .quick_capture = quick};
+            unit_setup(&u, &w[i], t, ft, self);
+            solve_unit_shared(&u, lanes, nthreads);
+            stop = lanes_failed(lanes, nthreads);
+            uint64_t solved = (uint64_t)u.nhalves * K;
+            if (progress)
+                report_progress(progress, user, done, &solved, total);
+            else
+                *done += solved;
+        }
+    }
+    return lanes_status(ps, e);
+}
+
+void dtb_pair_solver_stats(const dtb_pair_solver *ps, dtb_solve_stats stats[2])
+{
+    stats_reset(&stats[0]);
+    stats_reset(&stats[1]);
+    for (int l = 0; l < ps->nthreads; l++) {
+        merge_stats(&stats[0], &ps->lanes[l].st[0]);
+        merge_stats(&stats[1], &ps->lanes[l].st[1]);
+    }
+}
+
+void dtb_solve_stats_merge(dtb_solve_stats *into, const dtb_solve_stats *from)
+{
+    merge_stats(into, from);
+}
+
+bool dtb_solve_lean_applies(const dtb_material *m)
+{
+    return m->men[DTB_WHITE] + m->men[DTB_BLACK] == 0 && m->kings[DTB_WHITE] + m->kings[DTB_BLACK] > 0;
+}
+
+/* dtb_solve_pair of a kings-only pair, lean: its single unit (block 0 of both members). */
+static dtb_status solve_pair_lean(dtb_solved *s, dtb_material m, dtb_solve_stats stats[2],
+                                  dtb_solve_progress progress, void *user, dtb_error *e)
+{
+    const dtb_board *b = dtb_solved_board(s);
+    const dtb_material fm = dtb_material_flip(m);
+    const bool self = dtb_material_equal(&m, &fm);
+    dtb_solved_table *t = dtb_solved_add(s, m, e);
+    dtb_solved_table *ft = t && !self ? dtb_solved_add(s, fm, e) : t;
+    if (!t || !ft)
+        return DTB_E_NOMEM;
     dtb_index_fast fxt, fxft;
     const bool narrow = dtb_index_fast_get(t->index, &fxt) && dtb_index_fast_get(ft->index, &fxft);
-    const dtb_index_fast *fx0 = narrow ? &fxt : NULL, *fx1 = narrow ? &fxft : NULL;
-    const bool quick = b->squares <= 64 && b->variant->kings_fly;
-
     const int nthreads = omp_get_max_threads();
     lane *lanes = calloc((size_t)nthreads, sizeof *lanes);
-    if (!lanes) {
-        free(w);
+    if (!lanes)
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
-    }
     for (int l = 0; l < nthreads; l++) {
         stats_reset(&lanes[l].st[0]);
         stats_reset(&lanes[l].st[1]);
     }
-    bool stop = false; /* out of memory or a DTW out of range */
-    uint64_t done = 0;
-    const uint64_t total = (self ? 1 : 2) * dtb_index_size(t->index);
-
-    /* Levels of equal advancement, most advanced first; units within a level in parallel.
-     * Listed units of level a are w[lo..hi); the others are the blocks with adv[blk] == a. */
-    if (use_lean) { /* a single unit: block 0 of both members */
-        unit u = {.b = b, .s = s, .K = K, .fx = {fx0, fx1}, .quick_capture = quick, .shared = true};
-        const work wk = work_of(b, t, ft, 0);
-        unit_setup(&u, &wk, t, ft, self);
-        solve_lean(&u, lanes, nthreads, progress, user);
-    }
-    uint64_t lo = 0;
-    for (int a = use_lean ? -1 : NOT_A_UNIT - 1; a >= 0 && !stop; a--) {
-        if (!level_units[a])
-            continue;
-        const uint64_t hi = lo + (listed ? level_units[a] : 0);
-        if (K == 1) { /* no kings: a block is one position (see solve_kingless) */
-            uint64_t solved = solve_kingless(s, adv, nblocks, a, level_units[a], t, ft, self, lanes);
-            if (progress)
-                report_progress(progress, user, &done, &solved, total);
-            stop = lanes_failed(lanes, nthreads);
-            continue;
-        }
-        /* A level of few large units: whole units to each thread as long as every thread gets
-         * one (no barrier inside a unit then), the rest shared by all threads. Big units are
-         * all shared (SHARED_UNIT_BIG). */
-        const bool big = nthreads > 1 && K >= SHARED_UNIT_BIG;
-        const bool few = nthreads > 1 && listed && hi - lo < 4 * (uint64_t)nthreads;
-        uint64_t mid = hi; /* units lo..mid-1 one per thread, mid..hi-1 shared */
-        if (big)
-            mid = lo;
-        else if (few)
-            mid = lo + (hi - lo) / (uint64_t)nthreads * (uint64_t)nthreads;
-        /* The units one per thread: w[first..last), or the blocks first..last-1 of this level. */
-        const uint64_t first = listed ? lo : 0, last = listed ? mid : nblocks;
-        const uint64_t per_thread = listed ? mid - lo : level_units[a];
-        /* Tiny levels (a few small units) cost more to share out than to solve. */
-#pragma omp parallel if (per_thread * K >= 65536)
-        if (per_thread > 0) {
-            lane *me = &lanes[omp_get_thread_num()];
-            if (!me->nodes && !(me->nodes = dtb_huge_calloc(2 * K * sizeof *me->nodes)))
-                me->nomem = true;
-            unit u = {.b = b, .s = s, .K = K, .n = me->nodes, .fx = {fx0, fx1},
-                      .quick_capture = quick};
-            /* Reported in steps of PROGRESS_STEP positions: men-only materials have a unit
-             * of two positions, and a lock per unit cost 4% of their time. */
-            uint64_t pending = 0;
-#pragma omp for schedule(dynamic, listed ? 1 : 64) nowait
-            for (uint64_t i = first; i < last; i++) {
-                if (me->nomem || me->overflow || (!listed && adv[i] != a))
-                    continue;
-                /* A found unit's advancement is the level's: only its flipped block is new. */
-                work wk = listed ? w[i] : (work){i, 0, a};
-                if (!listed) {
-                    dtb_bb wm, bm;
-                    dtb_index_block_men(t->index, i, &wm, &bm);
-                    wk.fblock = flipped_block(b, ft, wm, bm);
-                }
-                unit_setup(&u, &wk, t, ft, self);
-                solve_unit(&u, me);
-                pending += (uint64_t)u.nhalves * K;
-                if (progress && pending >= PROGRESS_STEP)
-                    report_progress(progress, user, &done, &pending, total);
-            }
-            if (progress && pending)
-                report_progress(progress, user, &done, &pending, total);
-        }
-        stop = lanes_failed(lanes, nthreads);
-        if (mid < hi && !stop) {
-            /* the first lane's room, as the plan counts it (dtb_build_plan: a unit per thread) */
-            if (!lanes[0].nodes && !(lanes[0].nodes = dtb_huge_calloc(2 * K * sizeof *lanes[0].nodes))) {
-                lanes[0].nomem = stop = true;
-                break;
-            }
-            node *const shared_nodes = lanes[0].nodes;
-            for (uint64_t i = mid; i < hi && !stop; i++) {
-                unit u = {.b = b, .s = s, .K = K, .n = shared_nodes, .shared = true,
-                          .fx = {fx0, fx1}, .quick_capture = quick};
-                unit_setup(&u, &w[i], t, ft, self);
-                solve_unit_shared(&u, lanes, nthreads);
-                stop = lanes_failed(lanes, nthreads);
-                uint64_t solved = (uint64_t)u.nhalves * K;
-                if (progress)
-                    report_progress(progress, user, &done, &solved, total);
-            }
-        }
-        stop = lanes_failed(lanes, nthreads);
-        lo = hi;
-    }
+    unit u = {.b = b, .s = s, .K = dtb_index_block_size(t->index), .shared = true,
+              .fx = {narrow ? &fxt : NULL, narrow ? &fxft : NULL},
+              .quick_capture = b->squares <= 64 && b->variant->kings_fly};
+    const work wk = work_of(b, t, ft, 0);
+    unit_setup(&u, &wk, t, ft, self);
+    solve_lean(&u, lanes, nthreads, progress, user);
     bool overflow = false, nomem = false;
     stats_reset(&stats[0]);
     stats_reset(&stats[1]);
@@ -1831,19 +2087,38 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, bool lean, dtb_solve_st
         nomem |= lanes[l].nomem;
         merge_stats(&stats[0], &lanes[l].st[0]);
         merge_stats(&stats[1], &lanes[l].st[1]);
-        for (int d = 0; d < DTB_MAX_DTW + 2; d++)
-            free(lanes[l].q[d].ids);
-        free(lanes[l].fx.v);
-        free(lanes[l].fx.sorted);
-        free(lanes[l].fx.begin);
-        dtb_huge_free(lanes[l].nodes, 2 * K * sizeof *lanes[l].nodes);
     }
     free(lanes);
-    free(w);
-    free(adv);
     if (overflow)
         return dtb_error_set(e, DTB_E_RANGE, "a distance to win exceeds %d plies", DTB_MAX_DTW);
     if (nomem)
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory while solving");
     return DTB_OK;
+}
+
+dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, bool lean, dtb_solve_stats stats[2],
+                          dtb_solve_progress progress, void *user, dtb_error *e)
+{
+    if (dtb_solve_lean_applies(&m)) {
+        const dtb_index *ix;
+        dtb_index *own = NULL;
+        /* a unit beyond 32-bit local ids: lean whatever was asked */
+        if (!lean && dtb_index_create(dtb_solved_board(s), m, &own) == DTB_OK) {
+            ix = own;
+            lean = 2 * dtb_index_block_size(ix) > UINT32_MAX;
+            dtb_index_free(own);
+        }
+        if (lean)
+            return solve_pair_lean(s, m, stats, progress, user, e);
+    }
+    dtb_pair_solver *ps;
+    dtb_status rc = dtb_pair_solver_create(s, m, &ps, e);
+    /* Levels of equal advancement, most advanced first; units within a level in parallel. */
+    for (int a = rc == DTB_OK ? dtb_pair_solver_next_level(ps, DTB_SOLVE_LEVEL_TOP) : -1;
+         a >= 0 && rc == DTB_OK; a = dtb_pair_solver_next_level(ps, a))
+        rc = dtb_pair_solver_solve(ps, a, 0, ps->nblocks, progress, user, e);
+    if (rc == DTB_OK)
+        dtb_pair_solver_stats(ps, stats);
+    dtb_pair_solver_free(ps);
+    return rc;
 }

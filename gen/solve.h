@@ -50,4 +50,53 @@ uint64_t dtb_solve_unit_list_bytes(uint64_t blocks, uint64_t block_size);
  * predecessors (see solve_unit_shared). 0 when such units are never shared. For memory plans. */
 uint64_t dtb_solve_shared_bytes(uint64_t block_size, int threads);
 
+/* Merges stats of disjoint parts of one table into *into (the longest win, ties to the smallest
+ * index): the same whatever the order of the parts. */
+void dtb_solve_stats_merge(dtb_solve_stats *into, const dtb_solve_stats *from);
+
+/* A pair solved a part at a time: the units (docs/DESIGN.md §3) of one advancement level, the
+ * level, are independent of each other and read only exits (other materials, and the levels
+ * above, which man moves reach); so a level may be solved in parts, by several calls or by
+ * several processes that each hold the same solved data, and the values and merged stats are
+ * those of dtb_solve_pair. Levels run from the top down: dtb_pair_solver_next_level(ps,
+ * DTB_SOLVE_LEVEL_TOP) is the first, then next_level(ps, a) after a, -1 after the last. A part
+ * of level a is given as blocks b0..b1-1 of the pair's first material: the units of level a
+ * among them. Not thread-safe: one caller at a time (each call uses the OpenMP threads). */
+typedef struct dtb_pair_solver dtb_pair_solver;
+#define DTB_SOLVE_LEVEL_TOP 255
+
+/* Adds material m and its flip to s (every material an exit reaches must be in s) and prepares
+ * the pair's levels. Tables get their values as parts are solved (or unpacked). */
+dtb_status dtb_pair_solver_create(dtb_solved *s, dtb_material m, dtb_pair_solver **out,
+                                  dtb_error *e);
+void dtb_pair_solver_free(dtb_pair_solver *ps); /* the tables stay in s; NULL allowed */
+int dtb_pair_solver_next_level(const dtb_pair_solver *ps, int a);
+/* Blocks of the pair's first material. */
+uint64_t dtb_pair_solver_blocks(const dtb_pair_solver *ps);
+/* Whether the pair has no kings (a unit is one position, or two). */
+bool dtb_pair_solver_kingless(const dtb_pair_solver *ps);
+/* Positions (both materials) of level a's units among blocks b0..b1-1. */
+uint64_t dtb_pair_solver_positions(const dtb_pair_solver *ps, int a, uint64_t b0, uint64_t b1);
+/* Units of level a among blocks b0..b1-1. */
+uint64_t dtb_pair_solver_units(const dtb_pair_solver *ps, int a, uint64_t b0, uint64_t b1);
+/* Cuts level a into parts of whole units of at least `positions` each (the last may be
+ * smaller): part k is blocks cuts[k]..cuts[k+1]-1. Returns the number of parts n; cuts (n + 1
+ * entries) may be NULL to count them. The same cuts for the same arguments in every process. */
+uint64_t dtb_pair_solver_cut(const dtb_pair_solver *ps, int a, uint64_t positions, uint64_t *cuts);
+/* Solves level a's units among blocks b0..b1-1 (progress as dtb_solve_pair's, may be NULL).
+ * DTB_E_RANGE / DTB_E_NOMEM as dtb_solve_pair. */
+dtb_status dtb_pair_solver_solve(dtb_pair_solver *ps, int a, uint64_t b0, uint64_t b1,
+                                 dtb_solve_progress progress, void *user, dtb_error *e);
+/* Copies the values of level a's units among blocks b0..b1-1 into values (one byte a position,
+ * dtb_pair_solver_positions of them), and their capture bits into captures (one bit a position,
+ * rounded up to bytes) unless it is NULL; unpack stores them back (captures NULL: bits left
+ * alone), in another process's pair solver of the same pair. Return the positions copied. */
+uint64_t dtb_pair_solver_pack(const dtb_pair_solver *ps, int a, uint64_t b0, uint64_t b1,
+                              uint8_t *values, uint8_t *captures);
+uint64_t dtb_pair_solver_unpack(dtb_pair_solver *ps, int a, uint64_t b0, uint64_t b1,
+                                const uint8_t *values, const uint8_t *captures);
+/* The stats of the units this solver solved itself (merge those of the other parts' solvers
+ * with dtb_solve_stats_merge). */
+void dtb_pair_solver_stats(const dtb_pair_solver *ps, dtb_solve_stats stats[2]);
+
 #endif

@@ -11,12 +11,16 @@
 #   --cache   the probes' block cache in MiB (default 1024; 2..6's WLD tables need 12 GB)
 #   --spread  random positions of the rows that spread over the tables (default 1000000; each
 #             costs a block read when the tables do not fit the cache)
+#   --mpi     only this: generation of 2..5 (2..4 with --quick) by mpirun -np 2 with one thread
+#             a rank against one process with two threads, one after the other: the time ratio,
+#             bytes exchanged per position, and that the tables are the same bytes
+#             (docs/CLUSTER.md; needs dtbgen built with MPI)
 # Generated tables go to build/bench-tables (deleted first), never to tables/; their compact sets
 # to build/bench-tables-compact and (--threats) build/bench-tables-threats.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-quick=0 set_dir="" compact_dir="" threats_dir="" cache=1024 spread=1000000
+quick=0 mpi=0 set_dir="" compact_dir="" threats_dir="" cache=1024 spread=1000000
 threads=$(nproc 2>/dev/null || echo 2)
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -25,13 +29,14 @@ while [ $# -gt 0 ]; do
   esac
   case "$1" in
     --quick) quick=1; shift ;;
+    --mpi) mpi=1; shift ;;
     --threads) threads=$2; shift 2 ;;
     --set) set_dir=$2; shift 2 ;;
     --compact-set) compact_dir=$2; shift 2 ;;
     --threats-set) threats_dir=$2; shift 2 ;;
     --cache) cache=$2; shift 2 ;;
     --spread) spread=$2; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -53,6 +58,47 @@ bin=build/release
 out=build/bench-tables
 rows=()
 row() { rows+=("$(printf '| %-52s | %28s |' "$1" "$2")"); echo "$1: $2" >&2; }
+
+# MPI: the same build by one process with two threads and by two ranks of one thread each, one
+# after the other (so on this 2-core machine both use two cores); the tables must be the same
+# bytes.
+mpi_rows() {
+  local pieces=$([ "$quick" = 1 ] && echo 4 || echo 5) log
+  log=$(mktemp)
+  rm -rf "$out" "$out-mpi"
+  /usr/bin/time -f '%e' -o "$log" "$bin/gen/dtbgen" --variant international --pieces "$pieces" \
+    --out "$out" --threads 2 --quiet
+  local single
+  single=$(cat "$log")
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 /usr/bin/time -f '%e' -o "$log" \
+    mpirun -np 2 "$bin/gen/dtbgen" --variant international --pieces "$pieces" --out "$out-mpi" \
+    --threads 1 2>"$log.err" >/dev/null
+  local ranks summary
+  ranks=$(cat "$log")
+  summary=$(grep '^dtbgen: MPI job:' "$log.err" | tail -1)
+  [ -n "$summary" ] || { echo "bench.sh: no MPI job summary (dtbgen built without MPI?)" >&2; tail -3 "$log.err" >&2; exit 1; }
+  local differ=0 f
+  for f in "$out"/international/*.dtw "$out"/international/*.wld; do
+    cmp -s "$f" "$out-mpi/international/${f##*/}" || differ=$((differ + 1))
+  done
+  rm -f "$log" "$log.err"
+  row "generate 2..$pieces, one process, 2 threads" "$single s"
+  row "generate 2..$pieces, mpirun -np 2, 1 thread a rank" "$ranks s"
+  row "  MPI time / single-process time" "$(awk -v a="$ranks" -v b="$single" 'BEGIN{printf "%.3f", a/b}')"
+  row "  bytes exchanged a position" "$(sed -E 's/.*\(([0-9.]+) bytes a position\).*/\1/' <<<"$summary")"
+  row "  MB exchanged, rank 0's share of positions" "$(sed -E 's/.*\(rank 0 solved ([0-9]+%)\), ([0-9.]+) MB.*/\2 MB, \1/' <<<"$summary")"
+  row "  table files that differ from the single process's" "$differ"
+  rm -rf "$out-mpi"
+}
+if [ "$mpi" = 1 ]; then
+  mpi_rows
+  echo
+  echo "dtb MPI benchmark, $(date -u +%Y-%m-%d), $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores"
+  printf '| %-52s | %28s |\n' "measure" "result"
+  printf '|%s|%s|\n' "$(printf -- '-%.0s' {1..54})" "$(printf -- '-%.0s' {1..30})"
+  printf '%s\n' "${rows[@]}"
+  exit 0
+fi
 
 # perft: international start position, one core.
 depth=$([ "$quick" = 1 ] && echo 8 || echo 9)

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Builds and runs every test: a Release build; the portable Release build a package ships
-# (-DDTB_NATIVE=OFF: no AVX2, BMI2 or popcnt instructions, so the scalar code paths run), whose
-# same_tables test also checks that it writes the native build's tables byte for byte; then a
-# Debug build with AddressSanitizer and UndefinedBehaviorSanitizer.
+# Builds and runs every test: a Release build (with MPI when it is installed: the mpi_* tests);
+# the portable Release build a package ships (-DDTB_NATIVE=OFF: no AVX2, BMI2 or popcnt
+# instructions, so the scalar code paths run; and -DDTB_MPI=OFF, the build without MPI, where the
+# mpi_* tests report skipped), whose same_tables test also checks that it writes the native
+# build's tables byte for byte; then a Debug build with AddressSanitizer and
+# UndefinedBehaviorSanitizer.
 # Usage: scripts/test.sh [--release-only]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,8 +25,8 @@ run() { # build dir, cmake options...
 echo "== Release build" >&2
 run build/release -DCMAKE_BUILD_TYPE=Release
 if [ "${1:-}" != "--release-only" ]; then
-  echo "== Portable Release build (-DDTB_NATIVE=OFF), its tables against the native build's" >&2
-  run build/portable -DCMAKE_BUILD_TYPE=Release -DDTB_NATIVE=OFF \
+  echo "== Portable Release build without MPI (-DDTB_NATIVE=OFF -DDTB_MPI=OFF), its tables against the native build's" >&2
+  run build/portable -DCMAKE_BUILD_TYPE=Release -DDTB_NATIVE=OFF -DDTB_MPI=OFF \
     -DDTB_REFERENCE_DTBGEN="$PWD/build/release/gen/dtbgen"
   echo "== Debug build with ASan + UBSan" >&2
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \

@@ -1,0 +1,773 @@
+/* The MPI build (gen/mpi_build.h). Rank 0 is the coordinator, the others are workers.
+ *
+ * Protocol: rank 0 sends commands (struct cmd, tag TAG_CMD) and each worker obeys them in order:
+ *   LOAD m, VALUES m    a table rank 0 loaded, or solved alone: the worker adds it and receives
+ *                       its values by MPI_Bcast;
+ *   DROP m              the worker drops it;
+ *   PAIR m              a pair to share: both sides make a dtb_pair_solver of it;
+ *   PART a b0 b1        solve level a's units among blocks b0..b1-1, send back their values and
+ *                       capture bits (tag TAG_RESULT, dtb_pair_solver_pack's layout);
+ *   LEVEL a             level a is complete: its values come by MPI_Bcast, in BCAST_CHUNK pieces
+ *                       (dtb_pair_solver_cut), so every rank can solve the level below;
+ *   END                 the pair is done: the worker sends its stats (TAG_STATS) and keeps the
+ *                       values, as rank 0 does, until a DROP;
+ *   STOP                the build is over.
+ * A rank that fails reports why, naming itself, and ends the job (dtb_mpi_close).
+ *
+ * Why messages and not a shared directory: the levels of a pair depend on one another (a man
+ * move reaches the level above), so each level's values must reach every rank before the next
+ * level starts, whatever else; files written by rank 0 and read back by the others would add a
+ * table write, a read and a re-derivation of the capture positions per rank (dtb_build_load),
+ * and rely on the cluster file system showing a file to every node as soon as it is renamed.
+ * A broadcast of the values costs a byte a position per rank at network speed (docs/CLUSTER.md
+ * has the measured costs). So only rank 0 needs the table directory.
+ *
+ * Faults: MPI errors are returned (MPI_ERRORS_RETURN on the job's communicator) and reported
+ * naming the rank; a part whose result does not come within its deadline (a rank that died
+ * without the launcher ending the job, or hangs) stops the build with a message naming it. */
+#include "mpi_build.h"
+
+#include <mpi.h>
+
+#include <omp.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "solve.h"
+
+enum { TAG_CMD = 1, TAG_RESULT, TAG_STATS };
+enum { OP_LOAD = 1, OP_VALUES, OP_DROP, OP_PAIR, OP_PART, OP_LEVEL, OP_END, OP_STOP, OP_START };
+
+typedef struct cmd {
+    int32_t op, level;
+    int32_t material[4]; /* white kings, white men, black kings, black men */
+    uint64_t b0, b1;
+    uint64_t arg;
+} cmd;
+
+/* Pairs under this many positions are solved by rank 0 alone and broadcast: a level of theirs
+ * costs less than the messages that would share it. So are kingless pairs: their units are
+ * single positions, and finding, packing and unpacking them one by one cost as much as solving
+ * them (MMMvMM, 2.5e7 positions, 2 ranks of one thread: 30.3 s shared against 14.9 s for one
+ * process of two threads; docs/MEASUREMENTS.md, "MPI"). */
+#define SHARE_MIN_POSITIONS ((uint64_t)1 << 20)
+/* A level is cut into parts of at least PART_MIN and at most PART_MAX positions, about four
+ * per rank in between, so that uneven parts even out; parts smaller than PART_MIN cost more
+ * in messages than they save. */
+#define PART_MIN ((uint64_t)1 << 16)
+#define PART_MAX ((uint64_t)1 << 23)
+/* Parts a worker holds at once: while it solves one, the next is already there. */
+enum { DEPTH = 2 };
+/* Broadcasts of a level's values go in pieces of about this many positions. */
+#define BCAST_CHUNK ((uint64_t)1 << 24)
+/* MPI counts are ints: whole tables go in pieces of at most this. */
+#define MSG_MAX ((uint64_t)1 << 30)
+
+struct dtb_mpi {
+    MPI_Comm comm;
+    int rank, size;
+    dtb_build_peers peers;
+    double started;
+    double timeout;         /* seconds a part may take at least before its rank counts as lost */
+    dtb_mpi_traffic traffic;
+};
+
+static double now(void) { return MPI_Wtime(); }
+
+static void nap(void)
+{
+    const struct timespec t = {0, 200000}; /* 0.2 ms: waiting ranks leave the cores to others */
+    nanosleep(&t, NULL);
+}
+
+static dtb_status mpi_failed(dtb_error *e, int rank, int err, const char *what)
+{
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(err, text, &len) != MPI_SUCCESS)
+        snprintf(text, sizeof text, "error %d", err);
+    return dtb_error_set(e, DTB_E_IO, "rank %d: %s: %s", rank, what, text);
+}
+
+dtb_status dtb_mpi_open(int *argc, char ***argv, dtb_mpi **out, dtb_error *e)
+{
+    *out = NULL;
+    /* Launched by mpirun (Open MPI), by mpiexec of MPICH or by srun (PMI, PMIx): else no job. */
+    static const char *const launched[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK",
+                                           "MPI_LOCALNRANKS"};
+    bool job = false;
+    for (size_t i = 0; i < sizeof launched / sizeof launched[0]; i++)
+        job |= getenv(launched[i]) != NULL;
+    if (!job)
+        return DTB_OK;
+    int provided = 0;
+    int err = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+    if (err != MPI_SUCCESS)
+        return dtb_error_set(e, DTB_E_IO, "MPI_Init_thread failed (error %d)", err);
+    if (provided < MPI_THREAD_FUNNELED) {
+        MPI_Finalize();
+        return dtb_error_set(e, DTB_E_IO, "the MPI library gives no thread support (FUNNELED)");
+    }
+    dtb_mpi *m = calloc(1, sizeof *m);
+    if (!m) {
+        MPI_Finalize();
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    err = MPI_Comm_dup(MPI_COMM_WORLD, &m->comm);
+    if (err == MPI_SUCCESS)
+        err = MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
+    if (err != MPI_SUCCESS) {
+        free(m);
+        MPI_Finalize();
+        return mpi_failed(e, 0, err, "MPI_Comm_dup");
+    }
+    MPI_Comm_rank(m->comm, &m->rank);
+    MPI_Comm_size(m->comm, &m->size);
+    const char *t = getenv("DTB_MPI_TIMEOUT");
+    m->timeout = t && atof(t) > 0 ? atof(t) : 600;
+    if (m->size == 1) { /* a job of one: the process alone */
+        MPI_Comm_free(&m->comm);
+        free(m);
+        MPI_Finalize();
+        return DTB_OK;
+    }
+    *out = m;
+    return DTB_OK;
+}
+
+int dtb_mpi_rank(const dtb_mpi *m) { return m ? m->rank : 0; }
+int dtb_mpi_size(const dtb_mpi *m) { return m ? m->size : 1; }
+
+void dtb_mpi_traffic_get(const dtb_mpi *m, dtb_mpi_traffic *t)
+{
+    *t = m ? m->traffic : (dtb_mpi_traffic){.ranks = 1};
+    if (m)
+        t->seconds = now() - m->started;
+}
+
+static cmd cmd_of(int op, dtb_material mt)
+{
+    return (cmd){.op = op, .material = {mt.kings[0], mt.men[0], mt.kings[1], mt.men[1]}};
+}
+
+static dtb_material material_of(const cmd *c)
+{
+    dtb_material mt = {0};
+    mt.kings[0] = c->material[0];
+    mt.men[0] = c->material[1];
+    mt.kings[1] = c->material[2];
+    mt.men[1] = c->material[3];
+    return mt;
+}
+
+/* ---- rank 0 ------------------------------------------------------------------------------ */
+
+static dtb_status send_cmd(dtb_mpi *m, int to, const cmd *c, dtb_error *e)
+{
+    const int err = MPI_Send(c, (int)sizeof *c, MPI_BYTE, to, TAG_CMD, m->comm);
+    if (err != MPI_SUCCESS)
+        return mpi_failed(e, to, err, "sending a command");
+    m->traffic.bytes_sent += sizeof *c;
+    return DTB_OK;
+}
+
+static dtb_status send_all(dtb_mpi *m, const cmd *c, dtb_error *e)
+{
+    dtb_status rc = DTB_OK;
+    for (int r = 1; r < m->size && rc == DTB_OK; r++)
+        rc = send_cmd(m, r, c, e);
+    return rc;
+}
+
+/* Waits for req: MPI_Test in a loop (MPI moves the data along only while it is called), with
+ * naps once the first 10 ms have passed so that a long wait leaves the core to others. *late
+ * when allowed seconds (0: no limit) passed first. */
+static int wait_for(MPI_Request *req, double allowed, bool *late)
+{
+    const double t0 = now();
+    int err, flag = 0;
+    while ((err = MPI_Test(req, &flag, MPI_STATUS_IGNORE)) == MPI_SUCCESS && !flag) {
+        const double waited = now() - t0;
+        if (allowed > 0 && waited > allowed) {
+            *late = true;
+            return MPI_SUCCESS;
+        }
+        if (waited > 0.01)
+            nap();
+    }
+    return err;
+}
+
+/* Broadcasts n bytes at p from rank 0 (all ranks call it), in pieces MPI's counts can hold.
+ * Waited for with a deadline on rank 0: a rank that died (when the launcher lets the job go
+ * on) would hold a blocking broadcast forever. */
+static dtb_status bcast(dtb_mpi *m, void *p, uint64_t n, dtb_error *e)
+{
+    const double started = now();
+    for (uint64_t at = 0; at < n; at += MSG_MAX) {
+        const uint64_t len = n - at < MSG_MAX ? n - at : MSG_MAX;
+        MPI_Request req;
+        int err = MPI_Ibcast((uint8_t *)p + at, (int)len, MPI_BYTE, 0, m->comm, &req);
+        const double t0 = now(), allowed = m->timeout + (double)len / 1e6;
+        bool late = false;
+        if (err == MPI_SUCCESS)
+            err = wait_for(&req, m->rank == 0 ? allowed : 0, &late);
+        if (late)
+            return dtb_error_set(e, DTB_E_IO, "a broadcast to the %d other ranks did not end "
+                                 "in %.0f s: one of them died or hangs; rerun the same "
+                                 "command to resume", m->size - 1, now() - t0);
+        if (err != MPI_SUCCESS)
+            return mpi_failed(e, m->rank, err, "broadcasting values");
+    }
+    if (m->rank == 0) {
+        m->traffic.bytes_sent += n * (uint64_t)(m->size - 1);
+        m->traffic.bcast_seconds += now() - started;
+    }
+    return DTB_OK;
+}
+
+/* Rank 0's table t to every worker (op LOAD or VALUES). */
+static dtb_status send_table(dtb_mpi *m, int op, const dtb_solved_table *t, dtb_error *e)
+{
+    const cmd c = cmd_of(op, t->material);
+    dtb_status rc = send_all(m, &c, e);
+    if (rc == DTB_OK)
+        rc = bcast(m, t->values, dtb_index_size(t->index), e);
+    return rc;
+}
+
+static dtb_status lead_loaded(void *ctx, const dtb_solved *s, dtb_material mt, dtb_error *e)
+{
+    dtb_mpi *m = ctx;
+    const dtb_solved_table *t = dtb_solved_find(s, mt);
+    return t ? send_table(m, OP_LOAD, t, e)
+             : dtb_error_set(e, DTB_E_INVALID, "internal error: a loaded table is not there");
+}
+
+static dtb_status lead_dropped(void *ctx, dtb_material mt, dtb_error *e)
+{
+    dtb_mpi *m = ctx;
+    const cmd c = cmd_of(OP_DROP, mt);
+    return send_all(m, &c, e);
+}
+
+/* A message of any size, as pieces that MPI's int counts hold, sent and received in order under
+ * one tag (a part of one large unit can pass 2^31 bytes). */
+typedef struct bigmsg {
+    MPI_Request *req;
+    int n;
+} bigmsg;
+
+static int big_post(bool send, uint8_t *buf, uint64_t n, int peer, int tag, MPI_Comm comm,
+                    bigmsg *b)
+{
+    b->n = n ? (int)((n + MSG_MAX - 1) / MSG_MAX) : 1;
+    b->req = malloc((size_t)b->n * sizeof *b->req);
+    if (!b->req) {
+        b->n = 0;
+        return MPI_ERR_NO_MEM;
+    }
+    for (int i = 0; i < b->n; i++) {
+        const uint64_t at = (uint64_t)i * MSG_MAX, len = n - at < MSG_MAX ? n - at : MSG_MAX;
+        const int err = send ? MPI_Isend(buf + at, (int)len, MPI_BYTE, peer, tag, comm, &b->req[i])
+                             : MPI_Irecv(buf + at, (int)len, MPI_BYTE, peer, tag, comm, &b->req[i]);
+        if (err != MPI_SUCCESS) {
+            b->n = i;
+            return err;
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+/* Waits for every piece of b (none: at once) and forgets them. */
+static int big_wait(bigmsg *b)
+{
+    const int err = b->n ? MPI_Waitall(b->n, b->req, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
+    free(b->req);
+    *b = (bigmsg){0};
+    return err;
+}
+
+/* A part handed to a worker: where its result goes and when it is due. */
+typedef struct part {
+    uint64_t k;            /* part number */
+    uint64_t positions;
+    uint8_t *buf;          /* values, then capture bits */
+    bigmsg msg;
+    double sent, allowed;  /* when it was handed out, and the seconds it may take */
+} part;
+
+typedef struct dispatch {
+    dtb_mpi *m;
+    dtb_pair_solver *ps;
+    int level;
+    const uint64_t *cuts;
+    uint64_t nparts, next;
+    part (*out)[DEPTH]; /* per worker, oldest first */
+    int *nout;
+    dtb_solve_progress progress;
+    void *user;
+    uint64_t done, total;
+} dispatch;
+
+static uint64_t result_bytes(uint64_t positions) { return positions + (positions + 7) / 8; }
+
+static void report(dispatch *d, uint64_t positions, uint64_t units, bool here)
+{
+    d->done += positions;
+    d->m->traffic.positions += positions;
+    d->m->traffic.units += units;
+    if (here)
+        d->m->traffic.positions_rank0 += positions;
+    if (d->progress)
+        d->progress(d->user, d->done, d->total);
+}
+
+/* Hands the next part to worker r. */
+static dtb_status hand_out(dispatch *d, int r, dtb_error *e)
+{
+    dtb_mpi *m = d->m;
+    const uint64_t k = d->next++;
+    part *p = &d->out[r][d->nout[r]];
+    *p = (part){.k = k,
+                .positions = dtb_pair_solver_positions(d->ps, d->level, d->cuts[k], d->cuts[k + 1])};
+    p->buf = malloc(result_bytes(p->positions));
+    if (!p->buf)
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    /* A part may take its time at a hundredth of the usual rate, and more than that. */
+    p->sent = now();
+    p->allowed = m->timeout + (double)p->positions / 2e4;
+    int err = big_post(false, p->buf, result_bytes(p->positions), r, TAG_RESULT, m->comm, &p->msg);
+    if (err != MPI_SUCCESS) {
+        free(p->buf);
+        return mpi_failed(e, r, err, "receiving a result");
+    }
+    d->nout[r]++;
+    cmd c = {.op = OP_PART, .level = d->level, .b0 = d->cuts[k], .b1 = d->cuts[k + 1]};
+    return send_cmd(m, r, &c, e);
+}
+
+/* Takes in worker r's oldest part if it has come: its values and capture bits into rank 0's
+ * tables. *got says whether it had. */
+static dtb_status take_in(dispatch *d, int r, bool *got, dtb_error *e)
+{
+    *got = false;
+    if (!d->nout[r])
+        return DTB_OK;
+    part *p = &d->out[r][0];
+    int flag = 0;
+    const int err = MPI_Testall(p->msg.n, p->msg.req, &flag, MPI_STATUSES_IGNORE);
+    if (err != MPI_SUCCESS)
+        return mpi_failed(e, r, err, "receiving a result");
+    if (!flag) {
+        if (now() - p->sent > p->allowed)
+            return dtb_error_set(e, DTB_E_IO,
+                                 "rank %d gave no result for %.0f s (a part of %llu positions): "
+                                 "it died or hangs; rerun the same command to resume",
+                                 r, now() - p->sent, (unsigned long long)p->positions);
+        return DTB_OK;
+    }
+    const uint64_t b0 = d->cuts[p->k], b1 = d->cuts[p->k + 1];
+    dtb_pair_solver_unpack(d->ps, d->level, b0, b1, p->buf, p->buf + p->positions);
+    d->m->traffic.bytes_received += result_bytes(p->positions);
+    report(d, p->positions, dtb_pair_solver_units(d->ps, d->level, b0, b1), false);
+    big_wait(&p->msg); /* complete: frees the requests */
+    free(p->buf);
+    for (int i = 1; i < d->nout[r]; i++)
+        d->out[r][i - 1] = d->out[r][i];
+    d->nout[r]--;
+    if (d->nout[r]) /* the next part starts now: its time counts from here */
+        d->out[r][0].sent = now();
+    *got = true;
+    return DTB_OK;
+}
+
+/* Solves level a of the pair: its parts handed out to the workers, DEPTH each, and solved by
+ * rank 0 too whenever no result is waiting; then the level's values to every worker. */
+static dtb_status lead_level(dispatch *d, int a, dtb_error *e)
+{
+    dtb_mpi *m = d->m;
+    const int workers = m->size - 1;
+    const uint64_t positions = dtb_pair_solver_positions(d->ps, a, 0, dtb_pair_solver_blocks(d->ps));
+    uint64_t target = positions / (4 * (uint64_t)m->size);
+    target = target < PART_MIN ? PART_MIN : target > PART_MAX ? PART_MAX : target;
+    const uint64_t nparts = dtb_pair_solver_cut(d->ps, a, target, NULL);
+    uint64_t *cuts = malloc((nparts + 1) * sizeof *cuts);
+    if (!cuts)
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    dtb_pair_solver_cut(d->ps, a, target, cuts);
+    m->traffic.levels++;
+    d->level = a;
+    d->cuts = cuts;
+    d->nparts = nparts;
+    d->next = 0;
+    dtb_status rc = DTB_OK;
+    if (nparts > 1)
+        for (int r = 1; r <= workers && rc == DTB_OK; r++)
+            while (d->nout[r] < DEPTH && d->next < nparts && rc == DTB_OK)
+                rc = hand_out(d, r, e);
+    for (;;) {
+        if (rc != DTB_OK)
+            break;
+        bool any = false, waiting = false;
+        for (int r = 1; r <= workers && rc == DTB_OK; r++) {
+            bool got;
+            rc = take_in(d, r, &got, e);
+            if (rc == DTB_OK && got && d->next < nparts)
+                rc = hand_out(d, r, e);
+            any |= got;
+            waiting |= d->nout[r] > 0;
+        }
+        if (rc != DTB_OK || any)
+            continue;
+        if (d->next < nparts) { /* nothing came in: a part for rank 0 */
+            const uint64_t k = d->next++;
+            rc = dtb_pair_solver_solve(d->ps, a, cuts[k], cuts[k + 1], NULL, NULL, e);
+            if (rc == DTB_OK)
+                report(d, dtb_pair_solver_positions(d->ps, a, cuts[k], cuts[k + 1]),
+                       dtb_pair_solver_units(d->ps, a, cuts[k], cuts[k + 1]), true);
+        } else if (waiting) {
+            nap();
+        } else {
+            break;
+        }
+    }
+    /* The level's values to every worker (those that solved a part get it again: one
+     * broadcast is simpler and cheaper than a message per part to every other rank). */
+    uint64_t nchunks = 0, *chunk = NULL;
+    if (rc == DTB_OK) {
+        const cmd c = {.op = OP_LEVEL, .level = a};
+        rc = send_all(m, &c, e);
+        nchunks = dtb_pair_solver_cut(d->ps, a, BCAST_CHUNK, NULL);
+        chunk = malloc((nchunks + 1) * sizeof *chunk);
+        if (rc == DTB_OK && !chunk)
+            rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    }
+    uint8_t *buf = NULL;
+    if (rc == DTB_OK) {
+        dtb_pair_solver_cut(d->ps, a, BCAST_CHUNK, chunk);
+        const uint64_t most = positions < 2 * BCAST_CHUNK ? positions : 2 * BCAST_CHUNK;
+        buf = malloc(most ? most : 1);
+        if (!buf)
+            rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    }
+    for (uint64_t k = 0; k < nchunks && rc == DTB_OK; k++) {
+        const uint64_t n = dtb_pair_solver_positions(d->ps, a, chunk[k], chunk[k + 1]);
+        uint8_t *p = n <= 2 * BCAST_CHUNK ? buf : malloc(n); /* a single unit may be larger */
+        if (!p) {
+            rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+            break;
+        }
+        dtb_pair_solver_pack(d->ps, a, chunk[k], chunk[k + 1], p, NULL);
+        rc = bcast(m, p, n, e);
+        if (p != buf)
+            free(p);
+    }
+    free(buf);
+    free(chunk);
+    free(cuts);
+    return rc;
+}
+
+/* The pair's stats: rank 0's own, merged with every worker's. */
+static dtb_status gather_stats(dtb_mpi *m, dtb_pair_solver *ps, dtb_solve_stats stats[2],
+                               dtb_error *e)
+{
+    dtb_pair_solver_stats(ps, stats);
+    for (int r = 1; r < m->size; r++) {
+        int64_t w[14];
+        MPI_Request req;
+        int err = MPI_Irecv(w, 14, MPI_INT64_T, r, TAG_STATS, m->comm, &req);
+        bool late = false;
+        if (err == MPI_SUCCESS)
+            err = wait_for(&req, m->timeout, &late);
+        if (late)
+            return dtb_error_set(e, DTB_E_IO, "rank %d sent no stats for %.0f s: it died or "
+                                 "hangs; rerun the same command to resume", r, m->timeout);
+        if (err != MPI_SUCCESS)
+            return mpi_failed(e, r, err, "receiving stats");
+        m->traffic.bytes_received += sizeof w;
+        for (int k = 0; k < 2; k++) {
+            const int64_t *x = w + 7 * k;
+            const dtb_solve_stats st = {
+                .positions = (uint64_t)x[0], .wins = (uint64_t)x[1], .draws = (uint64_t)x[2],
+                .losses = (uint64_t)x[3], .captures = (uint64_t)x[4], .longest_win = (int)x[5],
+                .longest_win_at = (uint64_t)x[6]};
+            dtb_solve_stats_merge(&stats[k], &st);
+        }
+    }
+    return DTB_OK;
+}
+
+static dtb_status lead_solve_pair(void *ctx, dtb_solved *s, dtb_material mt, bool lean,
+                                  dtb_solve_stats stats[2], dtb_solve_progress progress,
+                                  void *user, dtb_error *e)
+{
+    dtb_mpi *m = ctx;
+    const dtb_material fm = dtb_material_flip(mt);
+    const bool self = dtb_material_equal(&mt, &fm);
+    dtb_status rc;
+    if (lean) { /* a kings-only pair is one unit: alone, then the tables to every worker */
+        rc = dtb_solve_pair(s, mt, true, stats, progress, user, e);
+        for (int k = 0; k < (self ? 1 : 2) && rc == DTB_OK; k++)
+            rc = send_table(m, OP_VALUES, dtb_solved_find(s, k ? fm : mt), e);
+        return rc;
+    }
+    dtb_pair_solver *ps;
+    rc = dtb_pair_solver_create(s, mt, &ps, e);
+    if (rc != DTB_OK)
+        return rc;
+    const uint64_t nblocks = dtb_pair_solver_blocks(ps);
+    uint64_t total = 0;
+    for (int a = dtb_pair_solver_next_level(ps, DTB_SOLVE_LEVEL_TOP); a >= 0;
+         a = dtb_pair_solver_next_level(ps, a))
+        total += dtb_pair_solver_positions(ps, a, 0, nblocks);
+    dispatch d = {.m = m, .ps = ps, .progress = progress, .user = user, .total = total};
+    if (total < SHARE_MIN_POSITIONS || dtb_pair_solver_kingless(ps)) {
+        /* Alone, then the tables to every worker. */
+        for (int a = dtb_pair_solver_next_level(ps, DTB_SOLVE_LEVEL_TOP); a >= 0 && rc == DTB_OK;
+             a = dtb_pair_solver_next_level(ps, a)) {
+            rc = dtb_pair_solver_solve(ps, a, 0, nblocks, NULL, NULL, e);
+            if (rc == DTB_OK)
+                report(&d, dtb_pair_solver_positions(ps, a, 0, nblocks),
+                       dtb_pair_solver_units(ps, a, 0, nblocks), true);
+        }
+        if (rc == DTB_OK)
+            dtb_pair_solver_stats(ps, stats);
+        dtb_pair_solver_free(ps);
+        for (int k = 0; k < (self ? 1 : 2) && rc == DTB_OK; k++)
+            rc = send_table(m, OP_VALUES, dtb_solved_find(s, k ? fm : mt), e);
+        return rc;
+    }
+    d.out = calloc((size_t)m->size, sizeof *d.out);
+    d.nout = calloc((size_t)m->size, sizeof *d.nout);
+    if (!d.out || !d.nout)
+        rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    if (rc == DTB_OK) {
+        const cmd c = cmd_of(OP_PAIR, mt);
+        rc = send_all(m, &c, e);
+    }
+    for (int a = dtb_pair_solver_next_level(ps, DTB_SOLVE_LEVEL_TOP); a >= 0 && rc == DTB_OK;
+         a = dtb_pair_solver_next_level(ps, a))
+        rc = lead_level(&d, a, e);
+    if (rc == DTB_OK) {
+        const cmd c = {.op = OP_END};
+        rc = send_all(m, &c, e);
+    }
+    if (rc == DTB_OK)
+        rc = gather_stats(m, ps, stats, e);
+    /* After a failure the job is aborted (dtb_mpi_close): outstanding receives stay. */
+    free(d.out);
+    free(d.nout);
+    dtb_pair_solver_free(ps);
+    return rc;
+}
+
+dtb_status dtb_mpi_lead(dtb_mpi *m, bool use_work_files, const dtb_build_peers **out, dtb_error *e)
+{
+    *out = NULL;
+    if (!m || m->rank != 0)
+        return DTB_OK;
+    m->started = now();
+    m->traffic.ranks = m->size;
+    m->peers = (dtb_build_peers){.ctx = m, .solve_pair = lead_solve_pair,
+                                 .loaded = lead_loaded, .dropped = lead_dropped};
+    cmd c = {.op = OP_START, .arg = use_work_files};
+    const dtb_status rc = send_all(m, &c, e);
+    if (rc == DTB_OK)
+        *out = &m->peers;
+    return rc;
+}
+
+void dtb_mpi_close(dtb_mpi *m, bool ok)
+{
+    if (!m)
+        return;
+    if (!ok)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    if (m->rank == 0 && m->peers.ctx) { /* the workers serve: stop them */
+        const cmd c = {.op = OP_STOP};
+        dtb_error e;
+        if (send_all(m, &c, &e) != DTB_OK)
+            MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    MPI_Comm_free(&m->comm);
+    free(m);
+    MPI_Finalize();
+}
+
+/* ---- the other ranks --------------------------------------------------------------------- */
+
+/* The next command from rank 0, waited for without holding a core. */
+static dtb_status next_cmd(dtb_mpi *m, cmd *c, dtb_error *e)
+{
+    int flag = 0, err;
+    while ((err = MPI_Iprobe(0, TAG_CMD, m->comm, &flag, MPI_STATUS_IGNORE)) == MPI_SUCCESS && !flag)
+        nap();
+    if (err == MPI_SUCCESS)
+        err = MPI_Recv(c, (int)sizeof *c, MPI_BYTE, 0, TAG_CMD, m->comm, MPI_STATUS_IGNORE);
+    return err == MPI_SUCCESS ? DTB_OK : mpi_failed(e, 0, err, "receiving a command");
+}
+
+/* A worker's sends of results: the buffer of each stays until its send completes. */
+typedef struct outbox {
+    uint8_t *buf[DEPTH];
+    bigmsg msg[DEPTH];
+    int next;
+} outbox;
+
+static dtb_status send_result(dtb_mpi *m, outbox *ob, dtb_pair_solver *ps, const cmd *c,
+                              dtb_error *e)
+{
+    const int k = ob->next;
+    ob->next = (k + 1) % DEPTH;
+    int err = big_wait(&ob->msg[k]);
+    if (err != MPI_SUCCESS)
+        return mpi_failed(e, 0, err, "sending a result");
+    free(ob->buf[k]);
+    const uint64_t n = dtb_pair_solver_positions(ps, c->level, c->b0, c->b1);
+    ob->buf[k] = malloc(result_bytes(n) ? result_bytes(n) : 1);
+    if (!ob->buf[k])
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    dtb_pair_solver_pack(ps, c->level, c->b0, c->b1, ob->buf[k], ob->buf[k] + n);
+    err = big_post(true, ob->buf[k], result_bytes(n), 0, TAG_RESULT, m->comm, &ob->msg[k]);
+    return err == MPI_SUCCESS ? DTB_OK : mpi_failed(e, 0, err, "sending a result");
+}
+
+static dtb_status send_stats(dtb_mpi *m, const dtb_pair_solver *ps, dtb_error *e)
+{
+    dtb_solve_stats st[2];
+    dtb_pair_solver_stats(ps, st);
+    int64_t w[14];
+    for (int k = 0; k < 2; k++) {
+        int64_t *x = w + 7 * k;
+        x[0] = (int64_t)st[k].positions, x[1] = (int64_t)st[k].wins, x[2] = (int64_t)st[k].draws;
+        x[3] = (int64_t)st[k].losses, x[4] = (int64_t)st[k].captures, x[5] = st[k].longest_win;
+        x[6] = (int64_t)st[k].longest_win_at;
+    }
+    const int err = MPI_Send(w, 14, MPI_INT64_T, 0, TAG_STATS, m->comm);
+    return err == MPI_SUCCESS ? DTB_OK : mpi_failed(e, 0, err, "sending stats");
+}
+
+/* Receives the values of level a (OP_LEVEL) as rank 0 broadcasts them. */
+static dtb_status receive_level(dtb_mpi *m, dtb_pair_solver *ps, int a, dtb_error *e)
+{
+    const uint64_t nchunks = dtb_pair_solver_cut(ps, a, BCAST_CHUNK, NULL);
+    uint64_t *chunk = malloc((nchunks + 1) * sizeof *chunk);
+    if (!chunk)
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    dtb_pair_solver_cut(ps, a, BCAST_CHUNK, chunk);
+    dtb_status rc = DTB_OK;
+    for (uint64_t k = 0; k < nchunks && rc == DTB_OK; k++) {
+        const uint64_t n = dtb_pair_solver_positions(ps, a, chunk[k], chunk[k + 1]);
+        uint8_t *p = malloc(n ? n : 1);
+        if (!p) {
+            rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+            break;
+        }
+        rc = bcast(m, p, n, e);
+        if (rc == DTB_OK)
+            dtb_pair_solver_unpack(ps, a, chunk[k], chunk[k + 1], p, NULL);
+        free(p);
+    }
+    free(chunk);
+    return rc;
+}
+
+static dtb_status make_dir(const char *path, dtb_error *e)
+{
+    if (mkdir(path, 0777) == 0 || errno == EEXIST)
+        return DTB_OK;
+    return dtb_error_set(e, DTB_E_IO, "cannot create directory %s: %s", path, strerror(errno));
+}
+
+/* Carries out one command. *stop when it was the last. */
+static dtb_status obey(dtb_mpi *m, const dtb_build_options *o, dtb_solved *s, const cmd *c,
+                       dtb_pair_solver **ps, outbox *ob, char *work, size_t work_size, bool *stop,
+                       dtb_error *e)
+{
+    const dtb_material mt = material_of(c);
+    switch (c->op) {
+    case OP_START: {
+        if (!c->arg)
+            return DTB_OK;
+        /* Work files as rank 0 has them, within this node's budget: --work, or next to where
+         * the tables would go. */
+        dtb_build_budget budget;
+        dtb_status rc = dtb_build_plan_budget(o, &budget, e);
+        if (rc == DTB_OK && o->work_dir) {
+            snprintf(work, work_size, "%s", o->work_dir);
+        } else if (rc == DTB_OK) {
+            rc = make_dir(o->out_dir, e);
+            snprintf(work, work_size, "%s/%s", o->out_dir, o->variant->name);
+        }
+        if (rc == DTB_OK)
+            rc = make_dir(work, e);
+        return rc == DTB_OK ? dtb_solved_use_work_files(s, work, budget.monitor_cap, e) : rc;
+    }
+    case OP_LOAD:
+    case OP_VALUES: {
+        dtb_solved_table *t = dtb_solved_add(s, mt, e);
+        return t ? bcast(m, t->values, dtb_index_size(t->index), e) : DTB_E_NOMEM;
+    }
+    case OP_DROP:
+        dtb_solved_drop(s, mt);
+        return DTB_OK;
+    case OP_PAIR:
+        return dtb_pair_solver_create(s, mt, ps, e);
+    case OP_PART:
+        if (!*ps)
+            return dtb_error_set(e, DTB_E_INVALID, "internal error: a part without its pair");
+        {
+            const dtb_status rc =
+                dtb_pair_solver_solve(*ps, c->level, c->b0, c->b1, NULL, NULL, e);
+            return rc == DTB_OK ? send_result(m, ob, *ps, c, e) : rc;
+        }
+    case OP_LEVEL:
+        return *ps ? receive_level(m, *ps, c->level, e)
+                   : dtb_error_set(e, DTB_E_INVALID, "internal error: a level without its pair");
+    case OP_END: {
+        const dtb_status rc = *ps ? send_stats(m, *ps, e) : DTB_OK;
+        dtb_pair_solver_free(*ps);
+        *ps = NULL;
+        return rc;
+    }
+    case OP_STOP:
+        *stop = true;
+        return DTB_OK;
+    }
+    return dtb_error_set(e, DTB_E_INVALID, "internal error: unknown command %d", c->op);
+}
+
+dtb_status dtb_mpi_serve(dtb_mpi *m, const dtb_build_options *o, dtb_error *e)
+{
+    if (o->threads > 0)
+        omp_set_num_threads(o->threads);
+    dtb_board b;
+    dtb_board_init(&b, o->variant);
+    dtb_solved *s = dtb_solved_create(&b);
+    if (!s)
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    dtb_pair_solver *ps = NULL;
+    outbox ob = {0};
+    char work[4096];
+    dtb_status rc = DTB_OK;
+    for (bool stop = false; !stop && rc == DTB_OK;) {
+        cmd c;
+        rc = next_cmd(m, &c, e);
+        if (rc == DTB_OK)
+            rc = obey(m, o, s, &c, &ps, &ob, work, sizeof work, &stop, e);
+    }
+    for (int k = 0; k < DEPTH && rc == DTB_OK; k++) {
+        big_wait(&ob.msg[k]);
+        free(ob.buf[k]);
+    }
+    dtb_pair_solver_free(ps);
+    dtb_solved_free(s);
+    return rc;
+}

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Projected time of an international (10x10) build under MPI (docs/CLUSTER.md, "Cost model").
+
+Walks every pair of 2..N pieces level by level as gen/mpi_build.c shares them out: a level's
+units (one men placement and its colour flip, K king placements each half) are independent,
+cut into parts, and handed to the ranks; a unit is never split between ranks, so a level takes
+at least one unit's time on one node. Then rank 0 writes the pair's tables alone.
+
+    level time = max(level positions / (nodes * cores * rate), unit positions / (cores * rate),
+                     level positions * 1.125 * (nodes - 1) / nodes / bandwidth)  (results into
+                                                      rank 0, while the level is solved)
+                 + level positions / bandwidth            (the level's broadcast to every node)
+    pair time  = sum of its level times + pair positions / (cores * write rate)
+
+Pairs under 2^20 positions are solved by rank 0 alone, as the code does. The inputs are rates
+measured on one machine (docs/MEASUREMENTS.md, "MPI"); the outputs are projections.
+
+usage: cluster_model.py PIECES NODES CORES [--rate R] [--unit-rate U] [--write W] [--bw B]
+  R  positions/s per core solving (default 6.0e6), U the same for units shared by a node's
+  threads (kings-only, default 2.25e6), W positions/s per core writing (default 3.5e7), B bytes/s
+  of a node's network link (default 1.25e9: 10 Gbit/s).
+"""
+import argparse
+from math import comb
+
+SQUARES, ROWS, PER_ROW = 50, 10, 5
+SHARE_MIN = 1 << 20
+SHARED_UNIT_BIG = 1 << 20  # units of this many positions a half are shared by a node's threads
+
+
+def placements_by_advancement(wm, bm):
+    """{advancement: number of men placements}: white men off row 0, black men off row 9,
+    advancement = white men's rows from the bottom + black men's rows from the top."""
+    # DP over rows: state (white placed, black placed) -> {adv: count}
+    state = {(0, 0): {0: 1}}
+    for row in range(ROWS):
+        new = {}
+        for (w, b), polys in state.items():
+            for dw in range(0, min(PER_ROW, wm - w) + 1):
+                if dw and row == 0:
+                    continue
+                for db in range(0, min(PER_ROW - dw, bm - b) + 1):
+                    if db and row == ROWS - 1:
+                        continue
+                    ways = comb(PER_ROW, dw) * comb(PER_ROW - dw, db)
+                    add = dw * (ROWS - 1 - row) + db * row
+                    tgt = new.setdefault((w + dw, b + db), {})
+                    for a, n in polys.items():
+                        tgt[a + add] = tgt.get(a + add, 0) + n * ways
+        state = new
+    return state.get((wm, bm), {})
+
+
+def materials(pieces):
+    for n in range(2, pieces + 1):
+        for wk in range(n + 1):
+            for wm in range(n - wk + 1):
+                for bk in range(n - wk - wm + 1):
+                    bm = n - wk - wm - bk
+                    if wk + wm and bk + bm:
+                        yield (wk, wm, bk, bm)
+
+
+def project(pieces, nodes, cores, rate, unit_rate, write, bw):
+    seen, total = set(), dict(positions=0, solve=0.0, net=0.0, write=0.0, alone=0.0)
+    worst = (0, None)
+    for m in materials(pieces):
+        f = (m[2], m[3], m[0], m[1])
+        if f in seen:
+            continue
+        seen.add(m)
+        wk, wm, bk, bm = m
+        free = SQUARES - wm - bm
+        K = comb(free, wk) * comb(free - wk, bk)
+        self_flip = f == m
+        levels = placements_by_advancement(wm, bm)
+        # units of a level: a block and its flipped block (a self-flip pair's blocks pair up
+        # among themselves), 2K positions each
+        parts = {a: ((n + 1) // 2, K * n) if self_flip else (n, 2 * K * n) for a, n in levels.items()}
+        pair = sum(lp for _, lp in parts.values())
+        total["positions"] += pair
+        unit = 2 * K
+        r_unit = unit_rate if K >= SHARED_UNIT_BIG else rate
+        t_pair = 0.0
+        for units, lp in parts.values():
+            if nodes == 1:
+                t, t_net = lp / (cores * rate), 0.0
+            elif pair < SHARE_MIN:  # rank 0 alone, then broadcast
+                t, t_net = lp / (cores * rate), lp / bw
+                total["alone"] += t
+            else:
+                # results come in while the level is solved, through rank 0's one link
+                solve = max(lp / (nodes * cores * rate), min(unit, lp) / (cores * r_unit))
+                results = lp * 1.125 * (nodes - 1) / nodes / bw
+                t = solve
+                t_net = max(0.0, results - solve) + lp / bw
+            total["solve"] += t
+            total["net"] += t_net
+            t_pair += t + t_net
+        t_write = pair / (cores * write)
+        total["write"] += t_write
+        if t_pair > worst[0]:
+            worst = (t_pair, m)
+    total["worst"] = worst
+    return total
+
+
+def name(m):
+    wk, wm, bk, bm = m
+    return "K" * wk + "M" * wm + "v" + "K" * bk + "M" * bm
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("pieces", type=int)
+    ap.add_argument("nodes", type=int)
+    ap.add_argument("cores", type=int)
+    ap.add_argument("--rate", type=float, default=6.0e6)
+    ap.add_argument("--unit-rate", type=float, default=2.25e6)
+    ap.add_argument("--write", type=float, default=3.5e7)
+    ap.add_argument("--bw", type=float, default=1.25e9)
+    a = ap.parse_args()
+    t = project(a.pieces, a.nodes, a.cores, a.rate, a.unit_rate, a.write, a.bw)
+    hours = (t["solve"] + t["net"] + t["write"]) / 3600
+    ideal = t["positions"] / (a.nodes * a.cores * a.rate) / 3600
+    print(f"2..{a.pieces} on {a.nodes} node(s) x {a.cores} cores: {t['positions']:.3g} positions, "
+          f"projected {hours:.1f} h (solving {t['solve'] / 3600:.1f} h, network "
+          f"{t['net'] / 3600:.1f} h, writing on rank 0 {t['write'] / 3600:.1f} h); perfect "
+          f"scaling of the solving would be {ideal:.1f} h; longest pair "
+          f"{name(t['worst'][1])} {t['worst'][0] / 3600:.2f} h")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# dtbgen under MPI (gen/mpi_build.h, docs/CLUSTER.md): the tables of a job of several ranks are
+# the single process's, and a job whose worker rank dies stops naming it and resumes.
+#
+#   same:   international 2..4 under `mpirun -np 3` (one thread a rank); every table's digest
+#           (dtbgen --manifest) must be tables/MANIFEST's, and every 2..4 line of MANIFEST made.
+#   killed: the same under `mpirun -np 2`, rank 1 killed with kill -9 halfway: the job must stop
+#           (non-zero status) with a message naming rank 1; the same command again must finish,
+#           keeping the materials the killed run completed, with MANIFEST's digests again.
+#
+# Usage: mpi_test.sh same|killed PATH/TO/dtbgen PATH/TO/MANIFEST MPIEXEC
+#        mpi_test.sh skip REASON      (exits 77, which ctest reports as skipped)
+set -u
+if [ "${1:-}" = skip ]; then
+  echo "mpi_test: skipped: ${2:-no reason given}"
+  exit 77
+fi
+mode=${1:?usage: mpi_test.sh same|killed DTBGEN MANIFEST MPIEXEC}
+dtbgen=${2:?usage} manifest=${3:?usage} mpiexec=${4:?usage}
+work=$(mktemp -d "${TMPDIR:-/tmp}/dtb_mpi.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT
+# Open MPI refuses root without these, and 3 ranks on 2 cores without --oversubscribe.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export OMP_WAIT_POLICY=passive
+build=(--variant international --pieces 4 --threads 1 --zstd-level 1)
+
+fail() {
+  echo "mpi_test: FAIL: $*" >&2
+  exit 1
+}
+
+# The directory's digests against MANIFEST's 2..4 lines (materials of at most 4 pieces).
+same_as_manifest() { # dir
+  local made differ want count
+  made=$("$dtbgen" --manifest "$1" --variant international) || fail "dtbgen --manifest $1 failed"
+  differ=$(awk 'NR == FNR { if (!/^#/ && NF == 2) want[$2] = $1; next }
+                !($2 in want) { print $2 ": not in MANIFEST"; next }
+                want[$2] != $1 { print $2 ": digest " $1 ", MANIFEST has " want[$2] }' \
+           "$manifest" - <<<"$made")
+  [ -z "$differ" ] || fail "tables of $1 differ from tables/MANIFEST: $differ"
+  want=$(awk '!/^#/ && NF == 2 { m = $2; sub(/^.*\//, "", m); sub(/\..*$/, "", m);
+                                 gsub(/v/, "", m); if (length(m) <= 4) n++ } END { print n }' "$manifest")
+  count=$(grep -c . <<<"$made")
+  [ "$count" -eq "$want" ] || fail "$1 has $count tables, MANIFEST $want of 2..4 pieces"
+  echo "mpi_test: $count tables match tables/MANIFEST's 2..4 lines"
+}
+
+# The pid of rank 1 of the job writing to dir (its environment says its rank).
+rank1_pid() { # dir
+  local p
+  for p in /proc/[0-9]*; do
+    tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q -- "--out $1 " || continue
+    tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -q -x -E 'OMPI_COMM_WORLD_RANK=1|PMI_RANK=1' &&
+      echo "${p#/proc/}" && return 0
+  done
+  return 1
+}
+
+case $mode in
+same)
+  "$mpiexec" -np 3 "$dtbgen" "${build[@]}" --out "$work/t" >"$work/log" 2>&1 ||
+    fail "mpirun -np 3 dtbgen failed: $(tail -5 "$work/log")"
+  grep -q "MPI job: 3 ranks" "$work/log" || fail "no MPI job summary: $(tail -3 "$work/log")"
+  same_as_manifest "$work/t"
+  ;;
+killed)
+  d=$work/k
+  "$mpiexec" -np 2 "$dtbgen" "${build[@]}" --out "$d" >"$work/log" 2>&1 &
+  job=$!
+  # Halfway: 20 of the 41 materials complete (the larger pairs, shared by both ranks, follow).
+  for _ in $(seq 600); do
+    [ "$(compgen -G "$d/international/*.stats" | wc -l)" -ge 20 ] && break
+    kill -0 $job 2>/dev/null || break
+    sleep 0.1
+  done
+  pid=$(rank1_pid "$d") || fail "rank 1 not found (the run ended first?): $(tail -3 "$work/log")"
+  kill -9 "$pid"
+  wait $job
+  rc=$?
+  [ $rc -ne 0 ] || fail "the job whose rank 1 was killed exits 0"
+  grep -q -w "rank 1" "$work/log" || fail "no message names rank 1: $(tail -5 "$work/log")"
+  echo "mpi_test: killed rank 1, the job stopped (status $rc): $(grep -w -m1 "rank 1" "$work/log")"
+  before=$(compgen -G "$d/international/*.stats" | wc -l)
+  "$mpiexec" -np 2 "$dtbgen" "${build[@]}" --out "$d" >"$work/log2" 2>&1 ||
+    fail "the rerun failed: $(tail -5 "$work/log2")"
+  kept=$(grep -c "already complete" "$work/log2")
+  # A pair's two stats records are written one after the other: a kill between them leaves
+  # one record of a pair that is not complete.
+  [ "$kept" -ge $((before - 1)) ] && [ "$kept" -gt 0 ] ||
+    fail "the rerun kept $kept materials, the killed run had completed $before"
+  echo "mpi_test: the rerun kept the $kept materials complete before the kill"
+  same_as_manifest "$d"
+  ;;
+*)
+  fail "unknown mode $mode"
+  ;;
+esac
