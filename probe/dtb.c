@@ -33,6 +33,7 @@ struct dtb_db {
     dtb_tableset *ts;
     dtb_resolver *r;
     const dtb_board *board;
+    dtb_notation texts; /* of dtb_position_to_fen and dtb_pdn_move.text (dtb_options.texts) */
     dtb_log_fn log;
     void *log_user;
     uint64_t serial; /* this handle's number among all opened by the process (error slots) */
@@ -138,6 +139,14 @@ static dtb_status options_of(const dtb_options *in, dtb_options *o, dtb_error *e
                              "(version %s, %zu bytes)",
                              in->struct_size, DTB_VERSION_STRING, sizeof *o);
     memcpy(o, in, in->struct_size);
+    /* A caller built against a dtb.h without texts got numbers: it keeps them. */
+    if (in->struct_size < offsetof(dtb_options, texts) + sizeof in->texts)
+        o->texts = DTB_TEXTS_NUMERIC;
+    if (o->texts != DTB_TEXTS_VARIANT && o->texts != DTB_TEXTS_NUMERIC &&
+        o->texts != DTB_TEXTS_ALGEBRAIC)
+        return dtb_error_set(e, DTB_E_INVALID,
+                             "dtb_options.texts is %d: DTB_TEXTS_VARIANT, _NUMERIC or _ALGEBRAIC",
+                             o->texts);
     return DTB_OK;
 }
 
@@ -171,6 +180,9 @@ dtb_status dtb_open(const dtb_options *in, dtb_db **out)
                                            &db->ts, &e);
     if (s == DTB_OK) {
         db->board = dtb_tableset_board(db->ts);
+        db->texts = o->texts == DTB_TEXTS_NUMERIC     ? DTB_NOTATION_NUMERIC
+                    : o->texts == DTB_TEXTS_ALGEBRAIC ? DTB_NOTATION_ALGEBRAIC
+                                                      : dtb_notation_of(db->board);
         db->r = dtb_resolver_create(db->ts, o->cache_bytes ? o->cache_bytes : DEFAULT_CACHE_BYTES,
                                     o->loader_threads, o->log, o->log_user);
         if (!db->r)
@@ -367,7 +379,7 @@ dtb_status dtb_position_from_squares(const dtb_db *db, int side, const int *whit
 
 dtb_status dtb_position_to_fen(const dtb_db *db, const dtb_position *p, char *buf, size_t size)
 {
-    return dtb_position_to_fen_in(db, p, DTB_NOTATION_NUMERIC, buf, size);
+    return dtb_position_to_fen_in(db, p, db->texts, buf, size);
 }
 
 dtb_status dtb_position_to_fen_in(const dtb_db *db, const dtb_position *p, dtb_notation n,
@@ -387,7 +399,7 @@ static void pdn_move_of(const dtb_db *db, const dtb_pos *p, const dtb_move *m, d
     for (dtb_bb c = m->captured; c && out->ncaptured < DTB_MAX_CAPTURED;)
         out->captured[out->ncaptured++] = (unsigned char)(dtb_bb_pop(&c) + 1);
     out->promotes = m->promotes;
-    if (dtb_move_write(db->board, p, m, out->text, sizeof out->text) != DTB_OK)
+    if (dtb_move_write_in(db->board, p, m, db->texts, out->text, sizeof out->text) != DTB_OK)
         snprintf(out->text, sizeof out->text, "%d%c%d", out->from, m->ncaptured ? 'x' : '-', out->to);
 }
 

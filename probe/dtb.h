@@ -18,7 +18,9 @@
  * Words. Values are for the side to move, by perfect play without move-count draw rules.
  * DTW ("distance to win") is the number of plies until the game ends (the loser, to move, has no
  * piece or no legal move): the winner takes the shortest way, the loser the longest. A win has an
- * odd DTW, a loss an even one; a draw has none (reported as 0). Squares are PDN numbers 1..N.
+ * odd DTW, a loss an even one; a draw has none (reported as 0). Squares are PDN numbers 1..N;
+ * texts (FENs, moves) are written as the variant's players write them unless dtb_options.texts
+ * says otherwise, and FENs are read in either notation.
  *
  * Statuses are returned separately from values: every function that can fail returns a
  * dtb_status, and values come back through out-parameters, which are written only on DTB_OK.
@@ -130,7 +132,17 @@ typedef struct dtb_options {
      * engines (a read takes a fraction of a millisecond); at most 8. The threads sleep while
      * nothing is missed and are stopped by dtb_close. */
     int loader_threads;
+    /* Added in 0.2.0. The notation of the library's own texts: the FENs of dtb_position_to_fen
+     * and the move texts of dtb_pdn_move.text (dtb_probe_moves, dtb_probe_line).
+     * DTB_TEXTS_VARIANT (0, the default): as the variant's players write them (dtb_db_notation:
+     * "c3-d4", "W:WKc1:BKh8" in russian and brazilian, numbers elsewhere); DTB_TEXTS_NUMERIC:
+     * PDN numbers everywhere; DTB_TEXTS_ALGEBRAIC: names everywhere. A program built against a
+     * dtb.h without this field (its struct_size ends before it) gets numbers, as before. */
+    int texts;
 } dtb_options;
+
+/* Values of dtb_options.texts. */
+enum { DTB_TEXTS_VARIANT = 0, DTB_TEXTS_NUMERIC = 1, DTB_TEXTS_ALGEBRAIC = 2 };
 
 /* An initializer with struct_size set and every option at its default:
  *     dtb_options o = DTB_OPTIONS_INIT;  o.paths = dirs;  o.npaths = 1; */
@@ -140,7 +152,8 @@ typedef struct dtb_options {
  * Parameters: o: directories, variant, cache budget, log callback (copied: o and the strings
  *   it points to need not outlive the call). out: receives the handle, or NULL on failure.
  * Returns: DTB_OK; DTB_E_INVALID (o->struct_size not set, no directory given, unknown variant,
- *   tables of several variants and no variant chosen, loader_threads outside 0..8); DTB_E_VERSION (o->struct_size larger than
+ *   tables of several variants and no variant chosen, loader_threads outside 0..8, texts not a
+ *   DTB_TEXTS_* value); DTB_E_VERSION (o->struct_size larger than
  *   this library's dtb_options: a header newer than the library); DTB_E_NOTFOUND (no directory exists, or no variant given
  *   and no table found); DTB_E_NOMEM. The log callback receives the reason.
  * Notes: directories are scanned once here, to learn the variant and which materials exist
@@ -245,13 +258,14 @@ dtb_status dtb_position_from_squares(const dtb_db *db, int side, const int *whit
 dtb_status dtb_position_from_fen(const dtb_db *db, const char *fen, dtb_position *p, char *err,
                                  size_t size);
 
-/* Writes p as a canonical PDN FEN (squares ascending, no ranges) into buf.
+/* Writes p as a canonical PDN FEN (squares ascending, no ranges) into buf, in the notation of
+ * the db's texts (dtb_options.texts; by default the variant's: "W:WKc1:BKh8" in russian).
  * Returns: DTB_OK, DTB_E_INVALID (p is not a valid position), DTB_E_OVERFLOW (buf too small;
  *   400 bytes is always enough). Thread-safe. */
 dtb_status dtb_position_to_fen(const dtb_db *db, const dtb_position *p, char *buf, size_t size);
 
 /* The notation the players of the db's variant write (DTB_NOTATION_ALGEBRAIC for russian and
- * brazilian; the texts of this library are in numbers unless a call takes a notation).
+ * brazilian), which the library's texts use unless dtb_options.texts chose another.
  * Thread-safe. */
 dtb_notation dtb_db_notation(const dtb_db *db);
 
@@ -282,8 +296,10 @@ typedef struct dtb_pdn_move {
     int ncaptured;
     unsigned char captured[DTB_MAX_CAPTURED]; /* squares of the captured pieces, ascending */
     bool promotes;                           /* a man that ends the move as a king */
-    char text[DTB_MOVE_TEXT_SIZE];           /* PDN: "32-28", "28x19", or "28x19x8" when two
-                                                moves share start and end */
+    char text[DTB_MOVE_TEXT_SIZE];           /* in the notation of the db's texts
+                                                (dtb_options.texts): "32-28", "28x19", or
+                                                "28x19x8" when two moves share start and end;
+                                                "c3-d4", "c3:e5", "c3:e5:c7" with names */
 } dtb_pdn_move;
 
 /* Legal move m of p as text in notation n ("22-18" / "c3-d4", "22x13" / "c3:a5").

@@ -100,17 +100,20 @@ static int teardown(void **state)
     return system(cmd) == 0 ? 0 : -1;
 }
 
-/* The tables in dir, with the default options. */
-static dtb_db *open_dir(const char *dir)
+/* The tables in dir, with the default options but texts. */
+static dtb_db *open_dir_texts(const char *dir, int texts)
 {
     const char *dirs[] = {dir};
     dtb_options o = DTB_OPTIONS_INIT;
     o.paths = dirs;
     o.npaths = 1;
+    o.texts = texts;
     dtb_db *db = NULL;
     assert_int_equal(dtb_open(&o, &db), DTB_OK);
     return db;
 }
+
+static dtb_db *open_dir(const char *dir) { return open_dir_texts(dir, DTB_TEXTS_VARIANT); }
 
 static dtb_db *open_tables(void) { return open_dir(root); }
 
@@ -171,6 +174,7 @@ static void test_options_size(void **state)
     /* From an older header that ended before cache_bytes: the rest reads as defaults. */
     o.struct_size = offsetof(dtb_options, cache_bytes);
     o.cache_bytes = 1; /* beyond the struct the caller declared: must not be read */
+    o.texts = 99;      /* likewise */
     assert_int_equal(dtb_open(&o, &db), DTB_OK);
     dtb_position p = position(db, "W:WK46:BK5,10");
     dtb_wdl wdl;
@@ -184,6 +188,9 @@ static void test_options_size(void **state)
     o.npaths = 0;
     assert_int_equal(dtb_open(&o, &db), DTB_E_INVALID);
     o.struct_size = sizeof o;
+    assert_int_equal(dtb_open(&o, &db), DTB_E_INVALID); /* texts 99 */
+    assert_non_null(strstr(log.text, "texts"));
+    o.texts = DTB_TEXTS_VARIANT;
     assert_int_equal(dtb_open(&o, &db), DTB_E_INVALID); /* no directory */
     assert_non_null(strstr(log.text, "director"));
     const dtb_options init = DTB_OPTIONS_INIT;
@@ -411,28 +418,69 @@ static void test_notation(void **state)
                      DTB_E_INVALID);
     assert_int_equal(dtb_square_to_text(ru, 22, DTB_NOTATION_ALGEBRAIC, small, sizeof small),
                      DTB_E_OVERFLOW);
-    /* A FEN read in names is the position read in numbers; written either way. */
+    /* A FEN read in names is the position read in numbers; written either way, by default in
+     * the variant's names (and in numbers when the db's texts are numeric). */
     dtb_position a = position(ru, "W:WKc1:BKh8"), b = position(ru, "W:WK30:BK4");
     assert_memory_equal(&a, &b, sizeof a);
+    dtb_db *ru_numeric = open_dir_texts(root_ru, DTB_TEXTS_NUMERIC);
+    dtb_db *intl_named = open_dir_texts(root, DTB_TEXTS_ALGEBRAIC);
     char fen[64];
-    assert_int_equal(dtb_position_to_fen_in(ru, &a, DTB_NOTATION_ALGEBRAIC, fen, sizeof fen), DTB_OK);
-    assert_string_equal(fen, "W:WKc1:BKh8");
-    assert_int_equal(dtb_position_to_fen(ru, &a, fen, sizeof fen), DTB_OK);
+    assert_int_equal(dtb_position_to_fen_in(ru, &a, DTB_NOTATION_NUMERIC, fen, sizeof fen), DTB_OK);
     assert_string_equal(fen, "W:WK30:BK4");
-    /* Moves: the ranked move's text is in numbers; dtb_move_to_text writes either. */
-    dtb_ranked_move moves[32];
-    int count = 0;
+    assert_int_equal(dtb_position_to_fen(ru, &a, fen, sizeof fen), DTB_OK);
+    assert_string_equal(fen, "W:WKc1:BKh8");
+    assert_int_equal(dtb_position_to_fen(ru_numeric, &a, fen, sizeof fen), DTB_OK);
+    assert_string_equal(fen, "W:WK30:BK4");
+    dtb_position i10 = position(intl, "W:WK46:BK5");
+    assert_int_equal(dtb_position_to_fen(intl, &i10, fen, sizeof fen), DTB_OK);
+    assert_string_equal(fen, "W:WK46:BK5");
+    assert_int_equal(dtb_position_to_fen(intl_named, &i10, fen, sizeof fen), DTB_OK);
+    assert_string_equal(fen, "W:WKa1:BKj10");
+    /* Moves: the ranked move's text is in the db's notation; dtb_move_to_text writes either. */
+    dtb_ranked_move moves[32], numbered[32];
+    int count = 0, ncount = 0;
     assert_int_equal(dtb_probe_moves(ru, &a, 0, moves, 32, &count), DTB_OK);
+    assert_int_equal(dtb_probe_moves(ru_numeric, &a, 0, numbered, 32, &ncount), DTB_OK);
     assert_true(count > 0);
+    assert_int_equal(count, ncount);
     for (int i = 0; i < count; i++) {
         char text[DTB_MOVE_TEXT_SIZE], numbers[DTB_MOVE_TEXT_SIZE];
         assert_int_equal(dtb_move_to_text(ru, &a, &moves[i].move, DTB_NOTATION_ALGEBRAIC, text,
                                           sizeof text), DTB_OK);
         assert_int_equal(strncmp(text, "c1-", 3), 0);
+        assert_string_equal(text, moves[i].move.text);
         assert_int_equal(dtb_move_to_text(ru, &a, &moves[i].move, DTB_NOTATION_NUMERIC, numbers,
                                           sizeof numbers), DTB_OK);
-        assert_string_equal(numbers, moves[i].move.text);
+        assert_int_equal(strncmp(numbers, "30-", 3), 0);
+        assert_string_equal(numbers, numbered[i].move.text);
     }
+    dtb_pdn_move line[DTB_MAX_LINE];
+    int plies = 0;
+    dtb_position won = position(ru, "W:WKc1:BKe3"); /* c1 takes e3 at once (30x..) */
+    assert_int_equal(dtb_probe_line(ru, &won, 0, line, DTB_MAX_LINE, &plies), DTB_OK);
+    assert_int_equal(plies, 1);
+    assert_int_equal(strncmp(line[0].text, "c1:", 3), 0);
+    assert_int_equal(dtb_probe_line(ru_numeric, &won, 0, line, DTB_MAX_LINE, &plies), DTB_OK);
+    assert_int_equal(strncmp(line[0].text, "30x", 3), 0);
+    dtb_close(ru_numeric);
+    dtb_close(intl_named);
+    /* A caller of a dtb.h without texts (its struct ends at loader_threads) keeps numbers; a
+     * texts value that is none of the three is refused. */
+    const char *dirs[] = {root_ru};
+    dtb_options o = DTB_OPTIONS_INIT;
+    o.paths = dirs;
+    o.npaths = 1;
+    o.texts = DTB_TEXTS_ALGEBRAIC;
+    o.struct_size = offsetof(dtb_options, loader_threads) + sizeof o.loader_threads;
+    dtb_db *old = NULL;
+    assert_int_equal(dtb_open(&o, &old), DTB_OK);
+    assert_int_equal(dtb_position_to_fen(old, &a, fen, sizeof fen), DTB_OK);
+    assert_string_equal(fen, "W:WK30:BK4");
+    dtb_close(old);
+    o.struct_size = sizeof o;
+    o.texts = 3;
+    assert_int_equal(dtb_open(&o, &old), DTB_E_INVALID);
+    assert_null(old);
     dtb_pdn_move bogus = moves[0].move;
     bogus.to = 1;
     char text[DTB_MOVE_TEXT_SIZE];

@@ -72,9 +72,18 @@ grep -q "^holds lasker-white" "$tmp/one.txt" || fail "text report: $(cat "$tmp/o
 [ $? -eq 1 ] || fail "a failing claim is not exit 1"
 grep -q "^FAILS kvk-all-draw" "$tmp/report.txt" || fail "no FAILS line"
 grep -q "338 of 992 positions are not a draw" "$tmp/report.txt" || fail "no reason with counts"
-grep -q "^MISSING DATA missing-table" "$tmp/report.txt" || fail "no missing-data line"
-grep -q "KKKvKK\|KKvKKK" "$tmp/report.txt" || fail "the missing table is not named"
-grep -q "^5 claims: 3 hold, 1 fail, 1 missing data" "$tmp/report.txt" || fail "summary: $(tail -1 "$tmp/report.txt")"
+grep -q "^not checked missing-table" "$tmp/report.txt" || fail "no not-checked line"
+grep -q "not checked: tables absent: .*\(KKKvKK\|KKvKKK\)" "$tmp/report.txt" || fail "the absent table is not named"
+grep -q "^5 claims: 3 hold, 1 fail, 0 missing data, 1 not checked (tables absent)" "$tmp/report.txt" \
+    || fail "summary: $(tail -1 "$tmp/report.txt")"
+# absent tables fail the run unless --skip-absent says to go on (a damaged one always fails)
+"$probe" verify --tables "$tmp/tables" --claim missing-table "$tmp/a.claims" > /dev/null
+[ $? -eq 1 ] || fail "an absent table is not exit 1 without --skip-absent"
+"$probe" verify --tables "$tmp/tables" --claim missing-table --claim lasker-white --skip-absent \
+    "$tmp/a.claims" > "$tmp/skip.txt" || fail "--skip-absent: an absent table is not exit 0"
+grep -q "^2 claims: 1 hold, 0 fail, 0 missing data, 1 not checked" "$tmp/skip.txt" || fail "skip: $(tail -1 "$tmp/skip.txt")"
+"$probe" verify --tables "$tmp/tables" --skip-absent "$tmp/a.claims" > /dev/null
+[ $? -eq 1 ] || fail "--skip-absent hides a failing claim"
 
 "$probe" verify --tables "$tmp/tables" --examples 3 --json --html "$tmp/r.html" "$tmp/a.claims" > "$tmp/r.json"
 [ $? -eq 1 ] || fail "--json --html: not exit 1"
@@ -86,8 +95,9 @@ from html.parser import HTMLParser
 
 report = json.load(open(sys.argv[1]))
 claims = report["claims"]
-assert [c["verdict"] for c in claims] == ["holds", "fails", "holds", "holds", "missing data"], claims
-assert (report["holds"], report["fails"], report["missing_data"]) == (3, 1, 1)
+assert [c["verdict"] for c in claims] == ["holds", "fails", "holds", "holds", "not checked"], claims
+assert (report["holds"], report["fails"], report["missing_data"], report["not_checked"]) == (3, 1, 0, 1)
+assert all(c["notation"] == "numeric" for c in claims)
 false = claims[1]
 assert false["examples_total"] == 338 and len(false["examples"]) == 3, false
 assert claims[2]["examples_are"] == "instances" and claims[2]["examples_total"] == 230
@@ -96,7 +106,7 @@ assert claims[2]["examples_are"] == "instances" and claims[2]["examples_total"] 
 # without data shows its position when it has one
 expected = []
 for c in claims:
-    if c["verdict"] == "missing data":
+    if c["verdict"] in ("missing data", "not checked"):
         if "position" in c:
             expected.append(c["position"])
         continue
@@ -155,4 +165,64 @@ for fen, s in zip(expected, svgs):
 assert "&lt;and&gt; &quot;quotes&quot; &amp; ampersands" in text
 print("html: %d diagrams, well-formed" % len(svgs))
 EOF
+
+# Russian: claims may give squares in either notation; the report is in the variant's (names,
+# captures with ':'), or in numbers with --notation numeric, text, JSON and HTML alike.
+"$gen" --variant russian --pieces 2 --out "$tmp/ru" --quiet --threads 1 || fail "dtbgen russian"
+cat > "$tmp/ru.claims" <<'EOF'
+variant russian
+
+claim named
+source by hand
+statement The king on c1 takes the king on e3 at once.
+position W:WKc1:BKe3
+assert win within 1 plies
+
+claim numbered
+source by hand
+statement The same position in numbers.
+position W:WK30:BK23
+assert win within 1 plies
+
+claim named-filter
+source by hand
+statement A king on a1 or c1 against one on h8, white to move: only a1 loses (its every move
+statement is taken).
+material KvK
+side white
+filter white king on a1,c1
+filter black king on h8
+assert exactly 1 loss
+EOF
+"$probe" verify --tables "$tmp/ru" "$tmp/ru.claims" > "$tmp/ru.txt" || fail "russian claims: $(cat "$tmp/ru.txt")"
+[ "$(grep -c "^  position: russian W:WKc1:BKe3$" "$tmp/ru.txt")" = 2 ] || fail "positions not shown in names"
+grep -q "line: c1:[f-h][4-6]$" "$tmp/ru.txt" || fail "line not in names: $(grep line: "$tmp/ru.txt")"
+grep -q "white kings on a1,c1; black kings on h8" "$tmp/ru.txt" || fail "filter not in names"
+grep -q "^  matched: 2 positions" "$tmp/ru.txt" || fail "named filter squares: $(grep matched "$tmp/ru.txt")"
+"$probe" verify --tables "$tmp/ru" --notation numeric --json --html "$tmp/ru.html" "$tmp/ru.claims" > "$tmp/ru.json" \
+    || fail "russian --notation numeric"
+python3 - "$tmp/ru.json" "$tmp/ru.html" <<'EOF' || exit 1
+import json, re, sys
+claims = json.load(open(sys.argv[1]))["claims"]
+assert [c["position"] for c in claims[:2]] == ["W:WK30:BK23"] * 2, claims
+assert all(c["notation"] == "numeric" for c in claims)
+assert re.fullmatch(r"30x(26|19|12)", claims[0]["subject"]["line"]), claims[0]["subject"]
+assert claims[2]["filters"][0] == "white kings on 29,30", claims[2]["filters"]
+html = open(sys.argv[2]).read()
+assert ">29</text>" in html and ">a1</text>" not in html
+EOF
+"$probe" verify --tables "$tmp/ru" --html "$tmp/ru2.html" "$tmp/ru.claims" > /dev/null || fail "russian html"
+grep -q ">a1</text>" "$tmp/ru2.html" || fail "board labels not in names"
+"$probe" verify --tables "$tmp/ru" --notation chess "$tmp/ru.claims" > /dev/null 2>&1; [ $? -eq 2 ] || fail "bad --notation is not exit 2"
+# bad names: one line naming the token, with file and line
+for bad in i9 a8; do
+  printf 'variant russian\nclaim x\nsource s\nstatement s\nmaterial KvK\nfilter white king on %s\nassert all draw\n' "$bad" > "$tmp/badname.claims"
+  "$probe" verify --tables "$tmp/ru" "$tmp/badname.claims" > /dev/null 2> "$tmp/err"; [ $? -eq 1 ] || fail "bad square $bad is not exit 1"
+  grep -q "badname.claims:6: '$bad'" "$tmp/err" || fail "bad square $bad: $(cat "$tmp/err")"
+  [ "$(wc -l < "$tmp/err")" = 1 ] || fail "bad square $bad: more than one line"
+done
+printf 'variant russian\nclaim x\nsource s\nstatement s\nposition W:WKi9:BKh8\nassert draw\n' > "$tmp/badfen.claims"
+"$probe" verify --tables "$tmp/ru" "$tmp/badfen.claims" > /dev/null 2> "$tmp/err"; [ $? -eq 1 ] || fail "bad FEN square is not exit 1"
+grep -q "badfen.claims:5: .*'i9'" "$tmp/err" || fail "bad FEN square: $(cat "$tmp/err")"
 echo "ok"
+

@@ -26,6 +26,7 @@
 #include "material.h"
 #include "movegen.h"
 #include "position.h"
+#include "square_name.h"
 
 /* ---- named square sets (data) --------------------------------------------------------------- */
 
@@ -299,6 +300,20 @@ static dtb_status parse_set(reader *r, const dtb_board *b, const char *items, in
 static dtb_status parse_item(reader *r, const dtb_board *b, const char *item, int line, int depth,
                              square_set *out)
 {
+    /* A square's name ("c3", on any board: files and ranks are geometry); a bad one is named. */
+    int named, len;
+    const dtb_square_kind kind = dtb_square_parse_name(b, item, &named, &len);
+    if (kind != DTB_SQUARE_NOT_A_NAME && item[len] == '-')
+        return fail(r, line, "'%s': ranges are of square numbers (list named squares one by one)", item);
+    if (kind != DTB_SQUARE_NOT_A_NAME && item[len] == '\0') {
+        if (kind == DTB_SQUARE_PLAYABLE) {
+            set_add(out, named + 1);
+            return DTB_OK;
+        }
+        return fail(r, line, "'%s' is %s", item,
+                    kind == DTB_SQUARE_LIGHT ? "a light square, not a playable one"
+                                             : "not a square of this board");
+    }
     if (item[0] >= '0' && item[0] <= '9') {
         char *end;
         errno = 0;
@@ -528,6 +543,17 @@ static const char *who_name(dtb_claim_who w)
     return w == DTB_WHO_WHITE ? "white" : w == DTB_WHO_BLACK ? "black" : w == DTB_WHO_MOVER ? "mover" : "other";
 }
 
+/* Appends s to the text in buf (size bytes), cut where the room ends (texts for reading). */
+static void append(char *buf, size_t size, const char *s)
+{
+    const size_t n = strlen(buf);
+    size_t k = strlen(s);
+    if (n + k >= size)
+        k = size - 1 - n;
+    memcpy(buf + n, s, k);
+    buf[n + k] = '\0';
+}
+
 /* "filter <colour> <kind> on|off <set>" or "filter <who> has [a] capture | has no capture". */
 static dtb_status parse_filter(reader *r, const dtb_board *b, const text_line *t, dtb_claim_filter *f)
 {
@@ -554,6 +580,8 @@ static dtb_status parse_filter(reader *r, const dtb_board *b, const text_line *t
             return fail(r, t->line, "write '%s has no capture' or '%s has a capture'", w1, w1);
         f->kind = no ? DTB_FILTER_NO_CAPTURE : DTB_FILTER_CAPTURE;
         snprintf(f->text, sizeof f->text, "%s has %s capture", who_name(f->who), no ? "no" : "a");
+        for (int n = 0; n < 2; n++)
+            snprintf(f->text_in[n], sizeof f->text_in[n], "%s", f->text);
         return DTB_OK;
     }
     if (f->who != DTB_WHO_WHITE && f->who != DTB_WHO_BLACK)
@@ -583,24 +611,40 @@ static dtb_status parse_filter(reader *r, const dtb_board *b, const text_line *t
     f->squares[0] = (uint64_t)set.bits;
     f->squares[1] = (uint64_t)(set.bits >> 64);
     const char *kind = f->pieces == DTB_PIECE_KINGS ? "kings" : f->pieces == DTB_PIECE_MEN ? "men" : "pieces";
-    int n = snprintf(f->text, sizeof f->text, "%s%s %s %s %s", some ? "some " : "", who_name(f->who),
-                     some ? kind[0] == 'k' ? "king" : kind[0] == 'm' ? "man" : "piece" : kind,
-                     f->kind == DTB_FILTER_OFF ? "off" : "on", s);
-    /* spell out what a name stands for, when the list fits */
-    if (!(s[0] >= '0' && s[0] <= '9') && n > 0 && (size_t)n < sizeof f->text) {
+    bool has_name = false; /* a set name among the items (not a square, a range or a name) */
+    for (const char *p = s; *p && !has_name;) {
+        while (*p == ',' || is_space(*p))
+            p++;
+        int sq, len;
+        has_name = *p && !(*p >= '0' && *p <= '9') &&
+                   dtb_square_parse_name(b, p, &sq, &len) == DTB_SQUARE_NOT_A_NAME;
+        while (*p && *p != ',' && !is_space(*p))
+            p++;
+    }
+    for (int n = 0; n < 2; n++) {
+        /* the squares in the notation: after a set name as a spelling-out, else the set itself */
         char list[160];
         size_t k = 0;
-        for (int i = 0; i < set.n && k < sizeof list; i++)
-            k += (size_t)snprintf(list + k, sizeof list - k, "%s%d", i ? "," : "", set.order[i]);
-        if (k < sizeof list && (size_t)n + k + 4 < sizeof f->text) {
-            char *t = f->text + n;
-            *t++ = ' ';
-            *t++ = '(';
-            memcpy(t, list, k);
-            t[k] = ')';
-            t[k + 1] = '\0';
+        for (int i = 0; i < set.n && k < sizeof list; i++) {
+            char name[DTB_SQUARE_NAME_MAX];
+            if (n == DTB_NOTATION_ALGEBRAIC)
+                dtb_square_name(b, set.order[i] - 1, name);
+            else
+                snprintf(name, sizeof name, "%d", set.order[i]);
+            k += (size_t)snprintf(list + k, sizeof list - k, "%s%s", i ? "," : "", name);
         }
+        const bool fits = k < sizeof list;
+        char *out = f->text_in[n];
+        const size_t room = sizeof f->text_in[n];
+        snprintf(out, room, "%s%s %s %s ", some ? "some " : "", who_name(f->who),
+                 some ? kind[0] == 'k' ? "king" : kind[0] == 'm' ? "man" : "piece" : kind,
+                 f->kind == DTB_FILTER_OFF ? "off" : "on");
+        const char *parts[4] = {has_name || !fits ? s : "", has_name && fits ? " (" : "",
+                                fits ? list : "", has_name && fits ? ")" : ""};
+        for (int i = 0; i < 4; i++)
+            append(out, room, parts[i]);
     }
+    snprintf(f->text, sizeof f->text, "%s", f->text_in[DTB_NOTATION_NUMERIC]);
     return DTB_OK;
 }
 

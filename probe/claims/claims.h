@@ -98,6 +98,8 @@ typedef struct dtb_claim_filter {
     int pieces;           /* ON / OFF / SOME: DTB_PIECE_KINGS, _MEN or _ALL */
     uint64_t squares[2];  /* ON / OFF / SOME: square s is bit (s-1) % 64 of word (s-1) / 64 */
     char text[160];       /* normalised, for reports: "black king on main (46,41,...,5)" */
+    char text_in[2][160]; /* the same with the squares in each dtb_notation: [DTB_NOTATION_
+                             ALGEBRAIC] "white kings on c3,d6,e3" ("text" is [NUMERIC]) */
 } dtb_claim_filter;
 
 /* One claim. Every string is NUL-terminated and lives as long as the set. */

@@ -1,13 +1,13 @@
 /* One position's full answer and its JSON (answer.h). */
 #include "answer.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "movegen.h"
-#include "square_name.h"
 
 _Static_assert(DTB_ANSWER_MAX_MOVES == DTB_MAX_MOVES, "room for every legal move");
 
@@ -16,9 +16,29 @@ const char *dtb_answer_wdl_name(dtb_wdl w)
     return w == DTB_WIN ? "win" : w == DTB_LOSS ? "loss" : "draw";
 }
 
-void dtb_answer_probe(dtb_db *db, const dtb_position *p, dtb_answer *a)
+/* The texts of the ranked moves and of the line, in a->notation (libdtb wrote them in the
+ * db's): the line's moves are written from the positions along it. */
+static dtb_status retext(dtb_db *db, const dtb_position *p, dtb_answer *a)
+{
+    dtb_status s = DTB_OK;
+    for (int i = 0; i < a->nmoves && s == DTB_OK; i++)
+        s = dtb_move_to_text(db, p, &a->moves[i].move, a->notation, a->moves[i].move.text,
+                             sizeof a->moves[i].move.text);
+    dtb_position q = *p;
+    for (int i = 0; i < a->nline && s == DTB_OK; i++) {
+        dtb_pdn_move *m = &a->line[i];
+        s = dtb_move_to_text(db, &q, m, a->notation, m->text, sizeof m->text);
+        dtb_position next;
+        if (s == DTB_OK && i + 1 < a->nline && (s = dtb_position_after(db, &q, m, &next)) == DTB_OK)
+            q = next;
+    }
+    return s;
+}
+
+void dtb_answer_probe(dtb_db *db, const dtb_position *p, dtb_notation n, dtb_answer *a)
 {
     a->nmoves = a->nline = 0;
+    a->notation = n;
     a->have_dtw = true;
     a->error[0] = 0;
     a->status = dtb_probe_dtw(db, p, 0, &a->wdl, &a->dtw);
@@ -32,8 +52,21 @@ void dtb_answer_probe(dtb_db *db, const dtb_position *p, dtb_answer *a)
         a->status = dtb_probe_wdl(db, p, 0, &a->wdl);
         a->dtw = 0;
     }
-    if (a->status != DTB_OK)
+    if (a->status != DTB_OK) {
         dtb_last_error(db, a->error, sizeof a->error);
+        return;
+    }
+    /* The moves come from the probes of p itself: writing them cannot fail. */
+    const dtb_status s = retext(db, p, a);
+    assert(s == DTB_OK);
+    (void)s;
+}
+
+void dtb_answer_fen(dtb_db *db, const dtb_position *p, dtb_notation n, const char *fallback,
+                    char *buf, size_t size)
+{
+    if (dtb_position_to_fen_in(db, p, n, buf, size) != DTB_OK)
+        snprintf(buf, size, "%s", fallback);
 }
 
 void dtb_text_free(dtb_text *t)
@@ -113,47 +146,12 @@ static void dtw_json(dtb_text *t, dtb_wdl wdl, int dtw)
         dtb_text_printf(t, "%d", dtw);
 }
 
-void dtb_answer_named(const dtb_board *b, const char *text, char *out, size_t size)
+void dtb_answer_json(dtb_text *t, dtb_db *db, const dtb_position *p, const dtb_answer *a)
 {
-    size_t n = 0;
-    for (const char *s = text; *s && n + DTB_SQUARE_NAME_MAX < size;) {
-        if (*s >= '0' && *s <= '9') {
-            int v = 0;
-            for (; *s >= '0' && *s <= '9'; s++)
-                if (v < 1000) /* longer numbers are no square: kept from overflowing */
-                    v = v * 10 + (*s - '0');
-            if (v >= 1 && v <= b->squares) {
-                char name[DTB_SQUARE_NAME_MAX];
-                dtb_square_name(b, v - 1, name);
-                n += (size_t)snprintf(out + n, size - n, "%s", name);
-            } else {
-                n += (size_t)snprintf(out + n, size - n, "?");
-            }
-        } else {
-            out[n++] = *s == 'x' ? ':' : *s;
-            s++;
-        }
-    }
-    out[n < size ? n : size - 1] = 0;
-}
-
-/* s as a JSON string, in names when names is not NULL. */
-static void json_text(dtb_text *t, const char *s, const dtb_board *names)
-{
-    if (!names) {
-        dtb_text_json_string(t, s);
-        return;
-    }
-    char named[1024];
-    dtb_answer_named(names, s, named, sizeof named);
-    dtb_text_json_string(t, named);
-}
-
-void dtb_answer_json(dtb_text *t, dtb_db *db, const char *fen, const dtb_position *p,
-                     const dtb_answer *a, const dtb_board *names)
-{
+    char fen[DTB_ANSWER_FEN_SIZE];
+    dtb_answer_fen(db, p, a->notation, "", fen, sizeof fen);
     dtb_text_printf(t, "{\"fen\":");
-    json_text(t, fen, names);
+    dtb_text_json_string(t, fen);
     dtb_text_printf(t, ",\"variant\":\"%s\",\"side\":\"%s\",\"wdl\":\"%s\",\"dtw\":",
                     dtb_db_variant(db), p->side == DTB_SIDE_WHITE ? "white" : "black",
                     dtb_answer_wdl_name(a->wdl));
@@ -166,22 +164,21 @@ void dtb_answer_json(dtb_text *t, dtb_db *db, const char *fen, const dtb_positio
         for (int i = 0; i < a->nmoves; i++) {
             const dtb_ranked_move *m = &a->moves[i];
             dtb_text_printf(t, "%s{\"move\":", i ? "," : "");
-            json_text(t, m->move.text, names);
+            dtb_text_json_string(t, m->move.text);
             dtb_text_printf(t, ",\"wdl\":\"%s\",\"dtw\":", dtb_answer_wdl_name(m->wdl));
             dtw_json(t, m->wdl, m->dtw);
             dtb_position after;
-            char after_fen[512];
             if (dtb_position_after(db, p, &m->move, &after) == DTB_OK &&
-                dtb_position_to_fen(db, &after, after_fen, sizeof after_fen) == DTB_OK) {
+                dtb_position_to_fen_in(db, &after, a->notation, fen, sizeof fen) == DTB_OK) {
                 dtb_text_printf(t, ",\"fen\":");
-                json_text(t, after_fen, names);
+                dtb_text_json_string(t, fen);
             }
             dtb_text_printf(t, "}");
         }
         dtb_text_printf(t, "],\"line\":[");
         for (int i = 0; i < a->nline; i++) {
             dtb_text_printf(t, "%s", i ? "," : "");
-            json_text(t, a->line[i].text, names);
+            dtb_text_json_string(t, a->line[i].text);
         }
         dtb_text_printf(t, "]");
     }

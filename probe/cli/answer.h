@@ -11,7 +11,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "board.h"
 #include "dtb.h"
 
 /* Room for every legal move: core's move list size (answer.c checks the two agree). */
@@ -20,6 +19,7 @@
 typedef struct dtb_answer {
     dtb_status status;
     char error[DTB_MESSAGE_SIZE]; /* the library's message when status is not DTB_OK */
+    dtb_notation notation;        /* of the move texts below and of the FENs dtb_answer_json writes */
     bool have_dtw;                /* false: only WDL tables were found */
     dtb_wdl wdl;
     int dtw;
@@ -29,9 +29,15 @@ typedef struct dtb_answer {
     int nline;
 } dtb_answer;
 
-/* Probes everything about p into *a; falls back to WDL alone when there are no DTW tables.
- * Thread-safe (as libdtb). */
-void dtb_answer_probe(dtb_db *db, const dtb_position *p, dtb_answer *a);
+/* Probes everything about p into *a, with the move texts (moves and line) in notation n; falls
+ * back to WDL alone when there are no DTW tables. Thread-safe (as libdtb). */
+void dtb_answer_probe(dtb_db *db, const dtb_position *p, dtb_notation n, dtb_answer *a);
+
+/* p's canonical FEN in notation n into buf (size bytes; DTB_ANSWER_FEN_SIZE is enough), or
+ * fallback when p cannot be written. */
+#define DTB_ANSWER_FEN_SIZE 512
+void dtb_answer_fen(dtb_db *db, const dtb_position *p, dtb_notation n, const char *fallback,
+                    char *buf, size_t size);
 
 /* A growing text buffer; the text is always NUL-terminated. */
 typedef struct dtb_text {
@@ -45,15 +51,9 @@ void dtb_text_printf(dtb_text *t, const char *fmt, ...) __attribute__((format(pr
 /* s as a JSON string, quotes included. */
 void dtb_text_json_string(dtb_text *t, const char *s);
 
-/* Appends the JSON object of a successful answer a for p (fen: its canonical FEN), no newline.
- * names: NULL for PDN square numbers; else the board whose algebraic names the FENs and moves
- * are written with (c3, captures c3:e5), as russian and brazilian players write them. */
-void dtb_answer_json(dtb_text *t, dtb_db *db, const char *fen, const dtb_position *p,
-                     const dtb_answer *a, const dtb_board *names);
-
-/* text (a FEN or a move written with square numbers) with each number replaced by its square's
- * algebraic name on board b and the capture mark 'x' by ':', into out (size bytes). */
-void dtb_answer_named(const dtb_board *b, const char *text, char *out, size_t size);
+/* Appends the JSON object of a successful answer a for p, no newline: the FENs (p's and those
+ * after each move) in a->notation, as its move texts are. */
+void dtb_answer_json(dtb_text *t, dtb_db *db, const dtb_position *p, const dtb_answer *a);
 
 /* Appends {"fen": fen, "error": message}. */
 void dtb_answer_error_json(dtb_text *t, const char *fen, const char *message);

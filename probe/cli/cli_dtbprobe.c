@@ -224,20 +224,11 @@ static void print_diagram(const dtb_board *b, const dtb_position *p)
     }
 }
 
-/* text in the notation chosen: itself, or with square names on board names. */
-static const char *shown(const dtb_board *names, const char *text, char *buf, size_t size)
+static void print_text(dtb_db *db, const dtb_board *b, const dtb_position *p, const dtb_answer *a)
 {
-    if (!names)
-        return text;
-    dtb_answer_named(names, text, buf, size);
-    return buf;
-}
-
-static void print_text(const dtb_db *db, const dtb_board *b, const char *fen, const dtb_position *p,
-                       const dtb_answer *a, const dtb_board *names)
-{
-    char buf[1024];
-    printf("%s\n%s, %s to move\n", shown(names, fen, buf, sizeof buf), dtb_db_variant(db),
+    char fen[DTB_ANSWER_FEN_SIZE];
+    dtb_answer_fen(db, p, a->notation, "", fen, sizeof fen);
+    printf("%s\n%s, %s to move\n", fen, dtb_db_variant(db),
            p->side == DTB_SIDE_WHITE ? "white" : "black");
     print_diagram(b, p);
     if (a->wdl == DTB_DRAW)
@@ -250,15 +241,14 @@ static void print_text(const dtb_db *db, const dtb_board *b, const char *fen, co
         printf("moves:%s\n", a->nmoves ? "" : " none");
         for (int i = 0; i < a->nmoves; i++) {
             const dtb_ranked_move *m = &a->moves[i];
-            const char *text = shown(names, m->move.text, buf, sizeof buf);
             if (m->wdl == DTB_DRAW)
-                printf("  %-12s draw\n", text);
+                printf("  %-12s draw\n", m->move.text);
             else
-                printf("  %-12s %-4s %3d\n", text, dtb_answer_wdl_name(m->wdl), m->dtw);
+                printf("  %-12s %-4s %3d\n", m->move.text, dtb_answer_wdl_name(m->wdl), m->dtw);
         }
         printf("line:");
         for (int i = 0; i < a->nline; i++)
-            printf(" %s", shown(names, a->line[i].text, buf, sizeof buf));
+            printf(" %s", a->line[i].text);
         printf("%s\n", a->nline ? "" : a->wdl == DTB_DRAW ? " (a draw has no end)" : " (game over)");
     }
     printf("\n");
@@ -279,8 +269,8 @@ static void print_problem(bool json, const char *fen, const char *what, const ch
 }
 
 /* One FEN: returns 0, or EXIT_INPUT after printing the problem. */
-static int probe_one(dtb_db *db, const dtb_board *b, const char *fen, bool json,
-                     const dtb_board *names, dtb_answer *a)
+static int probe_one(dtb_db *db, const dtb_board *b, const char *fen, bool json, dtb_notation n,
+                     dtb_answer *a)
 {
     dtb_position p;
     char err[DTB_MESSAGE_SIZE];
@@ -288,17 +278,14 @@ static int probe_one(dtb_db *db, const dtb_board *b, const char *fen, bool json,
         print_problem(json, fen, "bad FEN: ", err);
         return EXIT_INPUT;
     }
-    dtb_answer_probe(db, &p, a);
+    dtb_answer_probe(db, &p, n, a);
     if (a->status != DTB_OK) {
         print_problem(json, fen, "", a->error);
         return EXIT_INPUT;
     }
-    char canon[512];
-    if (dtb_position_to_fen(db, &p, canon, sizeof canon) != DTB_OK)
-        snprintf(canon, sizeof canon, "%s", fen);
     if (json) {
         dtb_text t = {0};
-        dtb_answer_json(&t, db, canon, &p, a, names);
+        dtb_answer_json(&t, db, &p, a);
         if (t.failed) {
             dtb_text_free(&t);
             print_problem(json, fen, "", "out of memory");
@@ -307,7 +294,7 @@ static int probe_one(dtb_db *db, const dtb_board *b, const char *fen, bool json,
         puts(t.s);
         dtb_text_free(&t);
     } else {
-        print_text(db, b, canon, &p, a, names);
+        print_text(db, b, &p, a);
     }
     fflush(stdout);
     return 0;
@@ -359,13 +346,13 @@ static int run_probe(const command *c, const dtb_cli_args *a)
     const bool json = a->given[PROBE_JSON];
     /* Squares as the variant's players write them unless told otherwise. */
     const char *notation = a->given[PROBE_NOTATION] ? a->text[PROBE_NOTATION] : NULL;
-    const bool named = notation ? strcmp(notation, "algebraic") == 0
-                                : dtb_notation_of(&b) == DTB_NOTATION_ALGEBRAIC;
-    const dtb_board *names = named ? &b : NULL;
+    const dtb_notation n = !notation                          ? dtb_db_notation(db)
+                           : strcmp(notation, "algebraic") == 0 ? DTB_NOTATION_ALGEBRAIC
+                                                                : DTB_NOTATION_NUMERIC;
     int rc = 0;
     if (a->npositional > 0) {
         for (int i = 0; i < a->npositional; i++)
-            if (probe_one(db, &b, a->positional[i], json, names, ans))
+            if (probe_one(db, &b, a->positional[i], json, n, ans))
                 rc = EXIT_INPUT;
     } else {
         char line[4096];
@@ -377,7 +364,7 @@ static int run_probe(const command *c, const dtb_cli_args *a)
                 *--end = '\0';
             if (*s == '\0' || *s == '#')
                 continue;
-            if (probe_one(db, &b, s, json, names, ans))
+            if (probe_one(db, &b, s, json, n, ans))
                 rc = EXIT_INPUT;
         }
     }

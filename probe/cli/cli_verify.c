@@ -25,6 +25,7 @@
 #include "cli_options.h"
 #include "dtb.h"
 #include "fen.h"
+#include "square_name.h"
 
 enum { EXIT_FAIL = 1 };
 
@@ -35,15 +36,17 @@ enum { EXIT_FAIL = 1 };
 typedef struct options {
     const char *tables;
     long examples;
-    bool json, quiet;
+    bool json, quiet, skip_absent;
     const char *html;
+    int texts; /* DTB_TEXTS_*: the notation of the report (default each variant's) */
     const char *files[MAX_FILES];
     int nfiles;
     const char *ids[MAX_IDS];
     int nids;
 } options;
 
-enum { OPT_TABLES, OPT_EXAMPLES, OPT_CLAIM, OPT_JSON, OPT_HTML, OPT_QUIET, NOPTIONS };
+enum { OPT_TABLES, OPT_EXAMPLES, OPT_CLAIM, OPT_JSON, OPT_HTML, OPT_QUIET, OPT_NOTATION,
+       OPT_SKIP_ABSENT, NOPTIONS };
 static const dtb_cli_option verify_options[NOPTIONS] = {
     [OPT_TABLES] = {"--tables", DTB_CLI_TEXT, "DIR", "table directories, ':'-separated (default: $DTB_PATH, else tables)"},
     [OPT_EXAMPLES] = {"--examples", DTB_CLI_INT, "K", "counterexamples shown per failing claim (default 5)", 0, 1000},
@@ -51,6 +54,10 @@ static const dtb_cli_option verify_options[NOPTIONS] = {
     [OPT_JSON] = {"--json", DTB_CLI_FLAG, NULL, "one JSON object instead of the text report"},
     [OPT_HTML] = {"--html", DTB_CLI_TEXT, "FILE", "also write an HTML report with a diagram of every position listed"},
     [OPT_QUIET] = {"--quiet", DTB_CLI_FLAG, NULL, "text report: only failing claims and the summary"},
+    [OPT_NOTATION] = {"--notation", DTB_CLI_TEXT, "N",
+                      "numeric or algebraic squares in the report (default: each variant's; russian, brazilian: algebraic)"},
+    [OPT_SKIP_ABSENT] = {"--skip-absent", DTB_CLI_FLAG, NULL,
+                         "a claim whose tables are absent is reported as not checked and does not fail"},
 };
 
 static void help(FILE *f)
@@ -93,6 +100,17 @@ static int parse(int argc, char **argv, options *o)
         o->html = a->text[OPT_HTML];
         o->json = a->given[OPT_JSON];
         o->quiet = a->given[OPT_QUIET];
+        o->skip_absent = a->given[OPT_SKIP_ABSENT];
+        if (a->given[OPT_NOTATION]) {
+            if (strcmp(a->text[OPT_NOTATION], "numeric") == 0) {
+                o->texts = DTB_TEXTS_NUMERIC;
+            } else if (strcmp(a->text[OPT_NOTATION], "algebraic") == 0) {
+                o->texts = DTB_TEXTS_ALGEBRAIC;
+            } else {
+                rc = dtb_cli_usage_error("dtbprobe", "verify", "--notation is numeric or algebraic");
+                break;
+            }
+        }
         if (a->given[OPT_EXAMPLES])
             o->examples = a->number[OPT_EXAMPLES];
         o->nids = dtb_cli_values(a, OPT_CLAIM, o->ids, MAX_IDS);
@@ -191,7 +209,7 @@ static void keep_log(void *user, const char *msg)
 }
 
 static variant_db *db_for(variant_db *dbs, int *n, const char *variant, const char *const *dirs,
-                          int ndirs)
+                          int ndirs, int texts)
 {
     for (int i = 0; i < *n; i++)
         if (strcmp(dbs[i].variant, variant) == 0)
@@ -200,7 +218,8 @@ static variant_db *db_for(variant_db *dbs, int *n, const char *variant, const ch
     *v = (variant_db){.variant = variant};
     log_capture lc = {{0}};
     const dtb_options o = {.struct_size = sizeof(dtb_options), .paths = dirs, .npaths = ndirs, .variant = variant,
-                           .cache_bytes = 256ull << 20, .log = keep_log, .log_user = &lc};
+                           .cache_bytes = 256ull << 20, .log = keep_log, .log_user = &lc,
+                           .texts = texts}; /* the results' FENs and lines in the report's notation */
     v->status = dtb_open(&o, &v->db);
     if (v->status != DTB_OK) {
         char dirlist[256] = "";
@@ -231,12 +250,52 @@ static bool show_progress(void *user, uint64_t done, uint64_t total)
     return true;
 }
 
-/* ---- text report -------------------------------------------------------------------------- */
+/* ---- what a claim's report shows ---------------------------------------------------------- */
 
-static const char *verdict_word(dtb_claim_verdict v)
+/* A verdict as reported: the evaluation's, with a table that is not there (rather than damaged)
+ * told apart from other missing data. */
+typedef enum report_verdict { SHOWN_HOLDS, SHOWN_FAILS, SHOWN_NODATA, SHOWN_ABSENT } report_verdict;
+
+static report_verdict verdict_of(const dtb_claim_result *r)
 {
-    return v == DTB_CLAIM_HOLDS ? "holds" : v == DTB_CLAIM_FAILS ? "FAILS" : "MISSING DATA";
+    if (r->verdict == DTB_CLAIM_NODATA)
+        return r->status == DTB_E_NOTFOUND ? SHOWN_ABSENT : SHOWN_NODATA;
+    return r->verdict == DTB_CLAIM_HOLDS ? SHOWN_HOLDS : SHOWN_FAILS;
 }
+
+static const struct {
+    const char *text, *json, *html_class;
+} verdict_words[] = {
+    [SHOWN_HOLDS] = {"holds", "holds", "holds"},
+    [SHOWN_FAILS] = {"FAILS", "fails", "fails"},
+    [SHOWN_NODATA] = {"MISSING DATA", "missing data", "nodata"},
+    [SHOWN_ABSENT] = {"not checked", "not checked", "absent"},
+};
+
+/* The notation of a claim's report and the claim's own position written in it (a claim file
+ * may give it in either notation). */
+typedef struct shown {
+    dtb_notation notation;
+    char fen[DTB_CLAIM_FEN_SIZE]; /* POSITION claims */
+} shown;
+
+static shown shown_for(const dtb_claim *c, int texts)
+{
+    dtb_board b;
+    dtb_board_init(&b, dtb_variant_find(c->variant));
+    shown w = {.notation = texts == DTB_TEXTS_NUMERIC     ? DTB_NOTATION_NUMERIC
+                           : texts == DTB_TEXTS_ALGEBRAIC ? DTB_NOTATION_ALGEBRAIC
+                                                          : dtb_notation_of(&b)};
+    dtb_pos p;
+    dtb_error e;
+    if (c->kind == DTB_CLAIM_POSITION &&
+        (dtb_fen_read(&b, c->fen, &p, &e) != DTB_OK ||
+         dtb_fen_write_in(&b, &p, w.notation, w.fen, sizeof w.fen) != DTB_OK))
+        snprintf(w.fen, sizeof w.fen, "%s", c->fen); /* (read once already when loaded) */
+    return w;
+}
+
+/* ---- text report -------------------------------------------------------------------------- */
 
 static const char *wdl_word(dtb_wdl w) { return w == DTB_WIN ? "win" : w == DTB_LOSS ? "loss" : "draw"; }
 
@@ -276,21 +335,23 @@ static void print_counts(const dtb_claim *c, const dtb_claim_result *r)
     (void)c;
 }
 
-static void print_claim_text(const dtb_claim *c, const dtb_claim_result *r)
+static void print_claim_text(const dtb_claim *c, const dtb_claim_result *r, const shown *w)
 {
-    printf("%-5s %s  (%s:%d)\n", verdict_word(r->verdict), c->id, c->file, c->line);
+    const report_verdict v = verdict_of(r);
+    printf("%-5s %s  (%s:%d)\n", verdict_words[v].text, c->id, c->file, c->line);
     printf("  statement: %s\n  source: %s\n", c->statement, c->source);
     if (c->kind == DTB_CLAIM_POSITION) {
-        printf("  position: %s %s\n", c->variant, c->fen);
+        printf("  position: %s %s\n", c->variant, w->fen);
     } else {
         printf("  positions: %s %s, %s", c->variant, c->material, side_words(c->side));
         for (int i = 0; i < c->nfilters; i++)
-            printf("; %s", c->filters[i].text);
+            printf("; %s", c->filters[i].text_in[w->notation]);
         printf("\n");
     }
     printf("  assert: %s\n", c->assertion.text);
-    if (r->verdict == DTB_CLAIM_NODATA) {
-        printf("  missing data: %s\n\n", r->reason);
+    if (v == SHOWN_ABSENT || v == SHOWN_NODATA) {
+        printf("  %s: %s\n\n", v == SHOWN_ABSENT ? "not checked: tables absent" : "missing data",
+               r->reason);
         return;
     }
     if (c->kind == DTB_CLAIM_POSITION) {
@@ -357,9 +418,9 @@ static void json_position(FILE *f, const dtb_claim_position *p)
     fprintf(f, "}");
 }
 
-static void json_claim(FILE *f, const dtb_claim *c, const dtb_claim_result *r, bool first)
+static void json_claim(FILE *f, const dtb_claim *c, const dtb_claim_result *r, const shown *w,
+                       bool first)
 {
-    static const char *verdicts[] = {"holds", "fails", "missing data"};
     fprintf(f, "%s{\"id\":", first ? "" : ",\n");
     json_string(f, c->id);
     fprintf(f, ",\"file\":");
@@ -372,7 +433,7 @@ static void json_claim(FILE *f, const dtb_claim *c, const dtb_claim_result *r, b
     json_string(f, c->statement);
     if (c->kind == DTB_CLAIM_POSITION) {
         fprintf(f, ",\"position\":");
-        json_string(f, c->fen);
+        json_string(f, w->fen);
     } else {
         fprintf(f, ",\"material\":");
         json_string(f, c->material);
@@ -380,13 +441,15 @@ static void json_claim(FILE *f, const dtb_claim *c, const dtb_claim_result *r, b
                 c->side == DTB_CLAIM_SIDE_WHITE ? "white" : c->side == DTB_CLAIM_SIDE_BLACK ? "black" : "any");
         for (int i = 0; i < c->nfilters; i++) {
             fprintf(f, "%s", i ? "," : "");
-            json_string(f, c->filters[i].text);
+            json_string(f, c->filters[i].text_in[w->notation]);
         }
         fprintf(f, "]");
     }
     fprintf(f, ",\"assert\":");
     json_string(f, c->assertion.text);
-    fprintf(f, ",\"verdict\":\"%s\",\"reason\":", verdicts[r->verdict]);
+    fprintf(f, ",\"notation\":\"%s\",\"verdict\":\"%s\",\"reason\":",
+            w->notation == DTB_NOTATION_ALGEBRAIC ? "algebraic" : "numeric",
+            verdict_words[verdict_of(r)].json);
     json_string(f, r->reason);
     fprintf(f, ",\"matched\":%llu,\"counts\":{", (unsigned long long)r->matched);
     for (int side = 0; side < 2; side++)
@@ -438,7 +501,7 @@ static void html_text(FILE *f, const char *s)
 
 /* The board of fen as an inline SVG: dark squares with their numbers, men as discs, kings as
  * discs with a ring and a crown letter K. White at the bottom (white men move up). */
-static void svg_board(FILE *f, const char *variant, const char *fen)
+static void svg_board(FILE *f, const char *variant, const char *fen, dtb_notation n)
 {
     const dtb_variant *v = dtb_variant_find(variant);
     dtb_board b;
@@ -458,9 +521,14 @@ static void svg_board(FILE *f, const char *variant, const char *fen)
             if (sq < 0)
                 continue;
             const int x = col * CELL, y = row * CELL;
+            char label[16];
+            if (n == DTB_NOTATION_ALGEBRAIC)
+                dtb_square_name(&b, sq, label);
+            else
+                snprintf(label, sizeof label, "%d", sq + 1);
             fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#a0714f\"/>"
-                       "<text x=\"%d\" y=\"%d\" font-size=\"8\" fill=\"#f3e3c3\">%d</text>\n",
-                    x, y, CELL, CELL, x + 2, y + 9, sq + 1);
+                       "<text x=\"%d\" y=\"%d\" font-size=\"8\" fill=\"#f3e3c3\">%s</text>\n",
+                    x, y, CELL, CELL, x + 2, y + 9, label);
             if (!ok)
                 continue;
             const dtb_bb bit = dtb_bb_bit(sq);
@@ -488,12 +556,13 @@ static void svg_board(FILE *f, const char *variant, const char *fen)
     fprintf(f, "</svg>\n");
 }
 
-static void html_figure(FILE *f, const char *variant, const char *label, const char *fen, const dtb_claim_position *p)
+static void html_figure(FILE *f, const char *variant, dtb_notation n, const char *label,
+                        const char *fen, const dtb_claim_position *p)
 {
     fprintf(f, "<figure class=\"position\" data-fen=\"");
     html_text(f, fen);
     fprintf(f, "\">\n");
-    svg_board(f, variant, fen);
+    svg_board(f, variant, fen, n);
     fprintf(f, "<figcaption><b>");
     html_text(f, label);
     fprintf(f, "</b> <code>");
@@ -520,7 +589,7 @@ static void html_head(FILE *f, const char *tables)
                "body{font-family:sans-serif;max-width:75em;margin:1em auto;padding:0 1em;color:#222}\n"
                "section{border-top:1px solid #ccc;padding:.5em 0}\n"
                ".verdict{font-weight:bold;padding:0 .4em;border-radius:3px;color:#fff}\n"
-               ".holds{background:#2e7d32}.fails{background:#c62828}.nodata{background:#ef6c00}\n"
+               ".holds{background:#2e7d32}.fails{background:#c62828}.nodata{background:#ef6c00}.absent{background:#757575}\n"
                "figure.position{display:inline-block;vertical-align:top;margin:.5em 1em .5em 0;max-width:24em}\n"
                "figcaption{font-size:.85em;word-wrap:break-word}\n"
                "table.counts td,table.counts th{padding:0 .6em;text-align:right}\n"
@@ -532,13 +601,13 @@ static void html_head(FILE *f, const char *tables)
                "assertion is one move of each side (N moves = 2N plies).</p>\n");
 }
 
-static void html_claim(FILE *f, const dtb_claim *c, const dtb_claim_result *r)
+static void html_claim(FILE *f, const dtb_claim *c, const dtb_claim_result *r, const shown *w)
 {
-    static const char *cls[] = {"holds", "fails", "nodata"};
-    static const char *word[] = {"holds", "fails", "missing data"};
+    const report_verdict v = verdict_of(r);
     fprintf(f, "<section class=\"claim\" id=\"");
     html_text(f, c->id);
-    fprintf(f, "\">\n<h2><span class=\"verdict %s\">%s</span> ", cls[r->verdict], word[r->verdict]);
+    fprintf(f, "\">\n<h2><span class=\"verdict %s\">%s</span> ", verdict_words[v].html_class,
+            verdict_words[v].json);
     html_text(f, c->id);
     fprintf(f, "</h2>\n<dl>\n<dt>statement</dt><dd>");
     html_text(f, c->statement);
@@ -548,13 +617,13 @@ static void html_claim(FILE *f, const dtb_claim *c, const dtb_claim_result *r)
     html_text(f, c->variant);
     fprintf(f, " ");
     if (c->kind == DTB_CLAIM_POSITION) {
-        html_text(f, c->fen);
+        html_text(f, w->fen);
     } else {
         html_text(f, c->material);
         fprintf(f, ", %s", side_words(c->side));
         for (int i = 0; i < c->nfilters; i++) {
             fprintf(f, "; ");
-            html_text(f, c->filters[i].text);
+            html_text(f, c->filters[i].text_in[w->notation]);
         }
     }
     fprintf(f, "</dd>\n<dt>assert</dt><dd>");
@@ -563,14 +632,14 @@ static void html_claim(FILE *f, const dtb_claim *c, const dtb_claim_result *r)
     html_text(f, c->file);
     fprintf(f, ":%d</dd>\n", c->line);
     if (r->verdict != DTB_CLAIM_HOLDS) {
-        fprintf(f, "<dt>%s</dt><dd>", r->verdict == DTB_CLAIM_FAILS ? "why" : "missing");
+        fprintf(f, "<dt>%s</dt><dd>", v == SHOWN_FAILS ? "why" : v == SHOWN_ABSENT ? "tables absent" : "missing");
         html_text(f, r->reason);
         fprintf(f, "</dd>\n");
     }
     fprintf(f, "</dl>\n");
     if (r->verdict == DTB_CLAIM_NODATA) {
         if (c->kind == DTB_CLAIM_POSITION)
-            html_figure(f, c->variant, "position", c->fen, NULL);
+            html_figure(f, c->variant, w->notation, "position", w->fen, NULL);
         fprintf(f, "</section>\n");
         return;
     }
@@ -587,13 +656,13 @@ static void html_claim(FILE *f, const dtb_claim *c, const dtb_claim_result *r)
     }
     fprintf(f, "<div class=\"diagrams\">\n");
     if (c->kind == DTB_CLAIM_POSITION)
-        html_figure(f, c->variant, "position", r->subject.fen, &r->subject);
+        html_figure(f, c->variant, w->notation, "position", r->subject.fen, &r->subject);
     if (c->kind == DTB_CLAIM_MATERIAL && r->longest >= 0)
-        html_figure(f, c->variant, "longest win", r->longest_pos.fen, &r->longest_pos);
+        html_figure(f, c->variant, w->notation, "longest win", r->longest_pos.fen, &r->longest_pos);
     for (int i = 0; i < r->nexceptions; i++) {
         char label[48];
         snprintf(label, sizeof label, "exception %d", i + 1);
-        html_figure(f, c->variant, label, r->exceptions[i].fen, &r->exceptions[i]);
+        html_figure(f, c->variant, w->notation, label, r->exceptions[i].fen, &r->exceptions[i]);
     }
     for (int i = 0; i < r->nexamples; i++) {
         char label[64];
@@ -601,7 +670,7 @@ static void html_claim(FILE *f, const dtb_claim *c, const dtb_claim_result *r)
                  c->assertion.quant == DTB_QUANT_EXACTLY ? dtb_claim_outcome_name(c->assertion.outcome)
                                                          : "counterexample",
                  i + 1, (unsigned long long)r->ncounter);
-        html_figure(f, c->variant, label, r->examples[i].fen, &r->examples[i]);
+        html_figure(f, c->variant, w->notation, label, r->examples[i].fen, &r->examples[i]);
     }
     fprintf(f, "</div>\n</section>\n");
 }
@@ -670,7 +739,7 @@ int dtbprobe_verify_main(int argc, char **argv)
     const int n = dtb_claims_count(set);
     variant_db dbs[16];
     int ndbs = 0;
-    int holds = 0, fails = 0, nodata = 0, run = 0;
+    int counted[4] = {0}, run = 0; /* by report_verdict */
     const bool tty = isatty(2) && !o.json;
     if (o.json)
         printf("{\"claims\":[\n");
@@ -683,7 +752,7 @@ int dtbprobe_verify_main(int argc, char **argv)
             continue;
         dtb_claim_result r;
         memset(&r, 0, sizeof r);
-        variant_db *v = ndbs < 16 ? db_for(dbs, &ndbs, c->variant, dirs, ndirs) : NULL;
+        variant_db *v = ndbs < 16 ? db_for(dbs, &ndbs, c->variant, dirs, ndirs, o.texts) : NULL;
         if (!v || v->status != DTB_OK) {
             r.verdict = DTB_CLAIM_NODATA;
             r.status = v ? v->status : DTB_E_NOMEM;
@@ -702,37 +771,37 @@ int dtbprobe_verify_main(int argc, char **argv)
                 snprintf(r.reason, sizeof r.reason, "%s", dtb_strerror(s));
             }
         }
-        if (r.verdict == DTB_CLAIM_HOLDS)
-            holds++;
-        else if (r.verdict == DTB_CLAIM_FAILS)
-            fails++;
-        else
-            nodata++;
+        counted[verdict_of(&r)]++;
+        const shown w = shown_for(c, o.texts);
         if (o.json)
-            json_claim(stdout, c, &r, run == 0);
+            json_claim(stdout, c, &r, &w, run == 0);
         else if (!o.quiet || r.verdict != DTB_CLAIM_HOLDS)
-            print_claim_text(c, &r);
+            print_claim_text(c, &r, &w);
         if (html)
-            html_claim(html, c, &r);
+            html_claim(html, c, &r, &w);
         run++;
         fflush(stdout);
         dtb_claim_result_free(&r);
     }
+    char summary[200];
+    snprintf(summary, sizeof summary, "%d claims: %d hold, %d fail, %d missing data, %d not checked (tables absent)",
+             run, counted[SHOWN_HOLDS], counted[SHOWN_FAILS], counted[SHOWN_NODATA], counted[SHOWN_ABSENT]);
     if (o.json)
-        printf("\n],\"holds\":%d,\"fails\":%d,\"missing_data\":%d}\n", holds, fails, nodata);
+        printf("\n],\"holds\":%d,\"fails\":%d,\"missing_data\":%d,\"not_checked\":%d}\n",
+               counted[SHOWN_HOLDS], counted[SHOWN_FAILS], counted[SHOWN_NODATA], counted[SHOWN_ABSENT]);
     else
-        printf("%d claims: %d hold, %d fail, %d missing data\n", run, holds, fails, nodata);
+        printf("%s\n", summary);
+    bool failed = counted[SHOWN_FAILS] || counted[SHOWN_NODATA] || (counted[SHOWN_ABSENT] && !o.skip_absent);
     if (html) {
-        fprintf(html, "<p>%d claims: %d hold, %d fail, %d missing data.</p>\n</body>\n</html>\n", run,
-                holds, fails, nodata);
+        fprintf(html, "<p>%s.</p>\n</body>\n</html>\n", summary);
         if (fclose(html) != 0) {
             fprintf(stderr, "dtbprobe: verify: cannot write '%s'\n", o.html);
-            fails++;
+            failed = true;
         }
     }
     for (int i = 0; i < ndbs; i++)
         dtb_close(dbs[i].db);
     free(dirlist);
     dtb_claims_free(set);
-    return fails || nodata ? EXIT_FAIL : 0;
+    return failed ? EXIT_FAIL : 0;
 }

@@ -4,7 +4,7 @@
 #define DTB_CLI_VERIFY_H
 
 /* One line for dtbprobe's list of commands. */
-#define DTBPROBE_VERIFY_SYNOPSIS "[--tables DIR] [--examples K] [--json] [--html FILE] [FILE ...]"
+#define DTBPROBE_VERIFY_SYNOPSIS "[--tables DIR] [--examples K] [--json] [--html FILE] [--notation N] [--skip-absent] [FILE ...]"
 
 /* Runs the command on the words after "verify" (argv[0] is the first of them). Returns the exit
  * status: 0 every claim holds, 1 a claim fails, a table is missing or an input cannot be read,

@@ -145,6 +145,16 @@ static enum MHD_Result probe(server *sv, struct MHD_Connection *c, const served 
         return send_error(c, MHD_HTTP_BAD_REQUEST, NULL, "no position: give ?fen=<PDN FEN>");
     if (strlen(fen) > MAX_FEN)
         return send_error(c, MHD_HTTP_BAD_REQUEST, NULL, "the fen is longer than 1024 characters");
+    /* The texts in the variant's notation unless the request asks for the other. */
+    const char *notation = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "notation");
+    dtb_notation n = dtb_db_notation(s->db);
+    if (notation && strcmp(notation, "numeric") == 0)
+        n = DTB_NOTATION_NUMERIC;
+    else if (notation && strcmp(notation, "algebraic") == 0)
+        n = DTB_NOTATION_ALGEBRAIC;
+    else if (notation)
+        return send_error(c, MHD_HTTP_BAD_REQUEST, NULL,
+                          "notation is numeric or algebraic (default: the variant's)");
     dtb_position p;
     char why[DTB_MESSAGE_SIZE], msg[DTB_MESSAGE_SIZE + 16];
     if (dtb_position_from_fen(s->db, fen, &p, why, sizeof why) != DTB_OK) {
@@ -154,17 +164,14 @@ static enum MHD_Result probe(server *sv, struct MHD_Connection *c, const served 
     dtb_answer *a = malloc(sizeof *a);
     if (!a)
         return send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, fen, "out of memory");
-    dtb_answer_probe(s->db, &p, a);
+    dtb_answer_probe(s->db, &p, n, a);
     enum MHD_Result r;
     if (a->status != DTB_OK) {
         atomic_fetch_add(&sv->failures, 1);
         r = send_error(c, http_status_of(a->status), fen, a->error);
     } else {
-        char canon[512];
-        if (dtb_position_to_fen(s->db, &p, canon, sizeof canon) != DTB_OK)
-            snprintf(canon, sizeof canon, "%s", fen);
         dtb_text t = {0};
-        dtb_answer_json(&t, s->db, canon, &p, a, NULL); /* the API speaks square numbers */
+        dtb_answer_json(&t, s->db, &p, a);
         r = send_text(c, MHD_HTTP_OK, &t, true);
     }
     free(a);
@@ -259,8 +266,8 @@ static bool open_variants(server *sv, const dtb_server_config *cf)
 }
 
 /* /api/variants: per variant its board (every square's row and column, so a page can draw any
- * of them), the piece counts its tables cover, and whether its players write squares
- * algebraically. */
+ * of them), the piece counts its tables cover, the notation its answers use by default and
+ * every square's text in it (so a page writes and reads squares as the answers do). */
 static bool variants_json(server *sv)
 {
     dtb_text t = {0};
@@ -279,6 +286,15 @@ static bool variants_json(server *sv)
                 for (int col = 0; col < s->board.size; col++)
                     if (dtb_board_square(&s->board, row, col) == sq)
                         dtb_text_printf(&t, "%s[%d,%d]", n++ ? "," : "", row, col);
+        const dtb_notation notation = dtb_db_notation(s->db);
+        dtb_text_printf(&t, "],\"notation\":\"%s\",\"names\":[",
+                        notation == DTB_NOTATION_ALGEBRAIC ? "algebraic" : "numeric");
+        for (int sq = 1; sq <= s->board.squares; sq++) {
+            char name[8];
+            if (dtb_square_to_text(s->db, sq, notation, name, sizeof name) != DTB_OK)
+                t.failed = true; /* (cannot happen: every square has a text of 8 bytes) */
+            dtb_text_printf(&t, "%s\"%s\"", sq > 1 ? "," : "", name);
+        }
         dtb_text_printf(&t, "]}");
     }
     dtb_text_printf(&t, "]}\n");

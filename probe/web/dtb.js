@@ -19,61 +19,19 @@ const state = {
   request: 0,        // answers to older requests are ignored
 };
 
-// Russian and brazilian players write squares algebraically (PDN GameType 25/26): files a-h from
-// white's left, ranks 1-8 from white's side (square 1 = b8, 29 = a1), captures with ':'. The
-// page shows and reads that notation for them; the API speaks PDN numbers.
-const ALGEBRAIC = new Set(["russian", "brazilian"]);
-const algebraic = () => ALGEBRAIC.has(state.variant.name);
+// Squares are written as the API writes them: /api/variants gives each variant's notation (the
+// one its players use: algebraic in russian and brazilian, c3 and captures c3:e5) and the text of
+// every square in it, and the answers' FENs and moves come in that notation. The page converts
+// nothing itself: it looks the squares' texts up.
+const squareName = (sq) => state.variant.names[sq - 1];
 
-function squareName(sq) {
-  if (!algebraic()) return String(sq);
-  const [row, col] = state.variant.layout[sq - 1];
-  return String.fromCharCode(97 + col) + (state.variant.size - row);
-}
-
-// "22-18" / "22x15x24" in the variant's notation ("c3-d4" / "c3:e5:c7").
-function moveName(text) {
-  if (!algebraic()) return text;
-  return text.split(/([-x])/).map((t) => (t === "x" ? ":" : t === "-" ? "-" : squareName(+t))).join("");
-}
-
-// The PDN number of a square written either way; NaN when it is not a square of this board.
+// The square number of a square's text in the variant's notation (or a PDN number, as a
+// shared address or an example may give); NaN when it is none.
 function squareNumber(token) {
-  if (/^[0-9]+$/.test(token)) return parseInt(token, 10);
-  const m = /^([a-z])([0-9]+)$/.exec(token);
-  if (!m) return NaN;
-  const col = m[1].charCodeAt(0) - 97, row = state.variant.size - parseInt(m[2], 10);
-  const i = state.variant.layout.findIndex(([r, c]) => r === row && c === col);
-  return i < 0 ? NaN : i + 1;
-}
-
-// A typed FEN with algebraic squares as PDN numbers for the API: {fen}, or {bad: token} for a
-// square that this board does not have ("i9", a light square). Other malformations are left
-// as typed, for the server to name.
-function numericFen(fen) {
-  if (!algebraic() || !/[a-z][0-9]/.test(fen)) return { fen };
-  let bad = null;
-  const out = fen.split(":").map((part, i) => {
-    if (i === 0 || !/^[WB]/.test(part)) return part;
-    return part[0] + part.slice(1).split(",").map((item) => {
-      const king = item[0] === "K";
-      const token = king ? item.slice(1) : item;
-      const n = squareNumber(token);
-      if (Number.isNaN(n) && /^[a-z][0-9]+$/.test(token) && bad === null) bad = token;
-      return Number.isNaN(n) ? item : (king ? "K" : "") + n;
-    }).join(",");
-  }).join(":");
-  return bad === null ? { fen: out } : { bad };
-}
-
-// The canonical FEN in the variant's notation.
-function shownFen(fen) {
-  if (!algebraic()) return fen;
-  return fen.split(":").map((part, i) => {
-    if (i === 0 || !/^[WB]/.test(part)) return part;
-    return part[0] + part.slice(1).split(",").filter((x) => x).map((item) =>
-      item[0] === "K" ? "K" + squareName(+item.slice(1)) : squareName(+item)).join(",");
-  }).join(":");
+  const i = state.variant.names.indexOf(token);
+  if (i >= 0) return i + 1;
+  const n = /^[0-9]+$/.test(token) ? parseInt(token, 10) : NaN;
+  return n >= 1 && n <= state.variant.squares ? n : NaN;
 }
 
 // Example positions per board size, shown when the address names none.
@@ -84,14 +42,14 @@ function fenOf() {
     const men = [], kings = [];
     for (const [sq, p] of [...state.pieces].sort((a, b) => a[0] - b[0])) {
       if (p[0] !== colour) continue;
-      (p[1] === "k" ? kings : men).push(p[1] === "k" ? "K" + sq : String(sq));
+      (p[1] === "k" ? kings : men).push((p[1] === "k" ? "K" : "") + squareName(sq));
     }
     return men.concat(kings).join(",");
   };
   return `${state.side}:W${list("w")}:B${list("b")}`;
 }
 
-// A FEN as the server writes it (squares ascending, K for kings, no ranges).
+// A FEN as the server writes it (squares ascending, K for kings, no ranges, the variant's notation).
 function setFromFen(fen) {
   const parts = fen.split(":");
   state.pieces.clear();
@@ -102,8 +60,8 @@ function setFromFen(fen) {
     for (const item of part.slice(1).split(",")) {
       if (!item) continue;
       const king = item[0] === "K";
-      const sq = parseInt(king ? item.slice(1) : item, 10);
-      if (sq > 0) state.pieces.set(sq, colour + (king ? "k" : "m"));
+      const sq = squareNumber(king ? item.slice(1) : item);
+      if (!Number.isNaN(sq)) state.pieces.set(sq, colour + (king ? "k" : "m"));
     }
   }
 }
@@ -160,7 +118,7 @@ function drawBoard() {
   }
   $("board").replaceChildren(svg);
   $("side").textContent = state.side === "W" ? "white to move" : "black to move";
-  $("fen").value = shownFen(fenOf());
+  $("fen").value = fenOf();
 }
 
 function clickSquare(sq) {
@@ -195,14 +153,14 @@ function showAnswer(a) {
   $("dtw").textContent = a.dtw === null ? "" :
     a.dtw === 0 ? `${colourName(mover)} to move has no move: the game is over` :
     `in ${a.dtw} ${a.dtw === 1 ? "ply" : "plies"} (DTW), ${colourName(mover).toLowerCase()} to move`;
-  $("line").textContent = a.line ? a.line.map(moveName).join(" ") : "(no DTW tables)";
+  $("line").textContent = a.line ? a.line.join(" ") : "(no DTW tables)";
   const body = $("moves").tBodies[0];
   body.replaceChildren();
   for (const m of a.moves || []) {
     const tr = document.createElement("tr");
     tr.className = m.wdl;
     tr.dataset.move = m.move;
-    const cells = [moveName(m.move), m.wdl, m.dtw === null ? "" : String(m.dtw)];
+    const cells = [m.move, m.wdl, m.dtw === null ? "" : String(m.dtw)];
     for (const text of cells) {
       const td = document.createElement("td");
       td.textContent = text;
@@ -255,7 +213,7 @@ async function show(fen) {
 function play(m) {
   if (!m.fen) return;
   state.history.push(state.answer.fen);
-  const path = m.move.split(/[-x]/).map(Number);
+  const path = m.move.split(/[-x:]/).map(squareNumber);
   state.lastMove = { from: path[0], to: path[path.length - 1] };
   show(m.fen);
 }
@@ -294,13 +252,7 @@ async function init() {
     e.preventDefault();
     state.history = [];
     state.lastMove = null;
-    const typed = numericFen($("fen").value.trim());
-    if (typed.bad !== undefined) {
-      state.request++;
-      showError(`bad FEN: '${typed.bad}' is not a square of the ${state.variant.name} board`);
-      return;
-    }
-    showFenTyped(typed.fen);
+    showFenTyped($("fen").value.trim());
   });
   $("back").addEventListener("click", () => {
     if (!state.history.length) return;
@@ -330,8 +282,9 @@ async function init() {
   chooseVariant(params.get("variant"), params.get("fen"));
 }
 
-// A typed FEN is sent as typed (the server reads ranges and the like); the board keeps its
-// position until the server accepts the FEN.
+// A typed FEN is sent as typed, in either notation (the server reads ranges and the like, and
+// names a square the board does not have); the board keeps its position until the server
+// accepts the FEN.
 async function showFenTyped(fen) {
   const a = await ask(fen, ++state.request);
   if (!a) return;

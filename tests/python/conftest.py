@@ -43,11 +43,11 @@ def tables():
 
 @pytest.fixture(scope="session")
 def probe_json(dtbprobe, tables):
-    """probe_json(variant, fens) -> dtbprobe --json's object for each FEN, in order, in square
-    numbers (the package's default notation)."""
-    def run(variant, fens):
-        r = subprocess.run([dtbprobe, "--tables", tables, "--variant", variant, "--json",
-                            "--notation", "numeric"],
+    """probe_json(variant, fens, notation=None) -> dtbprobe --json's object for each FEN, in
+    order, in notation (None: dtbprobe's default, the variant's, as the package's)."""
+    def run(variant, fens, notation=None):
+        r = subprocess.run([dtbprobe, "--tables", tables, "--variant", variant, "--json"] +
+                           (["--notation", notation] if notation else []),
                            input="".join(f + "\n" for f in fens), capture_output=True,
                            text=True, timeout=300)
         out = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]

@@ -78,6 +78,12 @@ def test_values_equal_dtbprobe(tbs, probe_json, variant):
         assert t.line(fen) == want["line"], fen
         assert t.fen(fen) == want["fen"]
         checked += 1
+    # the other notation, asked for
+    other = "numeric" if t.notation == "algebraic" else "algebraic"
+    for fen, want in zip(fens[:50], probe_json(variant, fens[:50], other)):
+        assert [tuple(m) for m in t.moves(fen, notation=other)] == as_json(want["moves"]), fen
+        assert t.line(fen, notation=other) == want["line"], fen
+        assert t.fen(fen, notation=other) == want["fen"]
     assert checked == len(fens)
     # the sample is not all of one kind
     assert len({WDL[w["wdl"]] for w in probe_json(variant, fens[:100])}) == 3
@@ -172,8 +178,6 @@ def test_not_a_position(tb):
     with pytest.raises(TypeError):
         tb.probe_wdl(type("P", (), {"fen": 42})())
     with pytest.raises(ValueError):
-        tb.moves("W:WK46,28:BK5", notation="algebraic")  # not an 8x8 board
-    with pytest.raises(ValueError):
         tb.moves("W:WK46,28:BK5", notation="chess")
 
 
@@ -258,15 +262,25 @@ def test_algebraic(tbs, probe_json):
         assert dtb.algebraic_to_square(dtb.square_to_algebraic(s)) == s
     with pytest.raises(ValueError):
         dtb.algebraic_to_square("a2")  # a light square
-    assert t.fen("W:Wc3,Ka1:Bh8") == "W:W22,K29:B4"
-    assert t.fen("B:BKh8:Wc3") == "B:W22:BK4"
+    # russian texts are algebraic unless numbers are asked for ("pdn": the old name)
+    assert t.notation == "algebraic" and tbs["international"].notation == "numeric"
+    assert tbs["english"].notation == "numeric" and tbs["brazilian"].notation == "algebraic"
+    assert t.fen("W:W22,K29:B4") == "W:Wc3,Ka1:Bh8"
+    assert t.fen("W:Wc3,Ka1:Bh8", notation="numeric") == "W:W22,K29:B4"
+    assert t.fen("B:BKh8:Wc3", notation="pdn") == "B:W22:BK4"
     want = probe_json("russian", ["W:W22:B4"])[0]
     assert t.probe_dtw("W:Wc3:Bh8") == (WDL[want["wdl"]], want["dtw"] or 0)
     assert t.moves("W:Wc3:Bh8") == t.moves("W:W22:B4")
-    alg = t.moves("W:W22:B4", notation="algebraic")
-    assert [m.move for m in alg] == [dtb.move_to_algebraic(m.move) for m in t.moves("W:W22:B4")]
-    assert alg[0].move == "c3-d4"  # 22-18
-    assert t.line("W:Wc3:Bh8", notation="algebraic")[0] == "c3-d4"
+    alg = t.moves("W:W22:B4")
+    numeric = t.moves("W:W22:B4", notation="numeric")
+    assert [m.move for m in alg] == [dtb.move_to_algebraic(m.move).replace("x", ":")
+                                     for m in numeric]
+    assert alg[0].move == "c3-d4" and numeric[0].move == "22-18"
+    assert t.line("W:Wc3:Bh8")[0] == "c3-d4"
+    assert t.line("W:Wc3:Bh8", notation="numeric")[0] == "22-18"
+    assert t.line("W:WKc1:BKe3")[0].startswith("c1:")  # a capture: ':'
+    assert tbs["international"].line("W:WK46,28:BK5", notation="algebraic") == \
+        ["e5-d6", "j10-i9", "a1:j10"]  # any board has names when asked (28-22 5-10 46x5)
     with pytest.raises(dtb.InvalidPositionError):
         t.probe_wdl("W:Wa2:Bh8")
     with pytest.raises(dtb.InvalidPositionError):
@@ -362,7 +376,12 @@ def test_struct_layouts(tmp_path):
     if not cc or not inc:
         pytest.skip("no C compiler or DTB_INCLUDE")
     checks = {
-        "offsetof(dtb_options, log_user) + sizeof(void *)": ctypes.sizeof(_lib.Options),
+        "offsetof(dtb_options, texts) + sizeof(int)": ctypes.sizeof(_lib.Options),
+        "offsetof(dtb_options, loader_threads)": _lib.Options.loader_threads.offset,
+        "offsetof(dtb_options, texts)": _lib.Options.texts.offset,
+        "DTB_TEXTS_VARIANT": _lib.TEXTS_VARIANT,
+        "DTB_NOTATION_ALGEBRAIC": _lib.NOTATION_ALGEBRAIC,
+        "DTB_NOTATION_NUMERIC": _lib.NOTATION_NUMERIC,
         "offsetof(dtb_options, npaths)": _lib.Options.npaths.offset,
         "offsetof(dtb_options, variant)": _lib.Options.variant.offset,
         "offsetof(dtb_options, cache_bytes)": _lib.Options.cache_bytes.offset,
@@ -594,8 +613,10 @@ def test_pydraughts_board(tbs, probe_json, variant, internal, pdn):
     t = tbs[DTB_NAME[variant]]
     want = probe_json(t.variant, [pdn])[0]
     assert "error" not in want, want
+    numeric = probe_json(t.variant, [pdn], "numeric")[0]
     for obj in (Board(variant, internal), Game(variant, internal)):
-        assert t.fen(obj) == want["fen"] == _canonical(pdn)
+        assert t.fen(obj, notation="numeric") == numeric["fen"] == _canonical(pdn)
+        assert t.fen(obj) == want["fen"]
         assert t.probe_dtw(obj) == (WDL[want["wdl"]], want["dtw"] or 0)
         assert [tuple(m) for m in t.moves(obj)] == as_json(want["moves"])
         assert t.line(obj) == want["line"]
@@ -625,7 +646,7 @@ def test_pydraughts_not_mirrored(tbs, probe_json):
     numeric = type("Board", (), {"variant": "russian",
                                  "fen": "W:W" + str(_pd_rows_reversed(22)) + ":BK4"})
     numeric.__module__ = "draughts"
-    assert tbs["russian"].fen(numeric()) == "W:W22:BK32"
+    assert tbs["russian"].fen(numeric(), notation="numeric") == "W:W22:BK32"
 
 
 def test_pydraughts_errors(tbs):

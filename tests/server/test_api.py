@@ -87,14 +87,23 @@ def test_answers_equal_dtbprobe_json(server, dtbprobe, tables, variant, squares,
     assert ok > len(fens) // 2  # most random positions are legal and answered
 
 
+def api_answers(server, variant, fens, query=""):
+    return [json.loads(server.get(f"/api/{variant}?fen={urllib.parse.quote(f)}{query}")[2])
+            for f in fens]
+
+
 def test_russian_notation(server, dtbprobe, tables):
-    """The API answers in square numbers; dtbprobe writes russian algebraically unless told
-    otherwise, and its names are the same squares (1 = b8, 4 = h8, 29 = a1)."""
+    """The API writes russian as its players do (algebraic, captures with ':') unless asked for
+    numbers, as dtbprobe does, and the names are the same squares (1 = b8, 4 = h8, 29 = a1:
+    the mapping here is built from the board's layout, not taken from the code under test)."""
     rng = random.Random(25)
     fens = random_fens(rng, 32, set(range(1, 5)), set(range(29, 33)),
                        [(1, 0, 1, 0), (1, 1, 1, 0), (0, 1, 0, 1), (2, 0, 1, 0), (0, 2, 1, 0)], 300)
-    numeric = cli_answers(dtbprobe, tables, "russian", fens)  # cli_answers passes --json only
-    api = [json.loads(server.get(f"/api/russian?fen={urllib.parse.quote(f)}")[2]) for f in fens]
+    cli = cli_answers(dtbprobe, tables, "russian", fens)  # cli_answers passes --json only
+    api = api_answers(server, "russian", fens)
+    assert api == cli  # the default: the variant's notation, in both
+    numeric = api_answers(server, "russian", fens, "&notation=numeric")
+    assert api_answers(server, "russian", fens, "&notation=algebraic") == api
     layout = json.loads(server.get("/api/variants")[2])["variants"]
     rows = {v["name"]: v for v in layout}["russian"]["layout"]
     name = {i + 1: "abcdefgh"[c] + str(8 - r) for i, (r, c) in enumerate(rows)}
@@ -107,16 +116,30 @@ def test_russian_notation(server, dtbprobe, tables):
                         "--notation", "numeric"], input="\n".join(fens) + "\n",
                        capture_output=True, text=True)
     plain = [json.loads(l) for l in r.stdout.splitlines() if l.strip()]
-    assert plain == api  # the API and --notation numeric agree
+    assert plain == numeric  # the API's numbers and --notation numeric agree
     ok = 0
-    for n, a in zip(numeric, api):
+    for a, n in zip(api, numeric):
         if "error" in a:
+            assert a == n
             continue
-        assert n["fen"] == named(a["fen"])
-        assert [m["move"] for m in n["moves"]] == [named(m["move"]) for m in a["moves"]]
-        assert n["line"] == [named(m) for m in a["line"]]
+        assert re.search(r"[a-h][1-8]", a["fen"]) and not re.search(r"[0-9]{2}", a["fen"])
+        assert a["fen"] == named(n["fen"])
+        assert [m["move"] for m in a["moves"]] == [named(m["move"]) for m in n["moves"]]
+        assert [m["fen"] for m in a["moves"]] == [named(m["fen"]) for m in n["moves"]]
+        assert a["line"] == [named(m) for m in n["line"]]
         ok += 1
     assert ok > 100
+    # The same position given in names and in numbers gets the same answer.
+    assert api_answers(server, "russian", ["W:WKc1,e3:BKh8"]) == \
+        api_answers(server, "russian", ["W:WK30,23:BK4"])
+    # International: numbers by default, names only when asked.
+    intl = api_answers(server, "international", ["W:WK46,K47:BK5"])[0]
+    assert intl["fen"] == "W:WK46,K47:BK5" and intl["line"][0].count("-") == 1
+    assert api_answers(server, "international", ["W:WK46,K47:BK5"], "&notation=numeric")[0] == intl
+    assert api_answers(server, "international", ["W:WK46,K47:BK5"],
+                       "&notation=algebraic")[0]["fen"] == "W:WKa1,Kc1:BKj10"
+    assert "notation is numeric or algebraic" in error_of(
+        server, "/api/russian?fen=W:WKc1:BKh8&notation=pdn", 400)
 
 
 def test_variants(server):
@@ -131,6 +154,13 @@ def test_variants(server):
     assert intl["size"] == 10 and intl["squares"] == 50 and len(intl["layout"]) == 50
     assert intl["layout"][0] == [0, 1]  # square 1: the top row's leftmost dark square
     assert len({tuple(x) for x in intl["layout"]}) == 50
+    # Each variant's notation and its squares' texts in it, square by square.
+    assert intl["notation"] == "numeric" and intl["names"] == [str(i) for i in range(1, 51)]
+    ru = variants["russian"]
+    assert ru["notation"] == "algebraic" and variants["english"]["notation"] == "numeric"
+    assert ru["names"] == ["abcdefgh"[c] + str(8 - r) for r, c in ru["layout"]]
+    assert (ru["names"][0], ru["names"][3], ru["names"][21], ru["names"][28]) == \
+        ("b8", "h8", "c3", "a1")
 
 
 def error_of(server, path, code):
@@ -146,6 +176,10 @@ def error_of(server, path, code):
 def test_bad_requests(server):
     assert "bad FEN" in error_of(server, "/api/international?fen=W:W99:B1", 400)
     assert "bad FEN" in error_of(server, "/api/international?fen=hello", 400)
+    # Bad algebraic squares: one line naming the token.
+    assert "'i9'" in error_of(server, "/api/russian?fen=W:WKc1:BKi9", 400)
+    assert "'a8'" in error_of(server, "/api/russian?fen=W:WKc1:BKa8", 400)  # a light square
+    assert "'c3'" in error_of(server, "/api/international?fen=W:Wc3:B1", 400)  # no names here
     assert "no position" in error_of(server, "/api/international", 400)
     assert "no position" in error_of(server, "/api/international?fen=", 400)
     assert "longer than" in error_of(server, "/api/international?fen=" + "W" * 5000, 400)

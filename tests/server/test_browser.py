@@ -2,6 +2,7 @@
 through selenium): load the page, paste a FEN and see its value, click a move and see the new
 position and its value, a bad FEN shows an error and leaves a working page. A screenshot of the
 page goes to $DTB_SCREENSHOT_DIR (the build tree) for people to look at."""
+import json
 import os
 import shutil
 import tempfile
@@ -117,16 +118,30 @@ def test_page(server, browser):
     assert d.find_element(By.ID, "fen").get_attribute("value") == "W:WKc1:BKh8"
     moves = [r.get_attribute("data-move") for r in d.find_elements(By.CSS_SELECTOR, "#moves tbody tr")]
     shown = [r.find_element(By.TAG_NAME, "td").text for r in d.find_elements(By.CSS_SELECTOR, "#moves tbody tr")]
-    assert moves and all(m.startswith("30-") for m in moves)  # the API's PDN numbers
-    assert all(t.startswith("c1-") for t in shown), shown   # the page's algebraic squares
+    # The page shows the API's own texts (algebraic for russian), in its order.
+    _, _, body = server.get("/api/russian?fen=W%3AWKc1%3ABKh8")
+    api = json.loads(body)
+    assert moves == shown == [m["move"] for m in api["moves"]]
+    assert all(t.startswith("c1-") for t in shown), shown
+    assert d.find_element(By.ID, "line").text == " ".join(api["line"])
     labels = [t.text for t in d.find_elements(By.CSS_SELECTOR, "#board text.num")]
     assert "a1" in labels and "h8" in labels and "29" not in labels
+    # Playing a move follows the API's FEN: the king lands on the square the move names.
+    first = d.find_elements(By.CSS_SELECTOR, "#moves tbody tr")[0]
+    first.click()
+    wait_text(d, "side", lambda t: t == "black to move")
+    to = api["moves"][0]["move"].split("-")[-1]
+    to_square = 1 + [n for n in json.loads(server.get("/api/variants")[2])["variants"]
+                     if n["name"] == "russian"][0]["names"].index(to)
+    assert d.find_element(By.CSS_SELECTOR, f'#board circle[data-square="{to_square}"]').get_attribute(
+        "data-piece") == "wk"
+    assert d.find_element(By.ID, "fen").get_attribute("value") == api["moves"][0]["fen"]
     shots = os.environ.get("DTB_SCREENSHOT_DIR")
     if shots:
         os.makedirs(shots, exist_ok=True)
         d.save_screenshot(os.path.join(shots, "dtb_explorer_russian.png"))
     set_fen(d, "W:WKc1:BKi9")
-    assert "'i9' is not a square of the russian board" in wait_text(d, "error", lambda t: "bad FEN" in t)
+    assert "'i9'" in wait_text(d, "error", lambda t: "bad FEN" in t)
     set_fen(d, "W:WKc1:BKa8")  # a light square
     assert "'a8'" in wait_text(d, "error", lambda t: "a8" in t)
     Select(d.find_element(By.ID, "variant")).select_by_value("international")

@@ -11,6 +11,10 @@ of python-chess's chess.syzygy::
         tb.line("W:WK46,28:BK5")             # ['28-22', '5-10', '46x5']
         tb.get_wdl("W:W31-50:B1-20")         # None: no table for 40 pieces
 
+Texts returned (moves, lines, fen()) are written as the variant's players write them
+(tb.notation: "algebraic" in russian and brazilian, "c3-d4" and "c3:e5"; "numeric" elsewhere);
+notation="numeric" or "algebraic" chooses.
+
 Values are for the side to move, by perfect play without move-count draw rules. DTW is the
 number of plies until the game ends (the loser, to move, has no piece or no legal move): odd for
 a win, even for a loss, 0 for a draw.
@@ -90,9 +94,9 @@ class LibraryNotFoundError(TablebaseError, OSError):
 
 
 class Move(collections.namedtuple("Move", "move wdl dtw")):
-    """A legal move with its value for the side to move of the probed position: move is PDN
-    text ("32-28", "28x19"), wdl the result if it is played, dtw the plies to the end of the
-    game with this move included (0 for a draw)."""
+    """A legal move with its value for the side to move of the probed position: move is its
+    text ("32-28", "28x19"; "c3-d4", "c3:e5" in algebraic notation), wdl the result if it is
+    played, dtw the plies to the end of the game with this move included (0 for a draw)."""
     __slots__ = ()
 
 
@@ -159,6 +163,7 @@ class Tablebase:
         o.variant = variant.encode() if variant is not None else None
         o.cache_bytes = int(cache_mb * (1 << 20)) if cache_mb else 0
         o.log = self._log_fn
+        o.texts = _lib.TEXTS_VARIANT  # (the texts here are written in the notation asked for)
         db = ctypes.c_void_p()
         s = self._lib.dtb_open(ctypes.byref(o), ctypes.byref(db))
         if s != _lib.OK:
@@ -170,6 +175,9 @@ class Tablebase:
             user_log(text)
         self.variant = self._lib.dtb_db_variant(db).decode()
         self.squares = self._lib.dtb_db_squares(db)
+        # The notation the variant's players write: the default of every text returned.
+        self.notation = ("algebraic" if self._lib.dtb_db_notation(db) == _lib.NOTATION_ALGEBRAIC
+                         else "numeric")
 
     # ---- lifetime ---------------------------------------------------------------------------
 
@@ -270,14 +278,16 @@ class Tablebase:
             return InvalidPositionError(msg, status)
         return TablebaseError(msg, status)
 
-    def fen(self, pos):
-        """The canonical PDN FEN of pos as the tables read it (squares ascending, numbers): shows
-        what a pydraughts board or an algebraic FEN was taken to be."""
+    def fen(self, pos, notation=None):
+        """The canonical PDN FEN of pos as the tables read it (squares ascending), in notation
+        ("numeric" or "algebraic"; None: the variant's, self.notation): shows what a pydraughts
+        board or an algebraic FEN was taken to be."""
+        n = self._notation_code(notation)
         db = self._enter()
         try:
             p = self._position(db, pos)
             buf = ctypes.create_string_buffer(_lib.FEN_SIZE)
-            s = self._lib.dtb_position_to_fen(db, ctypes.byref(p), buf, len(buf))
+            s = self._lib.dtb_position_to_fen_in(db, ctypes.byref(p), n, buf, len(buf))
             if s != _lib.OK:
                 raise self._raise(db, s)
             return buf.value.decode()
@@ -329,25 +339,32 @@ class Tablebase:
         except MissingTableError:
             return default
 
-    def _text(self, raw, notation):
-        text = raw.decode()
+    def _notation_code(self, notation):
+        """libdtb's dtb_notation for notation: None (the variant's), "numeric" ("pdn", its name
+        before 0.2.0) or "algebraic" (names on any board: "c3-d4", captures "c3:e5")."""
+        if notation is None:
+            notation = self.notation
+        if notation in ("numeric", "pdn"):
+            return _lib.NOTATION_NUMERIC
         if notation == "algebraic":
-            return move_to_algebraic(text)
-        return text
+            return _lib.NOTATION_ALGEBRAIC
+        raise ValueError(f"notation is 'numeric' or 'algebraic' (None: the variant's), "
+                         f"not {notation!r}")
 
-    def _check_notation(self, notation):
-        if notation not in ("pdn", "algebraic"):
-            raise ValueError(f"notation is 'pdn' or 'algebraic', not {notation!r}")
-        if notation == "algebraic" and self.squares != 32:
-            raise ValueError(f"algebraic moves are for 8x8 boards, not {self.variant}")
+    def _move_text(self, db, p, move, n):
+        buf = ctypes.create_string_buffer(_lib.MOVE_TEXT_SIZE)
+        s = self._lib.dtb_move_to_text(db, ctypes.byref(p), ctypes.byref(move), n, buf, len(buf))
+        if s != _lib.OK:
+            raise self._raise(db, s)
+        return buf.value.decode()
 
-    def moves(self, pos, notation="pdn"):
+    def moves(self, pos, notation=None):
         """Every legal move of pos with its value, best first (wins by shortest DTW, then draws,
         then losses by longest DTW): a list of Move(move, wdl, dtw); [] when the side to move
-        has no move. notation="algebraic" (8x8 boards) writes the moves as "c3-d4": give that
-        to pydraughts' Move(board, pdn_move=...) for russian and brazilian, whose numeric
-        squares are not PDN's."""
-        self._check_notation(notation)
+        has no move. notation: "numeric" ("22-18", "22x13") or "algebraic" ("c3-d4",
+        "c3:a5"); None, the default: the variant's (self.notation: algebraic in russian and
+        brazilian, what pydraughts' Move(board, pdn_move=...) reads there)."""
+        n = self._notation_code(notation)
         db = self._enter()
         try:
             p = self._position(db, pos)
@@ -362,15 +379,16 @@ class Tablebase:
                     continue
                 if s != _lib.OK:
                     raise self._raise(db, s)
-                return [Move(self._text(m.move.text, notation), m.wdl, m.dtw)
+                return [Move(self._move_text(db, p, m.move, n), m.wdl, m.dtw)
                         for m in out[:count.value]]
         finally:
             self._leave()
 
-    def line(self, pos, notation="pdn"):
+    def line(self, pos, notation=None):
         """The best line from pos to the end of the game (the winner's quickest win, the
-        loser's longest resistance) as move texts; [] for a draw and when the game is over."""
-        self._check_notation(notation)
+        loser's longest resistance) as move texts in notation (as for moves); [] for a draw and
+        when the game is over."""
+        n = self._notation_code(notation)
         db = self._enter()
         try:
             p = self._position(db, pos)
@@ -380,7 +398,16 @@ class Tablebase:
                                          ctypes.byref(count))
             if s != _lib.OK:
                 raise self._raise(db, s)
-            return [self._text(m.text, notation) for m in out[:count.value]]
+            texts = []
+            for m in out[:count.value]:  # each move written from the position it is played in
+                texts.append(self._move_text(db, p, m, n))
+                after = _lib.Position()
+                s = self._lib.dtb_position_after(db, ctypes.byref(p), ctypes.byref(m),
+                                                 ctypes.byref(after))
+                if s != _lib.OK:
+                    raise self._raise(db, s)
+                p = after
+            return texts
         finally:
             self._leave()
 

@@ -46,7 +46,14 @@ class Options(ctypes.Structure):
         ("cache_bytes", ctypes.c_uint64),
         ("log", LOG_FN),
         ("log_user", ctypes.c_void_p),
+        ("loader_threads", ctypes.c_int),
+        ("texts", ctypes.c_int),
     ]
+
+
+# dtb_notation, and dtb_options.texts
+NOTATION_NUMERIC, NOTATION_ALGEBRAIC = 0, 1
+TEXTS_VARIANT = 0
 
 
 class Position(ctypes.Structure):
@@ -102,6 +109,9 @@ _PROTOTYPES = {
     "dtb_last_error": (_int, [_void_p, _char_p, _size_t]),
     "dtb_position_from_fen": (_int, [_void_p, _char_p, _P(Position), _char_p, _size_t]),
     "dtb_position_to_fen": (_int, [_void_p, _P(Position), _char_p, _size_t]),
+    "dtb_position_to_fen_in": (_int, [_void_p, _P(Position), _int, _char_p, _size_t]),
+    "dtb_db_notation": (_int, [_void_p]),
+    "dtb_move_to_text": (_int, [_void_p, _P(Position), _P(PdnMove), _int, _char_p, _size_t]),
     "dtb_position_after": (_int, [_void_p, _P(Position), _P(PdnMove), _P(Position)]),
     "dtb_probe_wdl": (_int, [_void_p, _P(Position), _uint, _P(_int)]),
     "dtb_probe_dtw": (_int, [_void_p, _P(Position), _uint, _P(_int), _P(_int)]),
