@@ -1700,9 +1700,9 @@ dtb_status dtb_pair_solver_create(dtb_solved *s, dtb_material m, dtb_pair_solver
     if (!ft)
         return DTB_E_NOMEM;
     const uint64_t nblocks = dtb_index_blocks(t->index), K = dtb_index_block_size(t->index);
-    if (2 * K > UINT32_MAX) /* kings-only pairs are solved lean then (dtb_solve_pair) */
-        return dtb_error_set(e, DTB_E_RANGE, "a block of %llu positions is too large",
-                             (unsigned long long)K);
+    if (2 * K > UINT32_MAX) /* beyond 32-bit local ids: only the lean solve takes it */
+        return dtb_error_set(e, DTB_E_RANGE, "a block of %llu positions is too large for the "
+                             "node state (a kings-only pair: solve it lean)", (unsigned long long)K);
     dtb_pair_solver *ps = calloc(1, sizeof *ps);
     if (!ps)
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
@@ -2099,18 +2099,8 @@ static dtb_status solve_pair_lean(dtb_solved *s, dtb_material m, dtb_solve_stats
 dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, bool lean, dtb_solve_stats stats[2],
                           dtb_solve_progress progress, void *user, dtb_error *e)
 {
-    if (dtb_solve_lean_applies(&m)) {
-        const dtb_index *ix;
-        dtb_index *own = NULL;
-        /* a unit beyond 32-bit local ids: lean whatever was asked */
-        if (!lean && dtb_index_create(dtb_solved_board(s), m, &own) == DTB_OK) {
-            ix = own;
-            lean = 2 * dtb_index_block_size(ix) > UINT32_MAX;
-            dtb_index_free(own);
-        }
-        if (lean)
-            return solve_pair_lean(s, m, stats, progress, user, e);
-    }
+    if (lean && dtb_solve_lean_applies(&m))
+        return solve_pair_lean(s, m, stats, progress, user, e);
     dtb_pair_solver *ps;
     dtb_status rc = dtb_pair_solver_create(s, m, &ps, e);
     /* Levels of equal advancement, most advanced first; units within a level in parallel. */

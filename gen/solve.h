@@ -22,8 +22,9 @@ typedef void (*dtb_solve_progress)(void *user, uint64_t done, uint64_t total);
  * for m, stats[1] for the flip (unused when m is its own flip). Uses the OpenMP threads in
  * force. lean: a kings-only pair (dtb_solve_lean_applies) is solved with one byte of state a
  * position (dtb_solve_lean_bytes) instead of the node state, slower; the same values and stats.
- * Kings-only units beyond 32-bit local ids are always solved so. DTB_E_RANGE when a DTW would
- * exceed DTB_MAX_DTW, DTB_E_NOMEM when out of memory. */
+ * Units beyond 32-bit local ids can only be solved so (the build's plan asks for it: lean
+ * otherwise DTB_E_RANGE). DTB_E_RANGE also when a DTW would exceed DTB_MAX_DTW, DTB_E_NOMEM
+ * when out of memory. */
 dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, bool lean, dtb_solve_stats stats[2],
                           dtb_solve_progress progress, void *user, dtb_error *e);
 

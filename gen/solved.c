@@ -231,7 +231,7 @@ dtb_status dtb_solved_add_file(dtb_solved *s, dtb_material m, const char *path, 
         free(en);
         return dtb_error_set(e, st, "cannot index the material");
     }
-    en->narrow = s->narrow && dtb_index_fast_get(en->t.index, &en->fast);
+    en->narrow = false; /* no values to index inline: every lookup takes lookup_slow */
     char name[DTB_MATERIAL_NAME_MAX];
     dtb_material_name(&m, name, sizeof name);
     const dtb_tablefile_expect want = {
@@ -414,7 +414,7 @@ lookup_narrow(const dtb_solved *s, uint64_t wm, uint64_t bm, uint64_t wk, uint64
                           ? s->slot[((cwk * SLOTS + cwm) * SLOTS + cbk) * SLOTS + cbm]
                           : NULL;
     assert(en && "exit into a material that is not solved");
-    if (!en->narrow || en->file)
+    if (!en->narrow) /* also every table read from its file */
         return lookup_slow(s, en, wm, bm, wk, bk, flipped, slot);
     return &en->t.values[flipped ? dtb_index_fast_of_flipped(&en->fast, wm, bm, wk, bk)
                                  : dtb_index_fast_of(&en->fast, wm, bm, wk, bk)];
