@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Two builds write the same tables, byte for byte: this tree's dtbgen against another build's
 # (DTB_REFERENCE_DTBGEN; scripts/test.sh passes the native Release build's to the portable tree).
-# International 2..4 (10x10, flying kings), english 2..4 (8x8, other board code paths: half rows
-# of 4, men that do not capture backward) and english's compact set with threat positions (the
-# writer's capture test of probe/format/capturetest.h and the threat rule).
+# International MMvMM and what it needs (10x10, flying kings: 25 tables of 2..4 pieces, men and
+# kings on both sides), english 2..4 (8x8, other board code paths: half rows of 4, men that do
+# not capture backward) and english's compact set with threat positions (the writer's capture
+# test of probe/format/capturetest.h and the threat rule); at zstd level 1, as the code that
+# -march changes comes before the compression.
 #
 # What differs between a portable (-DDTB_NATIVE=OFF) and a native build: without -march=native
 # there is no AVX2 (probe/format/capturetest.h tests captures with one shift per direction
@@ -25,10 +27,11 @@ trap 'rm -rf "$work"' EXIT
 # build_sets WHO DTBGEN: both sets into $work/WHO, the compact one into $work/WHO-compact.
 build_sets() {
   local who=$1 gen=$2
-  "$gen" --variant international --pieces 4 --out "$work/$who" --threads 2 --quiet &&
-    "$gen" --variant english --pieces 4 --out "$work/$who" --threads 2 --quiet &&
+  "$gen" --variant international --pieces 4 --material MMvMM --out "$work/$who" --threads 2 \
+    --zstd-level 1 --quiet &&
+    "$gen" --variant english --pieces 4 --out "$work/$who" --threads 2 --zstd-level 1 --quiet &&
     "$gen" --compact "$work/$who" --variant english --out "$work/$who-compact" --threats \
-      --threads 2 --quiet >/dev/null ||
+      --zstd-level 1 --threads 2 --quiet >/dev/null ||
     { echo "same_tables: $who's dtbgen ($gen) failed" >&2; exit 1; }
 }
 DTB_INDEX_PORTABLE=1 build_sets this "$this"
