@@ -7,7 +7,7 @@ Reads DIR/VARIANT/STATS (the JSON lines dtbgen writes, one a material, white to 
 and the sizes of the .wld and .dtw files beside it. Each material's colour flip is a material of
 its own, so a piece count's wins, draws and losses cover both sides to move. Prints one row a
 piece count (materials, positions, wins, draws, losses, the longest win with its material and
-FEN, WLD and DTW bytes, solving seconds: a pair's once) and a total row; exit 1 when STATS is missing or a line
+FEN, WLD and DTW bytes, solving seconds) and a total row; exit 1 when STATS is missing or a line
 of it is not a record, or when a material's table files are absent.
 """
 import json
@@ -38,16 +38,9 @@ def file_bytes(directory, material, ext):
     return os.path.getsize(os.path.join(directory, f"{material}.{ext}"))
 
 
-def flipped(material):
-    """The colour flip of a material name: "KKMvK" -> "KvKKM"."""
-    white, black = material.split("v")
-    return f"{black}v{white}"
-
-
 def summarize(directory, max_pieces=None):
     """Rows a piece count (dicts) and the total row, from directory's STATS and table files."""
     rows = {}
-    counted = set()
     for r in read_records(directory):
         if max_pieces is not None and r["pieces"] > max_pieces:
             continue
@@ -65,12 +58,7 @@ def summarize(directory, max_pieces=None):
             row["longest_fen"] = r.get("longest_win_fen", "")
         row["wld_bytes"] += file_bytes(directory, r["material"], "wld")
         row["dtw_bytes"] += file_bytes(directory, r["material"], "dtw")
-        # A material and its colour flip are solved together and both records carry the pair's
-        # time: count it once.
-        pair = frozenset((r["material"], flipped(r["material"])))
-        if pair not in counted:
-            counted.add(pair)
-            row["seconds"] += float(r.get("seconds", 0.0))
+        row["seconds"] += float(r.get("seconds", 0.0))
         row["peak"] = max(row["peak"], int(r.get("peak_resident_bytes", 0)))
     ordered = [rows[k] for k in sorted(rows)]
     total = {"pieces": "all", "materials": 0, "positions": 0, "wins": 0, "draws": 0, "losses": 0,

@@ -9,14 +9,14 @@ import pytest
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts",
                       "stats_summary.py")
 
-# Three materials written by hand (KKvK and KvKK a pair, solved together: one time); the expected rows below are added up by hand from them.
+# Three materials written by hand; the expected rows below are added up by hand from them.
 RECORDS = [
     {"material": "KvK", "positions": 10, "wins": 3, "draws": 5, "losses": 2, "longest_win": 11,
-     "longest_win_fen": "W:WK1:BK13", "seconds": 2.0, "peak_resident_bytes": 100},
+     "longest_win_fen": "W:WK1:BK13", "seconds": 0.5, "peak_resident_bytes": 100},
     {"material": "KKvK", "positions": 20, "wins": 15, "draws": 5, "losses": 0, "longest_win": 15,
-     "longest_win_fen": "W:WK1,K2:BK32", "seconds": 3.0, "peak_resident_bytes": 300},
+     "longest_win_fen": "W:WK1,K2:BK32", "seconds": 1.0, "peak_resident_bytes": 300},
     {"material": "KvKK", "positions": 20, "wins": 0, "draws": 5, "losses": 15, "longest_win": 16,
-     "longest_win_fen": "W:WK32:BK1,K2", "seconds": 3.0, "peak_resident_bytes": 200},
+     "longest_win_fen": "W:WK32:BK1,K2", "seconds": 2.0, "peak_resident_bytes": 200},
 ]
 SIZES = {"KvK": (7, 11), "KKvK": (13, 17), "KvKK": (19, 23)}  # (WLD, DTW) bytes
 
@@ -42,11 +42,11 @@ def test_rows(tmp_path):
     assert out.returncode == 0, out.stderr
     rows = [line for line in out.stdout.splitlines() if line.startswith("| ") and
             not line.startswith("| pieces")]
-    assert rows[0] == "| 2 | 1 | 10 | 3 | 5 | 2 | 11, KvK `W:WK1:BK13` | 7 | 11 | 2 s |"
+    assert rows[0] == "| 2 | 1 | 10 | 3 | 5 | 2 | 11, KvK `W:WK1:BK13` | 7 | 11 | 0 s |"
     assert rows[1] == ("| 3 | 2 | 40 | 15 | 10 | 15 | 16, KvKK `W:WK32:BK1,K2` | 32 | 40 "
-                       "| 3 s |")  # the pair's 3 s once
+                       "| 3 s |")
     assert rows[2] == ("| all | 3 | 50 | 18 | 15 | 17 | 16, KvKK `W:WK32:BK1,K2` | 39 | 51 "
-                       "| 5 s |")
+                       "| 4 s |")
 
 
 def test_pieces_limit(tmp_path):
