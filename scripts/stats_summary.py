@@ -38,16 +38,20 @@ def file_bytes(directory, material, ext):
     return os.path.getsize(os.path.join(directory, f"{material}.{ext}"))
 
 
+def empty_row(pieces):
+    """A row with nothing counted yet."""
+    return {"pieces": pieces, "materials": 0, "positions": 0, "wins": 0, "draws": 0, "losses": 0,
+            "longest": -1, "longest_material": "", "longest_fen": "", "wld_bytes": 0,
+            "dtw_bytes": 0, "seconds": 0.0}
+
+
 def summarize(directory, max_pieces=None):
     """Rows a piece count (dicts) and the total row, from directory's STATS and table files."""
     rows = {}
     for r in read_records(directory):
         if max_pieces is not None and r["pieces"] > max_pieces:
             continue
-        row = rows.setdefault(r["pieces"], {
-            "pieces": r["pieces"], "materials": 0, "positions": 0, "wins": 0, "draws": 0,
-            "losses": 0, "longest": -1, "longest_material": "", "longest_fen": "",
-            "wld_bytes": 0, "dtw_bytes": 0, "seconds": 0.0, "peak": 0})
+        row = rows.setdefault(r["pieces"], empty_row(r["pieces"]))
         row["materials"] += 1
         for key in ("positions", "wins", "draws", "losses"):
             row[key] += int(r[key])
@@ -59,16 +63,12 @@ def summarize(directory, max_pieces=None):
         row["wld_bytes"] += file_bytes(directory, r["material"], "wld")
         row["dtw_bytes"] += file_bytes(directory, r["material"], "dtw")
         row["seconds"] += float(r.get("seconds", 0.0))
-        row["peak"] = max(row["peak"], int(r.get("peak_resident_bytes", 0)))
     ordered = [rows[k] for k in sorted(rows)]
-    total = {"pieces": "all", "materials": 0, "positions": 0, "wins": 0, "draws": 0, "losses": 0,
-             "longest": -1, "longest_material": "", "longest_fen": "", "wld_bytes": 0,
-             "dtw_bytes": 0, "seconds": 0.0, "peak": 0}
+    total = empty_row("all")
     for row in ordered:
         for key in ("materials", "positions", "wins", "draws", "losses", "wld_bytes", "dtw_bytes",
                     "seconds"):
             total[key] += row[key]
-        total["peak"] = max(total["peak"], row["peak"])
         if row["longest"] > total["longest"]:
             for key in ("longest", "longest_material", "longest_fen"):
                 total[key] = row[key]
