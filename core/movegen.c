@@ -541,12 +541,14 @@ ALWAYS_INLINE bool flying_king_can_capture(const dtb_board *b, dtb_bb kings, dtb
             if (((m0 & j0) > (m0 & ~j0)) | ((m1 & j1) > (m1 & ~j1)) | ((m2 & -m2 & j2) != 0) |
                 ((m3 & -m3 & j3) != 0))
                 return true;
-        } else {
-            for (int d = 0; d < DTB_DIRS; d++) {
-                const dtb_bb m = b->ray[k][d] & occ, j = jumpable[d];
-                if (d < DTB_SW ? (m & j) > (m & ~j) : (m & -m & j) != 0)
-                    return true;
-            }
+        } else { /* the same in two words, without a branch per direction */
+            const dtb_bb m0 = b->ray[k][DTB_NW] & occ, m1 = b->ray[k][DTB_NE] & occ;
+            const dtb_bb m2 = b->ray[k][DTB_SW] & occ, m3 = b->ray[k][DTB_SE] & occ;
+            const dtb_bb j0 = jumpable[DTB_NW], j1 = jumpable[DTB_NE];
+            const dtb_bb j2 = jumpable[DTB_SW], j3 = jumpable[DTB_SE];
+            if (((m0 & j0) > (m0 & ~j0)) | ((m1 & j1) > (m1 & ~j1)) | ((m2 & -m2 & j2) != 0) |
+                ((m3 & -m3 & j3) != 0))
+                return true;
         }
     }
     return false;
@@ -706,11 +708,37 @@ ALWAYS_INLINE int count_flying64(const dtb_board *b, uint64_t kings, uint64_t em
     return n;
 }
 
+/* count_flying64 in two words, for boards of more than 63 squares (the stop bit needs the room
+ * above the top square that 128 bits leave): the 12x12 board, where stepping a king set square
+ * by square along 11-square diagonals was the solver's largest single cost. */
+ALWAYS_INLINE int count_flying_wide(const dtb_board *b, dtb_bb kings, dtb_bb empty)
+{
+    const dtb_bb occ = b->all & ~empty;
+    int n = 0;
+    while (kings) {
+        const int k = dtb_bb_pop(&kings);
+#pragma GCC unroll 2
+        for (int d = DTB_NW; d <= DTB_NE; d++) {
+            const dtb_bb r = b->ray[k][d] << 1, m = (b->ray[k][d] & occ) << 1 | 1;
+            const dtb_bb top = dtb_bb_bit(dtb_bb_highest(m));
+            n += dtb_bb_count(r & ~((top << 1) - 1));
+        }
+#pragma GCC unroll 2
+        for (int d = DTB_SW; d <= DTB_SE; d++) {
+            const dtb_bb r = b->ray[k][d], m = r & occ;
+            n += dtb_bb_count(r & ((m & -m) - 1));
+        }
+    }
+    return n;
+}
+
 ALWAYS_INLINE int count_king_moves(const dtb_board *b, dtb_bb kings, dtb_bb empty, int half)
 {
     const bool fly = b->variant->kings_fly;
     if (fly && half <= 5)
         return count_flying64(b, (uint64_t)kings, (uint64_t)empty);
+    if (fly && half == 6)
+        return count_flying_wide(b, kings, empty);
     int n = 0;
 #pragma GCC unroll 4
     for (int d = 0; d < DTB_DIRS; d++)

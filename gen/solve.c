@@ -74,7 +74,7 @@ typedef struct half {
     /* The white men's first jumps as far as the men alone decide them (see may_capture): the
      * landing squares of jumps over black men, and the men-free squares a man could jump over
      * (a black king there may be taken). */
-    uint64_t land_men, over_free;
+    dtb_bb land_men, over_free;
     /* Where white men one step from promotion promote, by forward direction (when the square is
      * free of kings); those moves take the generic path, not ex[]. */
     dtb_bb promo_to[2];
@@ -143,7 +143,7 @@ typedef struct lane {
 typedef struct unit {
     const dtb_board *b;
     const dtb_solved *s;
-    bool quick_capture; /* may_capture applies: at most 64 squares, flying kings */
+    bool quick_capture; /* may_capture applies: flying kings (may_capture_wide beyond 64 squares) */
     half h[2];
     int nhalves;  /* 1 when the block is its own flip */
     uint64_t K;   /* positions per half */
@@ -381,16 +381,16 @@ static inline uint64_t step64(const dtb_board *b, uint64_t s, int d)
 /* Whether a white man of the half may jump a black king on one of the squares of kings (a
  * subset of over_free): a white man before it, in a direction men capture in, and the square
  * beyond free (occ: every piece). */
-static bool man_takes_king(const dtb_board *b, const half *hf, uint64_t kings, uint64_t occ)
+static bool man_takes_king(const dtb_board *b, const half *hf, dtb_bb kings, dtb_bb occ)
 {
     const bool backward = b->variant->men_capture_backward;
-    for (; kings; kings &= kings - 1) {
-        const int s = __builtin_ctzll(kings);
+    while (kings) {
+        const int s = dtb_bb_pop(&kings);
         for (int d = 0; d < DTB_DIRS; d++) {
             if (!backward && d != dtb_forward_dir(DTB_WHITE, 0) && d != dtb_forward_dir(DTB_WHITE, 1))
                 continue;
             const int m = b->next[s][d ^ 3], l = b->next[s][d];
-            if (m >= 0 && l >= 0 && (((uint64_t)hf->wmen >> m) & 1) && !((occ >> l) & 1))
+            if (m >= 0 && l >= 0 && dtb_bb_has(hf->wmen, m) && !dtb_bb_has(occ, l))
                 return true;
         }
     }
@@ -407,8 +407,8 @@ static inline bool may_capture(const dtb_board *b, const half *hf, uint64_t wk, 
                                uint64_t *men)
 {
     const uint64_t kings = wk | bk, occ = (uint64_t)hf->men | kings;
-    const bool mc = (hf->land_men & ~kings) || ((bk & hf->over_free) &&
-                                                man_takes_king(b, hf, bk & hf->over_free, occ));
+    const uint64_t over = bk & (uint64_t)hf->over_free;
+    const bool mc = ((uint64_t)hf->land_men & ~kings) || (over && man_takes_king(b, hf, over, occ));
     *men = mc ? (uint64_t)hf->wmen : 0;
     if (!wk)
         return false;
@@ -424,6 +424,42 @@ static inline bool may_capture(const dtb_board *b, const half *hf, uint64_t wk, 
         const int sq = __builtin_ctzll(k);
         const uint64_t m0 = (uint64_t)b->ray[sq][DTB_NW] & occ, m1 = (uint64_t)b->ray[sq][DTB_NE] & occ;
         const uint64_t m2 = (uint64_t)b->ray[sq][DTB_SW] & occ, m3 = (uint64_t)b->ray[sq][DTB_SE] & occ;
+        if (((m0 & j[DTB_NW]) > (m0 & ~j[DTB_NW])) | ((m1 & j[DTB_NE]) > (m1 & ~j[DTB_NE])) |
+            ((m2 & -m2 & j[DTB_SW]) != 0) | ((m3 & -m3 & j[DTB_SE]) != 0))
+            return true;
+    }
+    return false;
+}
+
+/* step64 in two words, for boards of more than 64 squares. */
+static inline dtb_bb step_wide(const dtb_board *b, dtb_bb s, int d)
+{
+    if (d < DTB_SW)
+        return (s & b->step_from[d][0]) >> -b->step_shift[d][0] |
+               (s & b->step_from[d][1]) >> -b->step_shift[d][1];
+    return (s & b->step_from[d][0]) << b->step_shift[d][0] |
+           (s & b->step_from[d][1]) << b->step_shift[d][1];
+}
+
+/* may_capture in two words, for boards of more than 64 squares (12x12): the same masks and
+ * the same ray test, which replace stepping every piece of the position in every direction. */
+static inline bool may_capture_wide(const dtb_board *b, const half *hf, dtb_bb wk, dtb_bb bk,
+                                    dtb_bb *men)
+{
+    const dtb_bb kings = wk | bk, occ = hf->men | kings, over = bk & hf->over_free;
+    const bool mc = (hf->land_men & ~kings) || (over && man_takes_king(b, hf, over, occ));
+    *men = mc ? hf->wmen : 0;
+    if (!wk)
+        return false;
+    const dtb_bb opp = hf->bmen | bk, empty = b->all & ~occ;
+    dtb_bb j[DTB_DIRS];
+#pragma GCC unroll 4
+    for (int d = 0; d < DTB_DIRS; d++)
+        j[d] = opp & step_wide(b, empty, d ^ 3);
+    while (wk) {
+        const int sq = dtb_bb_pop(&wk);
+        const dtb_bb m0 = b->ray[sq][DTB_NW] & occ, m1 = b->ray[sq][DTB_NE] & occ;
+        const dtb_bb m2 = b->ray[sq][DTB_SW] & occ, m3 = b->ray[sq][DTB_SE] & occ;
         if (((m0 & j[DTB_NW]) > (m0 & ~j[DTB_NW])) | ((m1 & j[DTB_NE]) > (m1 & ~j[DTB_NE])) |
             ((m2 & -m2 & j[DTB_SW]) != 0) | ((m3 & -m3 & j[DTB_SE]) != 0))
             return true;
@@ -467,8 +503,15 @@ static void init_position(const unit *u, lane *ln, batch *bt, uint32_t id, const
     bool king_takes_lone = false; /* a king can capture black's only piece: no list needed */
     ml.count = 0;
     if (u->quick_capture) {
-        uint64_t men;
-        const bool kc = may_capture(b, hf, (uint64_t)p->kings[DTB_WHITE], (uint64_t)p->kings[DTB_BLACK], &men);
+        dtb_bb men;
+        bool kc;
+        if (b->squares > 64) {
+            kc = may_capture_wide(b, hf, p->kings[DTB_WHITE], p->kings[DTB_BLACK], &men);
+        } else {
+            uint64_t m64;
+            kc = may_capture(b, hf, (uint64_t)p->kings[DTB_WHITE], (uint64_t)p->kings[DTB_BLACK], &m64);
+            men = m64;
+        }
         king_takes_lone = kc && hf->lone;
         if (!king_takes_lone)
             st = dtb_generate_captures_by(b, p, men, kc, &ml);
@@ -495,7 +538,7 @@ static void init_position(const unit *u, lane *ln, batch *bt, uint32_t id, const
             flush_batch(u, ln, bt);
         first = bt->nexit;
         const dtb_bb empty = b->all & ~dtb_pos_occupied(p);
-        if (u->quick_capture) { /* words, inline: a king's reach is a few masked rays */
+        if (u->quick_capture && b->squares <= 64) { /* words, inline: a king's reach is a few masked rays */
             const uint64_t occ = (uint64_t)b->all & ~(uint64_t)empty;
             for (uint64_t k = (uint64_t)p->kings[DTB_WHITE]; k; k &= k - 1)
                 cnt += __builtin_popcountll(king_reach64(b, __builtin_ctzll(k), occ, true));
@@ -730,15 +773,23 @@ static int predecessors(const unit *u, uint64_t id, uint64_t pids[DTB_MAX_MOVES]
     const dtb_index *ix = u->h[ph].t->index;
     const uint64_t base = (uint64_t)ph * u->K;
     int np = 0;
+    const dtb_bb land = u->h[ph].land_men;
     dtb_bb kings = qb.kings[DTB_WHITE];
     while (kings) {
         const int y = dtb_bb_pop(&kings);
+        /* capture positions learn nothing: as in predecessors_narrow */
+        const dtb_bb open = land & ~((qb.kings[DTB_WHITE] ^ dtb_bb_bit(y)) | qb.kings[DTB_BLACK]);
+        if (open & (open - 1))
+            continue;
         int to[DTB_MAX_MOVES], nt = 0;
         for (int dir = 0; dir < DTB_DIRS; dir++)
             for (int x = b->next[y][dir]; x >= 0 && !dtb_bb_has(occ, x); x = fly ? b->next[x][dir] : -1) {
                 assert(np + nt < DTB_MAX_MOVES);
-                to[nt++] = x;
+                if (!open || dtb_bb_has(open, x))
+                    to[nt++] = x;
             }
+        if (!nt)
+            continue;
         uint64_t rank[DTB_MAX_MOVES];
         dtb_index_kings_of_moved(ix, u->h[ph].men, qb.kings[DTB_WHITE] ^ dtb_bb_bit(y),
                                  qb.kings[DTB_BLACK], nt, to, rank);
@@ -1106,6 +1157,22 @@ static void man_exits(const dtb_board *b, half *hf, const half *flipped, const d
                     hf->over_free |= 1ull << o;
             }
         }
+    } else if (b->variant->kings_fly) { /* the same in two words, for may_capture_wide */
+        const bool backward = b->variant->men_capture_backward;
+        for (dtb_bb wm = hf->wmen; wm;) {
+            const int m = dtb_bb_pop(&wm);
+            for (int d = 0; d < DTB_DIRS; d++) {
+                if (!backward && d != dtb_forward_dir(DTB_WHITE, 0) && d != dtb_forward_dir(DTB_WHITE, 1))
+                    continue;
+                const int o = b->next[m][d], l = o >= 0 ? b->next[o][d] : -1;
+                if (l < 0 || dtb_bb_has(hf->men, l))
+                    continue;
+                if (dtb_bb_has(hf->bmen, o))
+                    hf->land_men |= dtb_bb_bit(l);
+                else if (!dtb_bb_has(hf->wmen, o))
+                    hf->over_free |= dtb_bb_bit(o);
+            }
+        }
     }
     /* After the flip the black men (reversed: the other half's white men) are white, the moved
      * white men black: a man moving from x to y changes the reversed white men (the other
@@ -1422,8 +1489,11 @@ static int lean_init_range(const unit *u, uint8_t *cnt, int h, uint64_t from, ui
         ml.count = 0;
         bool capture;
         if (u->quick_capture) {
-            uint64_t men;
-            const bool kc = may_capture(b, hf, (uint64_t)p.kings[DTB_WHITE], (uint64_t)p.kings[DTB_BLACK], &men);
+            dtb_bb men;
+            uint64_t m64;
+            const bool kc = b->squares > 64
+                                ? may_capture_wide(b, hf, p.kings[DTB_WHITE], p.kings[DTB_BLACK], &men)
+                                : may_capture(b, hf, (uint64_t)p.kings[DTB_WHITE], (uint64_t)p.kings[DTB_BLACK], &m64);
             capture = kc && hf->lone;
             if (kc && !hf->lone) {
                 const dtb_status st = dtb_generate_captures_by(b, &p, 0, true, &ml);
@@ -1459,7 +1529,7 @@ static int lean_init_range(const unit *u, uint8_t *cnt, int h, uint64_t from, ui
             continue;
         }
         int c = 0;
-        if (u->quick_capture) {
+        if (u->quick_capture && b->squares <= 64) {
             const uint64_t occ = (uint64_t)(p.kings[DTB_WHITE] | p.kings[DTB_BLACK]);
             for (uint64_t k = (uint64_t)p.kings[DTB_WHITE]; k; k &= k - 1)
                 c += __builtin_popcountll(king_reach64(b, __builtin_ctzll(k), occ, true));
@@ -1708,7 +1778,7 @@ dtb_status dtb_pair_solver_create(dtb_solved *s, dtb_material m, dtb_pair_solver
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
     *ps = (dtb_pair_solver){.s = s, .b = b, .t = t, .ft = ft, .self = self, .nblocks = nblocks,
                             .K = K, .listed = units_listed(K),
-                            .quick = b->squares <= 64 && b->variant->kings_fly,
+                            .quick = b->variant->kings_fly,
                             .nthreads = omp_get_max_threads()};
     ps->total = (self ? 1 : 2) * dtb_index_size(t->index);
     /* Each block's advancement, in parallel: men-only materials have a block per position. */
@@ -2075,7 +2145,7 @@ static dtb_status solve_pair_lean(dtb_solved *s, dtb_material m, dtb_solve_stats
     }
     unit u = {.b = b, .s = s, .K = dtb_index_block_size(t->index), .shared = true,
               .fx = {narrow ? &fxt : NULL, narrow ? &fxft : NULL},
-              .quick_capture = b->squares <= 64 && b->variant->kings_fly};
+              .quick_capture = b->variant->kings_fly};
     const work wk = work_of(b, t, ft, 0);
     unit_setup(&u, &wk, t, ft, self);
     solve_lean(&u, lanes, nthreads, progress, user);
