@@ -396,6 +396,17 @@ static __attribute__((noinline)) const dtb_value *lookup_slow(const dtb_solved *
     return &en->t.values[idx];
 }
 
+/* The table of the white-to-move material with these piece counts. */
+static inline const entry *entry_of(const dtb_solved *s, int cwk, int cwm, int cbk, int cbm)
+{
+    const entry *en = cwk <= DTB_SOLVED_MAX_COUNT && cwm <= DTB_SOLVED_MAX_COUNT &&
+                              cbk <= DTB_SOLVED_MAX_COUNT && cbm <= DTB_SOLVED_MAX_COUNT
+                          ? s->slot[((cwk * SLOTS + cwm) * SLOTS + cbk) * SLOTS + cbm]
+                          : NULL;
+    assert(en && "exit into a material that is not solved");
+    return en;
+}
+
 /* The value slot of the white-to-move position with these sets (words, boards of up to 64
  * squares), or, when `flipped`, of their mirror image (a black-to-move position with its colours
  * swapped: the mirror is left to dtb_index_fast_of_flipped). The slot from four popcounts (the
@@ -407,13 +418,8 @@ lookup_narrow(const dtb_solved *s, uint64_t wm, uint64_t bm, uint64_t wk, uint64
 {
     if (!(wm | wk))
         return &lost;
-    const int cwk = __builtin_popcountll(wk), cwm = __builtin_popcountll(wm);
-    const int cbk = __builtin_popcountll(bk), cbm = __builtin_popcountll(bm);
-    const entry *en = cwk <= DTB_SOLVED_MAX_COUNT && cwm <= DTB_SOLVED_MAX_COUNT &&
-                              cbk <= DTB_SOLVED_MAX_COUNT && cbm <= DTB_SOLVED_MAX_COUNT
-                          ? s->slot[((cwk * SLOTS + cwm) * SLOTS + cbk) * SLOTS + cbm]
-                          : NULL;
-    assert(en && "exit into a material that is not solved");
+    const entry *en = entry_of(s, __builtin_popcountll(wk), __builtin_popcountll(wm),
+                               __builtin_popcountll(bk), __builtin_popcountll(bm));
     if (!en->narrow) /* also every table read from its file */
         return lookup_slow(s, en, wm, bm, wk, bk, flipped, slot);
     return &en->t.values[flipped ? dtb_index_fast_of_flipped(&en->fast, wm, bm, wk, bk)
@@ -446,17 +452,50 @@ static const dtb_value *value_after_narrow(const dtb_solved *s, const dtb_pos *p
     return lookup_narrow(s, opp_m, own_m, opp_k, own_k, false, slot);
 }
 
-static const dtb_value *value_at_slot(const dtb_solved *s, const dtb_pos *p, dtb_value *slot);
+/* lookup_narrow for boards of more than 64 squares: the sets stay in registers (the index
+ * from dtb_index_block_of and dtb_index_kings_of, which take them by value), since a position
+ * written to memory and read back at once in 16-byte loads stalled on every lookup. */
+static const dtb_value *lookup_wide(const dtb_solved *s, dtb_bb wm, dtb_bb bm, dtb_bb wk, dtb_bb bk,
+                                    bool flipped, dtb_value *slot)
+{
+    if (!(wm | wk))
+        return &lost;
+    if (flipped) {
+        const dtb_board *b = s->board;
+        wm = dtb_bb_reverse(b, wm), bm = dtb_bb_reverse(b, bm);
+        wk = dtb_bb_reverse(b, wk), bk = dtb_bb_reverse(b, bk);
+    }
+    const entry *en = entry_of(s, dtb_bb_count(wk), dtb_bb_count(wm), dtb_bb_count(bk), dtb_bb_count(bm));
+    const dtb_index *ix = en->t.index;
+    const uint64_t idx = dtb_index_block_of(ix, wm, bm) * dtb_index_block_size(ix) +
+                         dtb_index_kings_of(ix, wm | bm, wk, bk);
+    if (en->file) {
+        const dtb_pos w = {.men = {wm, bm}, .kings = {wk, bk}, .side = DTB_WHITE};
+        return file_value(s, en, idx, &w, slot);
+    }
+    return &en->t.values[idx];
+}
 
-/* Out of line: inlined, its loads of the full sets were hoisted in front of the narrow path. */
+/* The side to move's sets first, flipped when black is to move, as value_at_narrow. Out of
+ * line: inlined, its loads of the full sets were hoisted in front of the narrow path. */
+static __attribute__((noinline)) const dtb_value *value_at_wide(const dtb_solved *s,
+                                                               const dtb_pos *p, dtb_value *slot)
+{
+    const int own = p->side, opp = own ^ 1;
+    return lookup_wide(s, p->men[own], p->men[opp], p->kings[own], p->kings[opp], own != DTB_WHITE,
+                       slot);
+}
+
+/* value_after_narrow for boards of more than 64 squares. */
 static __attribute__((noinline)) const dtb_value *value_after_wide(const dtb_solved *s,
                                                                   const dtb_pos *p,
                                                                   const dtb_move *m,
                                                                   dtb_value *slot)
 {
-    dtb_pos q;
+    dtb_pos q; /* local, so its sets stay in registers */
     dtb_make_move(p, m, &q);
-    return value_at_slot(s, &q, slot);
+    const int own = q.side, opp = own ^ 1;
+    return lookup_wide(s, q.men[own], q.men[opp], q.kings[own], q.kings[opp], own != DTB_WHITE, slot);
 }
 
 static const dtb_value *value_after_slot(const dtb_solved *s, const dtb_pos *p, const dtb_move *m,
@@ -471,24 +510,6 @@ const dtb_value *dtb_solved_value_after(const dtb_solved *s, const dtb_pos *p, c
                                         dtb_value *slot)
 {
     return value_after_slot(s, p, m, slot);
-}
-
-/* Out of line, as value_after_wide. */
-static __attribute__((noinline)) const dtb_value *value_at_wide(const dtb_solved *s,
-                                                               const dtb_pos *p, dtb_value *slot)
-{
-    dtb_pos w = *p;
-    if (w.side != DTB_WHITE)
-        dtb_pos_flip(s->board, p, &w);
-    if (!dtb_pos_pieces(&w, DTB_WHITE))
-        return &lost;
-    const dtb_solved_table *t = dtb_solved_find(s, dtb_material_of(&w));
-    assert(t && "exit into a material that is not solved");
-    const entry *en = (const entry *)(const void *)t;
-    const uint64_t idx = dtb_index_of(t->index, &w);
-    if (en->file)
-        return file_value(s, en, idx, &w, slot);
-    return &t->values[idx];
 }
 
 static const dtb_value *value_at_slot(const dtb_solved *s, const dtb_pos *p, dtb_value *slot)
