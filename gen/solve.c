@@ -404,12 +404,12 @@ static bool man_takes_king(const dtb_board *b, const half *hf, dtb_bb kings, dtb
  * jump over a men-free square a black king there. A flying king takes the nearest piece of a
  * ray when it is black with a free square behind it. */
 static inline bool may_capture(const dtb_board *b, const half *hf, uint64_t wk, uint64_t bk,
-                               uint64_t *men)
+                               dtb_bb *men)
 {
     const uint64_t kings = wk | bk, occ = (uint64_t)hf->men | kings;
     const uint64_t over = bk & (uint64_t)hf->over_free;
     const bool mc = ((uint64_t)hf->land_men & ~kings) || (over && man_takes_king(b, hf, over, occ));
-    *men = mc ? (uint64_t)hf->wmen : 0;
+    *men = mc ? hf->wmen : 0;
     if (!wk)
         return false;
     /* As core/movegen.c's flying king test: jumpable[d], the black pieces with a free square
@@ -431,16 +431,6 @@ static inline bool may_capture(const dtb_board *b, const half *hf, uint64_t wk, 
     return false;
 }
 
-/* step64 in two words, for boards of more than 64 squares. */
-static inline dtb_bb step_wide(const dtb_board *b, dtb_bb s, int d)
-{
-    if (d < DTB_SW)
-        return (s & b->step_from[d][0]) >> -b->step_shift[d][0] |
-               (s & b->step_from[d][1]) >> -b->step_shift[d][1];
-    return (s & b->step_from[d][0]) << b->step_shift[d][0] |
-           (s & b->step_from[d][1]) << b->step_shift[d][1];
-}
-
 /* may_capture in two words, for boards of more than 64 squares (12x12): the same masks and
  * the same ray test, which replace stepping every piece of the position in every direction. */
 static inline bool may_capture_wide(const dtb_board *b, const half *hf, dtb_bb wk, dtb_bb bk,
@@ -455,7 +445,7 @@ static inline bool may_capture_wide(const dtb_board *b, const half *hf, dtb_bb w
     dtb_bb j[DTB_DIRS];
 #pragma GCC unroll 4
     for (int d = 0; d < DTB_DIRS; d++)
-        j[d] = opp & step_wide(b, empty, d ^ 3);
+        j[d] = opp & dtb_board_step(b, empty, d ^ 3);
     while (wk) {
         const int sq = dtb_bb_pop(&wk);
         const dtb_bb m0 = b->ray[sq][DTB_NW] & occ, m1 = b->ray[sq][DTB_NE] & occ;
@@ -504,14 +494,9 @@ static void init_position(const unit *u, lane *ln, batch *bt, uint32_t id, const
     ml.count = 0;
     if (u->quick_capture) {
         dtb_bb men;
-        bool kc;
-        if (b->squares > 64) {
-            kc = may_capture_wide(b, hf, p->kings[DTB_WHITE], p->kings[DTB_BLACK], &men);
-        } else {
-            uint64_t m64;
-            kc = may_capture(b, hf, (uint64_t)p->kings[DTB_WHITE], (uint64_t)p->kings[DTB_BLACK], &m64);
-            men = m64;
-        }
+        const bool kc = b->squares > 64
+                            ? may_capture_wide(b, hf, p->kings[DTB_WHITE], p->kings[DTB_BLACK], &men)
+                            : may_capture(b, hf, (uint64_t)p->kings[DTB_WHITE], (uint64_t)p->kings[DTB_BLACK], &men);
         king_takes_lone = kc && hf->lone;
         if (!king_takes_lone)
             st = dtb_generate_captures_by(b, p, men, kc, &ml);
@@ -777,8 +762,9 @@ static int predecessors(const unit *u, uint64_t id, uint64_t pids[DTB_MAX_MOVES]
     dtb_bb kings = qb.kings[DTB_WHITE];
     while (kings) {
         const int y = dtb_bb_pop(&kings);
+        const dtb_bb rest = qb.kings[DTB_WHITE] ^ dtb_bb_bit(y);
         /* capture positions learn nothing: as in predecessors_narrow */
-        const dtb_bb open = land & ~((qb.kings[DTB_WHITE] ^ dtb_bb_bit(y)) | qb.kings[DTB_BLACK]);
+        const dtb_bb open = land & ~(rest | qb.kings[DTB_BLACK]);
         if (open & (open - 1))
             continue;
         int to[DTB_MAX_MOVES], nt = 0;
@@ -791,8 +777,7 @@ static int predecessors(const unit *u, uint64_t id, uint64_t pids[DTB_MAX_MOVES]
         if (!nt)
             continue;
         uint64_t rank[DTB_MAX_MOVES];
-        dtb_index_kings_of_moved(ix, u->h[ph].men, qb.kings[DTB_WHITE] ^ dtb_bb_bit(y),
-                                 qb.kings[DTB_BLACK], nt, to, rank);
+        dtb_index_kings_of_moved(ix, u->h[ph].men, rest, qb.kings[DTB_BLACK], nt, to, rank);
         for (int i = 0; i < nt; i++)
             pids[np++] = base + rank[i];
     }
@@ -1138,40 +1123,22 @@ static void man_exits(const dtb_board *b, half *hf, const half *flipped, const d
     hf->nex = 0;
     hf->promo_to[0] = hf->promo_to[1] = 0;
     const dtb_bb empty = b->all & ~hf->men;
-    /* may_capture's masks: every first jump of a white man that the men allow */
+    /* may_capture's masks: every first jump of a white man that the men allow (predecessors'
+     * too) */
     hf->land_men = hf->over_free = 0;
-    if (b->squares <= 64) { /* in words: men-only materials set up a unit per position */
-        const bool backward = b->variant->men_capture_backward;
-        const uint64_t wmen = (uint64_t)hf->wmen, bmen = (uint64_t)hf->bmen, men = wmen | bmen;
-        for (uint64_t wm = wmen; wm; wm &= wm - 1) {
-            const int m = __builtin_ctzll(wm);
-            for (int d = 0; d < DTB_DIRS; d++) {
-                if (!backward && d != dtb_forward_dir(DTB_WHITE, 0) && d != dtb_forward_dir(DTB_WHITE, 1))
-                    continue;
-                const int o = b->next[m][d], l = o >= 0 ? b->next[o][d] : -1;
-                if (l < 0 || (men >> l & 1))
-                    continue;
-                if (bmen >> o & 1)
-                    hf->land_men |= 1ull << l;
-                else if (!(wmen >> o & 1))
-                    hf->over_free |= 1ull << o;
-            }
-        }
-    } else if (b->variant->kings_fly) { /* the same in two words, for may_capture_wide */
-        const bool backward = b->variant->men_capture_backward;
-        for (dtb_bb wm = hf->wmen; wm;) {
-            const int m = dtb_bb_pop(&wm);
-            for (int d = 0; d < DTB_DIRS; d++) {
-                if (!backward && d != dtb_forward_dir(DTB_WHITE, 0) && d != dtb_forward_dir(DTB_WHITE, 1))
-                    continue;
-                const int o = b->next[m][d], l = o >= 0 ? b->next[o][d] : -1;
-                if (l < 0 || dtb_bb_has(hf->men, l))
-                    continue;
-                if (dtb_bb_has(hf->bmen, o))
-                    hf->land_men |= dtb_bb_bit(l);
-                else if (!dtb_bb_has(hf->wmen, o))
-                    hf->over_free |= dtb_bb_bit(o);
-            }
+    const bool backward = b->variant->men_capture_backward;
+    for (dtb_bb wm = hf->wmen; wm;) {
+        const int m = dtb_bb_pop(&wm);
+        for (int d = 0; d < DTB_DIRS; d++) {
+            if (!backward && d != dtb_forward_dir(DTB_WHITE, 0) && d != dtb_forward_dir(DTB_WHITE, 1))
+                continue;
+            const int o = b->next[m][d], l = o >= 0 ? b->next[o][d] : -1;
+            if (l < 0 || dtb_bb_has(hf->men, l))
+                continue;
+            if (dtb_bb_has(hf->bmen, o))
+                hf->land_men |= dtb_bb_bit(l);
+            else if (!dtb_bb_has(hf->wmen, o))
+                hf->over_free |= dtb_bb_bit(o);
         }
     }
     /* After the flip the black men (reversed: the other half's white men) are white, the moved
@@ -1489,11 +1456,10 @@ static int lean_init_range(const unit *u, uint8_t *cnt, int h, uint64_t from, ui
         ml.count = 0;
         bool capture;
         if (u->quick_capture) {
-            dtb_bb men;
-            uint64_t m64;
+            dtb_bb men; /* kings-only pairs: none */
             const bool kc = b->squares > 64
                                 ? may_capture_wide(b, hf, p.kings[DTB_WHITE], p.kings[DTB_BLACK], &men)
-                                : may_capture(b, hf, (uint64_t)p.kings[DTB_WHITE], (uint64_t)p.kings[DTB_BLACK], &m64);
+                                : may_capture(b, hf, (uint64_t)p.kings[DTB_WHITE], (uint64_t)p.kings[DTB_BLACK], &men);
             capture = kc && hf->lone;
             if (kc && !hf->lone) {
                 const dtb_status st = dtb_generate_captures_by(b, &p, 0, true, &ml);

@@ -452,9 +452,8 @@ static const dtb_value *value_after_narrow(const dtb_solved *s, const dtb_pos *p
     return lookup_narrow(s, opp_m, own_m, opp_k, own_k, false, slot);
 }
 
-/* lookup_narrow for boards of more than 64 squares: the sets stay in registers (the index
- * from dtb_index_block_of and dtb_index_kings_of, which take them by value), since a position
- * written to memory and read back at once in 16-byte loads stalled on every lookup. */
+/* lookup_narrow for boards of more than 64 squares, from the four sets by value: copying a
+ * position just written in 8-byte halves with 16-byte loads stalled on every lookup. */
 static const dtb_value *lookup_wide(const dtb_solved *s, dtb_bb wm, dtb_bb bm, dtb_bb wk, dtb_bb bk,
                                     bool flipped, dtb_value *slot)
 {
@@ -466,13 +465,10 @@ static const dtb_value *lookup_wide(const dtb_solved *s, dtb_bb wm, dtb_bb bm, d
         wk = dtb_bb_reverse(b, wk), bk = dtb_bb_reverse(b, bk);
     }
     const entry *en = entry_of(s, dtb_bb_count(wk), dtb_bb_count(wm), dtb_bb_count(bk), dtb_bb_count(bm));
-    const dtb_index *ix = en->t.index;
-    const uint64_t idx = dtb_index_block_of(ix, wm, bm) * dtb_index_block_size(ix) +
-                         dtb_index_kings_of(ix, wm | bm, wk, bk);
-    if (en->file) {
-        const dtb_pos w = {.men = {wm, bm}, .kings = {wk, bk}, .side = DTB_WHITE};
+    const dtb_pos w = {.men = {wm, bm}, .kings = {wk, bk}, .side = DTB_WHITE};
+    const uint64_t idx = dtb_index_of(en->t.index, &w);
+    if (en->file)
         return file_value(s, en, idx, &w, slot);
-    }
     return &en->t.values[idx];
 }
 
