@@ -26,8 +26,10 @@ typedef enum dtb_status {
 /* Game result for the side to move. */
 typedef enum dtb_wdl { DTB_LOSS = -1, DTB_DRAW = 0, DTB_WIN = 1 } dtb_wdl;
 
-/* Largest DTW any table can hold (plies). */
-#define DTB_MAX_DTW 254
+/* Largest DTW any table can hold (plies). A table file stores distances beyond 254 plies in its
+ * long list (docs/FORMAT.md §8.4); the generator's solver holds up to this many. Libraries built
+ * before dtb 0.9 held 254. */
+#define DTB_MAX_DTW 1022
 
 /* How squares are written: PDN numbers, or the algebraic names russian and brazilian players
  * use (files a, b, ... from white's left, ranks 1, 2, ... from white's side: on 8x8 square 1 is

@@ -129,10 +129,12 @@ static dtb_status make_dir(const char *path, dtb_error *e)
     return dtb_error_set(e, DTB_E_IO, "cannot create directory %s: %s", path, strerror(errno));
 }
 
-/* Reads every block of a table file into values[]. */
+/* Reads every block of a table file into t's values (and its long list into s). */
 static dtb_status read_values(const char *path, const dtb_variant *v, const dtb_material *m,
-                              dtb_metric metric, uint64_t size, uint8_t *values, dtb_error *e)
+                              dtb_metric metric, uint64_t size, dtb_solved *s, dtb_solved_table *t,
+                              dtb_error *e)
 {
+    uint8_t *values = t->values;
     char name[DTB_MATERIAL_NAME_MAX];
     dtb_material_name(m, name, sizeof name);
     const dtb_tablefile_expect want = {
@@ -177,6 +179,16 @@ static dtb_status read_values(const char *path, const dtb_variant *v, const dtb_
         }
         dtb_tablefile_ctx_free(ctx);
     }
+    const uint64_t *lidx = dtb_tablefile_long_index(tf);
+    const uint16_t *ldtw = dtb_tablefile_long_dtws(tf);
+    for (uint64_t i = 0; bad == DTB_OK && i < info->long_count; i++) {
+        const dtb_value at = values[lidx[i]];
+        if (!dtb_value_is_escape(at))
+            bad = dtb_error_set(e, DTB_E_CORRUPT, "%s: long list entry %llu is not an escape byte",
+                                path, (unsigned long long)i);
+        else if (!dtb_solved_store(s, t, lidx[i], at == DTB_VALUE_WIN_ESCAPE, ldtw[i]))
+            bad = dtb_error_set(e, DTB_E_NOMEM, "out of memory for %s's long list", path);
+    }
     dtb_tablefile_close(tf);
     return bad;
 }
@@ -192,7 +204,7 @@ dtb_status dtb_build_load(dtb_solved *s, const char *dir, dtb_material m, dtb_er
     if (!t)
         return DTB_E_NOMEM;
     const uint64_t n = dtb_index_size(t->index);
-    dtb_status st = read_values(path, b->variant, &m, DTB_METRIC_DTW, n, t->values, e);
+    dtb_status st = read_values(path, b->variant, &m, DTB_METRIC_DTW, n, s, t, e);
     if (st != DTB_OK) {
         dtb_solved_drop(s, m);
         return st;
@@ -203,15 +215,22 @@ dtb_status dtb_build_load(dtb_solved *s, const char *dir, dtb_material m, dtb_er
     memset(t->captures, 0, (n / 64 + 1) * sizeof *t->captures);
     const uint64_t blocks = dtb_index_blocks(t->index), K = dtb_index_block_size(t->index);
     const uint64_t chunk = K >= 4096 ? 1 : 4096 / K;
-#pragma omp parallel for schedule(dynamic, chunk)
+    bool ok = true;
+#pragma omp parallel for schedule(dynamic, chunk) reduction(&& : ok)
     for (uint64_t blk = 0; blk < blocks; blk++)
-        dtb_solve_block_captures(s, t, blk);
+        ok = dtb_solve_block_captures(s, t, blk) && ok;
+    if (!ok) {
+        dtb_solved_drop(s, m);
+        return dtb_error_set(e, DTB_E_NOMEM, "%s: out of memory for the long list of its capture "
+                             "positions", path);
+    }
     return DTB_OK;
 }
 
-/* Writes t's table of the metric from its DTW values. */
-static dtb_status write_table(const dtb_build_options *o, const dtb_solved_table *t,
-                              dtb_metric metric, dtb_error *e)
+/* Writes t's table of the metric from its DTW values (and its long list: the entries of
+ * quiet positions; capture positions are don't-care). */
+static dtb_status write_table(const dtb_build_options *o, const dtb_solved *s,
+                              const dtb_solved_table *t, dtb_metric metric, dtb_error *e)
 {
     char path[4096], name[DTB_MATERIAL_NAME_MAX];
     dtb_build_table_path(path, sizeof path, o->out_dir, o->variant, &t->material, metric);
@@ -228,7 +247,25 @@ static dtb_status write_table(const dtb_build_options *o, const dtb_solved_table
         w.value_map = wld;
     }
     const dtb_table_dontcare dc = {.bits = t->captures, .marker = -1};
-    return dtb_table_write(path, &w, t->values, dtb_index_size(t->index), &dc, NULL, e);
+    uint64_t *lidx = NULL, n = 0;
+    uint16_t *ldtw = NULL;
+    if (metric == DTB_METRIC_DTW && dtb_solved_long_count(s, t)) {
+        if (!dtb_solved_long_list(s, t, &lidx, &ldtw, &n))
+            return dtb_error_set(e, DTB_E_NOMEM, "out of memory for %s's long list", path);
+        uint64_t k = 0;
+        for (uint64_t i = 0; i < n; i++)
+            if (!(t->captures[lidx[i] / 64] >> (lidx[i] % 64) & 1)) {
+                lidx[k] = lidx[i];
+                ldtw[k++] = ldtw[i];
+            }
+        w.long_index = lidx;
+        w.long_dtw = ldtw;
+        w.long_count = k;
+    }
+    const dtb_status st = dtb_table_write(path, &w, t->values, dtb_index_size(t->index), &dc, NULL, e);
+    free(lidx);
+    free(ldtw);
+    return st;
 }
 
 /* The process's peak resident memory so far (bytes). */
@@ -367,9 +404,9 @@ static dtb_status solve_and_write(const dtb_build_options *o, dtb_solved *s, con
     const dtb_material *ms[2] = {m, &f};
     for (int k = 0; k < (self ? 1 : 2); k++) {
         const dtb_solved_table *t = dtb_solved_find(s, *ms[k]);
-        rc = write_table(o, t, DTB_METRIC_DTW, e);
+        rc = write_table(o, s, t, DTB_METRIC_DTW, e);
         if (rc == DTB_OK)
-            rc = write_table(o, t, DTB_METRIC_WLD, e);
+            rc = write_table(o, s, t, DTB_METRIC_WLD, e);
         if (rc != DTB_OK)
             return rc;
     }
@@ -965,6 +1002,8 @@ dtb_status dtb_build(const dtb_build_options *o, dtb_error *e)
     dtb_solved *s = rc == DTB_OK ? dtb_solved_create(&b) : NULL;
     if (rc == DTB_OK && !s)
         rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    if (s && o->dtw_byte_max)
+        dtb_solved_set_byte_max(s, o->dtw_byte_max);
     /* Over budget in memory: every table's values in work files, their resident pages released
      * whenever the process passes the budget less the slack. */
     if (rc == DTB_OK && budget.use_work_files)

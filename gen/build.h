@@ -54,6 +54,8 @@ typedef struct dtb_build_options {
                                      work files would not fit the disk */
     bool keep_solved;             /* keep every material in memory to the end, in list order
                                      (no dropping; for comparisons) */
+    int dtw_byte_max;             /* 0: distances beyond a byte's go to long lists; 1..254: also
+                                     those beyond this (dtb_solved_set_byte_max; for tests) */
     dtb_build_log log;
     void *user;
     const dtb_build_peers *peers; /* NULL: this process solves alone */

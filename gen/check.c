@@ -6,7 +6,7 @@
 
 #include "movegen.h"
 
-dtb_value dtb_check_derive(const dtb_solved *s, const dtb_pos *p)
+dtb_wvalue dtb_check_derive(const dtb_solved *s, const dtb_pos *p)
 {
     const dtb_board *b = dtb_solved_board(s);
     dtb_movelist ml;
@@ -18,19 +18,20 @@ dtb_value dtb_check_derive(const dtb_solved *s, const dtb_pos *p)
     for (int i = 0; i < ml.count; i++) {
         dtb_pos q;
         dtb_make_move(p, &ml.moves[i], &q);
-        const dtb_value v = dtb_solved_value(s, &q);
-        const int d = dtb_value_dtw(v);
-        switch (dtb_value_wdl(v)) {
+        dtb_value slot;
+        const dtb_wvalue v = dtb_solved_exact(s, dtb_solved_value_at(s, &q, &slot));
+        const int d = dtb_wvalue_dtw(v);
+        switch (dtb_wvalue_wdl(v)) {
         case DTB_LOSS: if (best_win < 0 || d + 1 < best_win) best_win = d + 1; break;
         case DTB_WIN: if (d + 1 > longest_loss) longest_loss = d + 1; break;
         case DTB_DRAW: draw = true; break;
         }
     }
     if (best_win >= 0)
-        return best_win <= DTB_MAX_DTW ? dtb_value_win(best_win) : DTB_VALUE_DRAW;
+        return best_win <= DTB_MAX_DTW ? dtb_wvalue_win(best_win) : DTB_WVALUE_DRAW;
     if (draw)
-        return DTB_VALUE_DRAW;
-    return dtb_value_loss(longest_loss < 0 ? 0 : longest_loss);
+        return DTB_WVALUE_DRAW;
+    return dtb_wvalue_loss(longest_loss < 0 ? 0 : longest_loss);
 }
 
 #define CHUNK 65536
@@ -49,7 +50,7 @@ uint64_t dtb_check_table(const dtb_solved *s, const dtb_solved_table *t, dtb_che
         for (uint64_t i = c * CHUNK; i < end; i++) {
             dtb_pos p;
             dtb_index_pos(t->index, i, &p);
-            if (dtb_check_derive(s, &p) != t->values[i]) {
+            if (dtb_check_derive(s, &p) != dtb_solved_exact_at(s, t, i)) {
                 if (!chunk_bad)
                     first_bad = i;
                 chunk_bad++;
@@ -62,9 +63,9 @@ uint64_t dtb_check_table(const dtb_solved *s, const dtb_solved_table *t, dtb_che
             for (uint64_t i = first_bad; i < end && reported < limit; i++) {
                 dtb_pos p;
                 dtb_index_pos(t->index, i, &p);
-                const dtb_value d = dtb_check_derive(s, &p);
-                if (d != t->values[i]) {
-                    report(user, t, i, t->values[i], d);
+                const dtb_wvalue d = dtb_check_derive(s, &p), stored = dtb_solved_exact_at(s, t, i);
+                if (d != stored) {
+                    report(user, t, i, stored, d);
                     reported++;
                 }
             }

@@ -8,16 +8,17 @@
 #include "solved.h"
 
 /* Called for each mismatch, in index order, with the index, the stored and the re-derived
- * value. At most `limit` calls per table (counting goes on). Called from one thread at a time. */
+ * exact value. At most `limit` calls per table (counting goes on). Called from one thread at a time. */
 typedef void (*dtb_check_report)(void *user, const dtb_solved_table *t, uint64_t index,
-                                 dtb_value stored, dtb_value derived);
+                                 dtb_wvalue stored, dtb_wvalue derived);
 
 /* Checks every position of table t against its successors in s (t's own values included).
  * Returns the number of mismatches. Uses the OpenMP threads in force. */
 uint64_t dtb_check_table(const dtb_solved *s, const dtb_solved_table *t, dtb_check_report report,
                          void *user, uint64_t limit);
 
-/* The value of p (white to move) by one ply of minimax over the values in s. */
-dtb_value dtb_check_derive(const dtb_solved *s, const dtb_pos *p);
+/* The exact value of p (white to move) by one ply of minimax over the values in s (long lists
+ * included). */
+dtb_wvalue dtb_check_derive(const dtb_solved *s, const dtb_pos *p);
 
 #endif

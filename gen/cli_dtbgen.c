@@ -54,12 +54,13 @@ typedef struct dtbgen_options {
     int zstd_level;
     int block_positions;            /* --block-positions (compact sets); 0: the default */
     bool threats;                   /* --threats (compact sets) */
+    int dtw_byte_max;               /* --dtw-byte-max; 0: the default (254) */
 } dtbgen_options;
 
 enum {
     OPT_LIST, OPT_OUT, OPT_CHECK, OPT_COMPACT, OPT_MANIFEST, OPT_MATERIAL, OPT_THREADS, OPT_MEMORY,
     OPT_ZSTD_LEVEL, OPT_BLOCK_POSITIONS, OPT_THREATS, OPT_VARIANT, OPT_PIECES, OPT_JSON,
-    OPT_QUIET, OPT_HELP, OPT_VERSION, OPT_WORK, OPT_FROM_FILES, NOPTIONS
+    OPT_QUIET, OPT_HELP, OPT_VERSION, OPT_WORK, OPT_FROM_FILES, OPT_DTW_BYTE_MAX, NOPTIONS
 };
 
 static const dtb_cli_option options[NOPTIONS] = {
@@ -76,6 +77,8 @@ static const dtb_cli_option options[NOPTIONS] = {
     [OPT_WORK] = {"--work", DTB_CLI_TEXT, "DIR", "solved values in work files there (default: only those over --memory, next to the tables)"},
     [OPT_FROM_FILES] = {"--from-files", DTB_CLI_FLAG, NULL,
                         "finished tables a build still reads are read from their files, not kept uncompressed (default: only when the work files would not fit the disk)"},
+    [OPT_DTW_BYTE_MAX] = {"--dtw-byte-max", DTB_CLI_INT, "N",
+                          "distances beyond N plies go to the tables' long lists (default 254, what a byte holds; lower: the same values, more listed, for tests)", 1, 254},
     [OPT_ZSTD_LEVEL] = {"--zstd-level", DTB_CLI_INT, "L",
                         "compression level of the table files (default 9; --compact: 15)", 1, 22},
     [OPT_BLOCK_POSITIONS] = {"--block-positions", DTB_CLI_INT, "N",
@@ -157,6 +160,7 @@ static int options_from_args(const dtb_cli_args *a, dtbgen_options *o)
     o->memory_gib = a->real[OPT_MEMORY];
     o->work_dir = a->text[OPT_WORK];
     o->from_files = a->given[OPT_FROM_FILES];
+    o->dtw_byte_max = (int)a->number[OPT_DTW_BYTE_MAX];
     o->dir = o->command == CMD_CHECK      ? a->text[OPT_CHECK]
              : o->command == CMD_MANIFEST ? a->text[OPT_MANIFEST]
                                           : a->text[OPT_OUT];
@@ -684,6 +688,7 @@ static int run_build(const dtbgen_options *o, dtb_mpi *mpi)
         .work_dir = o->work_dir,
         .read_finished = o->from_files,
         .zstd_level = o->zstd_level,
+        .dtw_byte_max = o->dtw_byte_max,
         .log = on_build,
         .user = &ps,
     };
@@ -728,8 +733,8 @@ static int run_build(const dtbgen_options *o, dtb_mpi *mpi)
 
 /* ---- checking -------------------------------------------------------------------------- */
 
-static void on_mismatch(void *user, const dtb_solved_table *t, uint64_t index, dtb_value stored,
-                        dtb_value derived)
+static void on_mismatch(void *user, const dtb_solved_table *t, uint64_t index, dtb_wvalue stored,
+                        dtb_wvalue derived)
 {
     const dtb_board *b = user;
     dtb_pos p;
@@ -739,8 +744,8 @@ static void on_mismatch(void *user, const dtb_solved_table *t, uint64_t index, d
     dtb_material_name(&t->material, name, sizeof name);
     static const char *const wdl[3] = {"loss", "draw", "win"};
     printf("mismatch %s %s: stored %s %d, successors give %s %d\n", name, fen,
-           wdl[dtb_value_wdl(stored) + 1], dtb_value_dtw(stored), wdl[dtb_value_wdl(derived) + 1],
-           dtb_value_dtw(derived));
+           wdl[dtb_wvalue_wdl(stored) + 1], dtb_wvalue_dtw(stored), wdl[dtb_wvalue_wdl(derived) + 1],
+           dtb_wvalue_dtw(derived));
 }
 
 static void not_checked(const dtbgen_options *o, const char *name, const dtb_material *need)

@@ -16,6 +16,7 @@
 #include "movegen.h"
 #include "tablefile.h"
 #include "threat.h"
+#include "value.h"
 #include "variant.h"
 
 /* Positions decoded and hashed per round: the blocks of a round are read and classified in
@@ -221,19 +222,42 @@ dtb_status dtb_manifest_digest(const char *path, int threads, uint64_t *digest, 
         dtb_hash64_update(&h, info->material, strlen(info->material) + 1);
         put32(&h, (uint32_t)info->metric);
         put32(&h, info->index_version);
-        put32(&h, info->value_encoding);
+        /* a long list is a way of storing DTW bytes: the same meaning as encoding 1 */
+        put32(&h, info->value_encoding == DTB_ENCODING_DTW_LONG ? DTB_ENCODING_DTW : info->value_encoding);
         put32(&h, info->dontcare_kind);
         put32(&h, info->flags);
         put64(&h, info->positions);
         put64(&h, info->dontcare_count);
         uint64_t count = 0;
+        const uint64_t nlong = info->long_count, *lidx = dtb_tablefile_long_index(tf);
+        const uint16_t *ldtw = dtb_tablefile_long_dtws(tf);
+        uint64_t next = 0, beyond = 0; /* the long list's cursor; entries beyond a byte */
         for (uint64_t b0 = 0; b0 < info->blocks && s == DTB_OK; b0 += round_blocks) {
             const uint64_t b1 = b0 + round_blocks < info->blocks ? b0 + round_blocks : info->blocks;
             s = run_round(&j, b0, b1, threads, &count, e);
             if (s == DTB_OK) {
                 const uint64_t len = (b1 - b0 - 1) * bp + dtb_tablefile_block_len(tf, b1 - 1);
+                /* listed distances a byte holds hash as that byte (a table built with a lowered
+                 * --dtw-byte-max means what the plain one means) */
+                for (; next < nlong && lidx[next] < b0 * bp + len; next++) {
+                    uint8_t *at = &j.buf[lidx[next] - b0 * bp];
+                    const bool win = *at == DTB_VALUE_WIN_ESCAPE;
+                    if (ldtw[next] <= (win ? DTB_VALUE_BYTE_WIN_MAX : DTB_VALUE_BYTE_LOSS_MAX))
+                        *at = dtb_value_of(win, ldtw[next]);
+                    else
+                        beyond++;
+                }
                 dtb_hash64_update(&h, j.buf, (size_t)len);
             }
+        }
+        if (s == DTB_OK && beyond) { /* then the distances beyond a byte, by index */
+            dtb_hash64_update(&h, "long", 5);
+            put64(&h, beyond);
+            for (uint64_t i = 0; i < nlong; i++)
+                if (ldtw[i] > DTB_VALUE_BYTE_LOSS_MAX) { /* a win beyond 253 is 255 or more */
+                    put64(&h, lidx[i]);
+                    put32(&h, ldtw[i]);
+                }
         }
         if (s == DTB_OK && count != info->dontcare_count)
             s = dtb_error_set(e, DTB_E_CORRUPT,

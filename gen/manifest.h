@@ -7,6 +7,12 @@
  *     metric, index_version, value_encoding, dontcare_kind, flags   (u32 little-endian each)
  *     positions, dontcare_count                                      (u64 little-endian each)
  *     one byte per position in index order: its value, or 0 at a don't-care position.
+ *   and for DTW tables with distances beyond a byte (a long list, docs/FORMAT.md §8.4):
+ *     "long" and a NUL, the number of such entries (u64), then each one's index (u64) and DTW
+ *     (u32), by index.
+ * A long list's encoding (3) is hashed as 1, and its entries that a byte could hold (a table
+ * built with a lowered --dtw-byte-max) as that byte, so tables that fit a byte have the digest
+ * they always had, however they were written.
  * Those are the header fields that say which positions the file numbers and what its bytes
  * mean; the rest of the header (block size, tiling, value_bits, zstd level, dictionary, sizes,
  * checksums) says how they were encoded and is left out, as the compressed bytes are.

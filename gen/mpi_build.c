@@ -39,6 +39,10 @@
 
 #include "solve.h"
 
+/* Values whose distance is in a long list (beyond 254 plies) travel as escape bytes alone. */
+#define LONG_REFUSED "a distance to win beyond 254 plies: MPI ranks do not share long lists " \
+                     "yet; build this pair in one process"
+
 enum { TAG_CMD = 1, TAG_RESULT, TAG_STATS };
 enum { OP_LOAD = 1, OP_VALUES, OP_DROP, OP_PAIR, OP_PART, OP_LEVEL, OP_END, OP_STOP, OP_START };
 
@@ -463,6 +467,12 @@ static dtb_status lead_level(dispatch *d, int a, dtb_error *e)
             rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
             break;
         }
+        if (dtb_pair_solver_has_long(d->ps)) { /* escapes would reach the others without their list */
+            rc = dtb_error_set(e, DTB_E_RANGE, LONG_REFUSED);
+            if (p != buf)
+                free(p);
+            break;
+        }
         dtb_pair_solver_pack(d->ps, a, chunk[k], chunk[k + 1], p, NULL);
         rc = bcast(m, p, n, e);
         if (p != buf)
@@ -634,6 +644,8 @@ static dtb_status send_result(dtb_mpi *m, outbox *ob, dtb_pair_solver *ps, const
     ob->buf[k] = malloc(result_bytes(n) ? result_bytes(n) : 1);
     if (!ob->buf[k])
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    if (dtb_pair_solver_has_long(ps))
+        return dtb_error_set(e, DTB_E_RANGE, LONG_REFUSED);
     dtb_pair_solver_pack(ps, c->level, c->b0, c->b1, ob->buf[k], ob->buf[k] + n);
     err = big_post(true, ob->buf[k], result_bytes(n), 0, TAG_RESULT, m->comm, &ob->msg[k]);
     return err == MPI_SUCCESS ? DTB_OK : mpi_failed(e, 0, err, "sending a result");
@@ -753,6 +765,8 @@ dtb_status dtb_mpi_serve(dtb_mpi *m, const dtb_build_options *o, dtb_error *e)
     dtb_solved *s = dtb_solved_create(&b);
     if (!s)
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    if (o->dtw_byte_max)
+        dtb_solved_set_byte_max(s, o->dtw_byte_max);
     dtb_pair_solver *ps = NULL;
     outbox ob = {0};
     char work[4096];

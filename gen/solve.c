@@ -31,9 +31,9 @@
 #include "hugemem.h"
 #include "movegen.h"
 
-#define NO_WIN 255 /* a node's wincand when no winning move is known */
-/* The same while exit values are folded into an int: a win in 255 plies (a loss in 254 after
- * the move) is out of range and must be refused, not taken for NO_WIN. */
+#define NO_WIN 1023 /* a node's wincand when no winning move is known (all its bits) */
+/* The same while exit values are folded into an int: a win beyond DTB_MAX_DTW is out of range
+ * and must be refused, not taken for NO_WIN. */
 #define NO_WIN_YET INT_MAX
 
 enum { F_CAPTURE = 1, F_DRAWEXIT = 2, F_RESOLVED = 4 };
@@ -42,13 +42,16 @@ enum { F_CAPTURE = 1, F_DRAWEXIT = 2, F_RESOLVED = 4 };
 enum { F_DEAF = F_CAPTURE | F_RESOLVED };
 
 /* What is known of one position while its unit is solved: four bytes, one cache access, and
- * one compare-and-swap when several threads share the unit. */
+ * one compare-and-swap when several threads share the unit. Distances take 10 bits each, so
+ * DTB_MAX_DTW is 1022 (lossmax is biased by one, NO_WIN is all ones). */
 typedef struct node {
-    uint8_t cnt;     /* unresolved in-unit successors */
-    uint8_t wincand; /* best known win DTW, NO_WIN if none */
-    uint8_t lossmax; /* longest known successor win DTW + 1 (0: none) */
-    uint8_t flags;
+    uint32_t cnt : 8;      /* unresolved in-unit successors */
+    uint32_t flags : 3;
+    uint32_t wincand : 10; /* best known win DTW, NO_WIN if none */
+    uint32_t lossmax : 10; /* longest known successor win DTW + 1 (0: none) */
 } node;
+_Static_assert(sizeof(node) == 4, "a node is one 32-bit word");
+_Static_assert(DTB_MAX_DTW < NO_WIN, "a node's distances hold DTB_MAX_DTW (lossmax up to it + 1)");
 
 /* A white man move that stays in the material (no promotion): it leads, after the flip, to one
  * fixed block of the flipped material, so only the kings' rank there varies by position. */
@@ -128,7 +131,7 @@ typedef struct capture_bits {
  * shared for writing, so pushing needs no lock; a level is read by all threads only after
  * every thread has stopped pushing to it (pushes always go to later levels). */
 typedef struct lane {
-    bucket q[DTB_MAX_DTW + 2];
+    bucket q[DTB_MAX_DTW + 2]; /* allocated as levels are reached: most pairs end below 256 */
     int top;       /* highest level pushed to */
     bool overflow; /* a DTW beyond DTB_MAX_DTW */
     bool nomem;
@@ -200,21 +203,45 @@ static inline int exit_key(dtb_value v)
     return x >= 128 ? 383 - x : (x + 127) & 127;
 }
 
+/* fold_exits when the best exit is an escape byte (key 126: every exit an opponent's win, the
+ * longest at 253 plies or beyond; key 128: every winning exit a loss at 254 or beyond): the
+ * exact distances of the escapes decide. Rare: out of line. */
+static __attribute__((noinline)) void fold_long(const dtb_solved *s, const dtb_value *const *at,
+                                                int n, int best, int *wincand, int *lossmax)
+{
+    const dtb_value esc = best == 128 ? DTB_VALUE_LOSS_ESCAPE : DTB_VALUE_WIN_ESCAPE;
+    int shortest = INT_MAX, longest = -1;
+    for (int i = 0; i < n; i++)
+        if (*at[i] == esc) {
+            const int d = dtb_wvalue_dtw(dtb_solved_exact(s, at[i]));
+            shortest = d < shortest ? d : shortest;
+            longest = d > longest ? d : longest;
+        }
+    *wincand = best == 128 ? shortest + 1 : NO_WIN_YET;
+    *lossmax = best == 128 ? -1 : longest;
+}
+
 /* What the exits at[0..n) tell the side to move: *wincand the shortest win through one of them
  * (NO_WIN_YET if none), else *drawexit whether one draws, else *lossmax the longest win the
  * opponent has there (-1: no exit). Only the best exit counts, so the loop is a maximum of keys
  * without a branch per exit (their values come in no predictable order); a lossmax hidden by a
- * win or a draw never decides anything (such a position is not lost). */
-static inline void fold_exits(const dtb_value *const *at, int n, int *wincand, int *lossmax,
-                              bool *drawexit)
+ * win or a draw never decides anything (such a position is not lost). Escape bytes order
+ * beyond every byte-sized distance of their kind, so only a best exit that is one needs the
+ * long list (fold_long). */
+static inline void fold_exits(const dtb_solved *s, const dtb_value *const *at, int n, int *wincand,
+                              int *lossmax, bool *drawexit)
 {
     int best = -1;
     for (int i = 0; i < n; i++) {
         const int k = exit_key(*at[i]);
         best = k > best ? k : best;
     }
-    *wincand = best >= 128 ? 511 - 2 * best : NO_WIN_YET; /* dtw(loss 383 - best) + 1 */
     *drawexit = best == 127;
+    if (__builtin_expect(best == 126 || best == 128, 0)) {
+        fold_long(s, at, n, best, wincand, lossmax);
+        return;
+    }
+    *wincand = best >= 128 ? 511 - 2 * best : NO_WIN_YET; /* dtw(loss 383 - best) + 1 */
     *lossmax = best <= 126 ? 2 * best + 1 : -1; /* dtw(win best + 1); -1 stays -1 */
 }
 
@@ -247,19 +274,19 @@ static inline void capture_bits_set(capture_bits *cb, uint64_t *bitmap, uint64_t
 /* The value of a position whose moves all leave its unit, from the values they reach (at[0..n);
  * none: lost in 0), as flush_batch and mark_resolved decide it: capture positions, and every
  * position of a kingless pair. Sets *overflow when the distance is beyond DTB_MAX_DTW. */
-static dtb_value exits_value(const dtb_value *const *at, int n, bool *overflow)
+static dtb_wvalue exits_value(const dtb_solved *s, const dtb_value *const *at, int n, bool *overflow)
 {
     int wincand, lossmax;
     bool drawexit;
-    fold_exits(at, n, &wincand, &lossmax, &drawexit);
+    fold_exits(s, at, n, &wincand, &lossmax, &drawexit);
     if (wincand != NO_WIN_YET) {
         *overflow |= wincand > DTB_MAX_DTW;
-        return dtb_value_win(wincand);
+        return dtb_wvalue_win(wincand);
     }
     if (drawexit)
-        return DTB_VALUE_DRAW;
+        return DTB_WVALUE_DRAW;
     *overflow |= lossmax + 1 > DTB_MAX_DTW;
-    return dtb_value_loss(lossmax + 1);
+    return dtb_wvalue_loss(lossmax + 1);
 }
 
 /* Capture positions whose exits are located (and prefetched) before any is read, as in a batch:
@@ -273,18 +300,23 @@ typedef struct capture_batch {
     dtb_value slot[EXITS_CAP]; /* as in batch */
 } capture_batch;
 
-static void flush_captures(dtb_solved_table *t, capture_batch *cb)
+/* Decides and stores the batch's capture positions; false when a value is beyond DTB_MAX_DTW or
+ * its long-list entry could not be stored. */
+static bool flush_captures(const dtb_solved *s, dtb_solved_table *t, capture_batch *cb)
 {
+    bool ok = true;
     for (int k = 0; k < cb->npos; k++) {
         bool overflow = false;
-        t->values[cb->at[k]] = exits_value(&cb->exit[cb->first[k]], cb->n[k], &overflow);
-        assert(!overflow); /* the solver refused such tables */
+        const dtb_wvalue v = exits_value(s, &cb->exit[cb->first[k]], cb->n[k], &overflow);
+        ok &= !overflow && dtb_solved_store_value(s, t, cb->at[k], v);
     }
     cb->npos = cb->nexit = 0;
+    return ok;
 }
 
-void dtb_solve_block_captures(const dtb_solved *s, dtb_solved_table *t, uint64_t blk)
+bool dtb_solve_block_captures(const dtb_solved *s, dtb_solved_table *t, uint64_t blk)
 {
+    bool ok = true;
     const dtb_board *b = dtb_solved_board(s);
     const uint64_t K = dtb_index_block_size(t->index), first = blk * K;
     const bool lone = black_is_lone(&t->material);
@@ -314,7 +346,7 @@ void dtb_solve_block_captures(const dtb_solved *s, dtb_solved_table *t, uint64_t
             if (ml.count == 0)
                 continue;
             if (cb.nexit + ml.count > EXITS_CAP)
-                flush_captures(t, &cb);
+                ok &= flush_captures(s, t, &cb);
             cb.at[cb.npos] = i;
             cb.first[cb.npos] = (uint16_t)cb.nexit;
             cb.n[cb.npos] = (uint16_t)ml.count;
@@ -324,12 +356,13 @@ void dtb_solve_block_captures(const dtb_solved *s, dtb_solved_table *t, uint64_t
                 cb.exit[cb.nexit++] = v;
             }
             if (++cb.npos == BATCH)
-                flush_captures(t, &cb);
+                ok &= flush_captures(s, t, &cb);
         }
         capture_bits_set(&bits, t->captures, i);
     }
-    flush_captures(t, &cb);
+    ok &= flush_captures(s, t, &cb);
     capture_bits_flush(&bits);
+    return ok;
 }
 
 static void add_exit(batch *bt, const dtb_value *v)
@@ -349,13 +382,13 @@ static void flush_batch(const unit *u, lane *ln, batch *bt)
         const int cnt = bt->pos[k].cnt;
         int wincand, lossmax;
         bool drawexit;
-        fold_exits(&bt->exit[bt->pos[k].first], bt->pos[k].n, &wincand, &lossmax, &drawexit);
+        fold_exits(u->s, &bt->exit[bt->pos[k].first], bt->pos[k].n, &wincand, &lossmax, &drawexit);
         if (wincand != NO_WIN_YET && wincand > DTB_MAX_DTW)
             ln->overflow = true;
-        u->n[id] = (node){.cnt = (uint8_t)cnt,
-                          .wincand = (uint8_t)(wincand > DTB_MAX_DTW ? NO_WIN : wincand),
-                          .lossmax = (uint8_t)(lossmax + 1),
-                          .flags = (uint8_t)((capture ? F_CAPTURE : 0) | (drawexit ? F_DRAWEXIT : 0))};
+        u->n[id] = (node){.cnt = (unsigned)cnt,
+                          .wincand = (unsigned)(wincand > DTB_MAX_DTW ? NO_WIN : wincand),
+                          .lossmax = (unsigned)(lossmax + 1),
+                          .flags = (unsigned)((capture ? F_CAPTURE : 0) | (drawexit ? F_DRAWEXIT : 0))};
         if (capture) {
             const int h = half_of(u, id);
             capture_bits_set(&ln->capbits, u->h[h].t->captures, u->h[h].base + in_half(u, id));
@@ -613,10 +646,11 @@ static void init_range(const unit *u, lane *ln, uint32_t from, uint32_t to)
     capture_bits_flush(&ln->capbits);
 }
 
-static void set_value(const unit *u, uint64_t id, dtb_value v)
+/* Stores a win or loss at d for local id; false when its long-list entry could not be stored. */
+static bool set_value(const unit *u, uint64_t id, bool win, int d)
 {
     const int h = half_of(u, id);
-    u->h[h].t->values[u->h[h].base + in_half(u, id)] = v;
+    return dtb_solved_store(u->s, u->h[h].t, u->h[h].base + in_half(u, id), win, d);
 }
 
 /* A successor of the node resolved as a win (for its side) at level d: one move fewer to hear
@@ -629,24 +663,24 @@ static inline int learn_win(node *nd, int d)
     const node o = *nd;
     const unsigned live = !(o.flags & F_DEAF), all = 0u - live;
     assert(!live || o.cnt > 0);
-    const unsigned longer = (unsigned)d + 1 > o.lossmax ? (unsigned)d + 1 : o.lossmax;
+    const unsigned lm = o.lossmax;
+    const unsigned longer = (unsigned)d + 1 > lm ? (unsigned)d + 1 : lm;
     node w = o; /* o itself when the node does not listen: selects by mask, not by branch */
-    w.cnt = (uint8_t)(o.cnt - live);
-    w.lossmax = (uint8_t)(o.lossmax + ((longer - o.lossmax) & all));
+    w.cnt = (o.cnt - live) & 255u;
+    w.lossmax = (lm + ((longer - lm) & all)) & 1023u;
     *nd = w;
     /* a loss now: listening, no move left unheard, no win known, no drawing exit */
-    const bool lost = (w.cnt | (w.flags & (F_DEAF | F_DRAWEXIT)) |
-                       (uint8_t)~w.wincand) == 0;
-    return lost ? w.lossmax : -1; /* lossmax is biased by one */
+    const bool lost = (w.cnt | (w.flags & (F_DEAF | F_DRAWEXIT)) | (w.wincand ^ NO_WIN)) == 0;
+    return lost ? (int)w.lossmax : -1; /* lossmax is biased by one */
 }
 
 /* A successor resolved as a loss at level d: a win at d+1 unless one as short is known.
  * Returns the level to queue the node at, -1 if none. */
 static inline int learn_loss(node *nd, int d)
 {
-    if ((nd->flags & F_DEAF) || d + 1 >= nd->wincand)
+    if ((nd->flags & F_DEAF) || d + 1 >= (int)nd->wincand)
         return -1;
-    nd->wincand = (uint8_t)(d + 1 > DTB_MAX_DTW ? NO_WIN : d + 1);
+    nd->wincand = (unsigned)(d + 1 > DTB_MAX_DTW ? NO_WIN : d + 1);
     return d + 1;
 }
 
@@ -798,23 +832,23 @@ static void propagate(const unit *u, lane *ln, const uint64_t *pids, int np, int
     }
 }
 
-/* Counts a decided value v at index idx of its table: wins, losses and the longest win (the
- * smallest index among equals, so the stats do not depend on the order of the calls). */
-static void count_result(dtb_solve_stats *st, uint64_t idx, dtb_value v)
+/* Counts a decided exact value v at index idx of its table: wins, losses and the longest win
+ * (the smallest index among equals, so the stats do not depend on the order of the calls). */
+static void count_result(dtb_solve_stats *st, uint64_t idx, dtb_wvalue v)
 {
-    if (dtb_value_is_win(v)) {
+    if (dtb_wvalue_is_win(v)) {
         st->wins++;
-        const int d = dtb_value_dtw(v);
+        const int d = dtb_wvalue_dtw(v);
         if (d > st->longest_win || (d == st->longest_win && idx < st->longest_win_at)) {
             st->longest_win = d;
             st->longest_win_at = idx;
         }
-    } else if (dtb_value_is_loss(v)) {
+    } else if (dtb_wvalue_is_loss(v)) {
         st->losses++;
     }
 }
 
-static void note_result(const unit *u, lane *ln, uint32_t id, dtb_value v)
+static void note_result(const unit *u, lane *ln, uint32_t id, dtb_wvalue v)
 {
     const int h = half_of(u, id);
     count_result(&ln->st[u->h[h].slot], u->h[h].base + in_half(u, id), v);
@@ -841,11 +875,11 @@ static bool mark_resolved(const unit *u, lane *ln, uint32_t id, int d, bool *win
             return false;
         nd->flags |= F_RESOLVED;
     }
-    *win = old.wincand == d;
+    *win = (int)old.wincand == d;
     assert(*win || old.cnt == 0 || (old.flags & F_CAPTURE));
-    const dtb_value v = *win ? dtb_value_win(d) : dtb_value_loss(d);
-    set_value(u, id, v);
-    note_result(u, ln, id, v);
+    if (!set_value(u, id, *win, d))
+        ln->nomem = true;
+    note_result(u, ln, id, dtb_wvalue_of(*win, d));
     return true;
 }
 
@@ -957,7 +991,9 @@ static void level_grain(const lane *lanes, int d, size_t g, const bucket **q, si
     }
 }
 
-static uint64_t fact(uint64_t pid, int d, bool win) { return (uint64_t)pid << 9 | (uint64_t)d << 1 | win; }
+/* A fact: local id << FACT_SHIFT | level << 1 | win (levels up to DTB_MAX_DTW take 10 bits). */
+enum { FACT_SHIFT = 11 };
+static uint64_t fact(uint64_t pid, int d, bool win) { return (uint64_t)pid << FACT_SHIFT | (uint64_t)d << 1 | win; }
 
 /* resolve_bucket for a shared unit: resolved positions' predecessor facts go to the lane's fact
  * buffer instead of the nodes. */
@@ -1017,11 +1053,11 @@ static void sort_facts(lane *ln, size_t nbuckets)
     size_t *begin = fx->begin;
     memset(begin, 0, (nbuckets + 1) * sizeof *begin);
     for (size_t i = 0; i < fx->n; i++)
-        begin[(fx->v[i] >> 9 >> BUCKET_SHIFT) + 1]++;
+        begin[(fx->v[i] >> FACT_SHIFT >> BUCKET_SHIFT) + 1]++;
     for (size_t b = 1; b <= nbuckets; b++)
         begin[b] += begin[b - 1];
     for (size_t i = 0; i < fx->n; i++) /* begin[b] moves to the end of bucket b */
-        fx->sorted[begin[fx->v[i] >> 9 >> BUCKET_SHIFT]++] = fx->v[i];
+        fx->sorted[begin[fx->v[i] >> FACT_SHIFT >> BUCKET_SHIFT]++] = fx->v[i];
     for (size_t b = nbuckets; b > 0; b--) /* and back to its start */
         begin[b] = begin[b - 1];
     begin[0] = 0;
@@ -1037,10 +1073,10 @@ static void apply_bucket(const unit *u, lane *me, const lane *lanes, int nlanes,
         const size_t end = fx->begin[b + 1];
         for (size_t i = fx->begin[b]; i < end; i++) {
             if (i + 32 < end) /* a bucket's facts come in no order: fetch ahead */
-                __builtin_prefetch(&u->n[fx->sorted[i + 32] >> 9], 1);
+                __builtin_prefetch(&u->n[fx->sorted[i + 32] >> FACT_SHIFT], 1);
             const uint64_t f = fx->sorted[i];
-            const uint32_t pid = (uint32_t)(f >> 9);
-            const int level = learn(&u->n[pid], (int)(f >> 1 & 255), f & 1);
+            const uint32_t pid = (uint32_t)(f >> FACT_SHIFT);
+            const int level = learn(&u->n[pid], (int)(f >> 1 & 1023), f & 1);
             if (level >= 0)
                 push(me, level, pid);
         }
@@ -1320,16 +1356,17 @@ typedef struct kingless_batch {
 } kingless_batch;
 
 /* Decides and stores the batch's positions (their exit values prefetched meanwhile). */
-static void kingless_flush(lane *ln, kingless_batch *kb)
+static void kingless_flush(const dtb_solved *s, lane *ln, kingless_batch *kb)
 {
     for (int k = 0; k < kb->npos; k++) {
-        const dtb_value v = exits_value(&kb->exit[kb->pos[k].first], kb->pos[k].n, &ln->overflow);
+        const dtb_wvalue v = exits_value(s, &kb->exit[kb->pos[k].first], kb->pos[k].n, &ln->overflow);
         const uint64_t idx = kb->pos[k].idx;
         dtb_solved_table *t = kb->pos[k].t;
-        t->values[idx] = v;
+        if (!ln->overflow && !dtb_solved_store_value(s, t, idx, v))
+            ln->nomem = true;
         dtb_solve_stats *st = &ln->st[kb->pos[k].slot];
         st->positions++;
-        st->draws += v == DTB_VALUE_DRAW;
+        st->draws += v == DTB_WVALUE_DRAW;
         count_result(st, idx, v);
         if (kb->pos[k].capture) {
             st->captures++;
@@ -1348,7 +1385,7 @@ static void kingless_add(const dtb_solved *s, lane *ln, kingless_batch *kb, dtb_
     assert(st == DTB_OK);
     (void)st;
     if (kb->nexit + ml->count > EXITS_CAP)
-        kingless_flush(ln, kb);
+        kingless_flush(s, ln, kb);
     assert(ml->count <= EXITS_CAP);
     kb->pos[kb->npos].t = t;
     kb->pos[kb->npos].idx = idx;
@@ -1362,7 +1399,7 @@ static void kingless_add(const dtb_solved *s, lane *ln, kingless_batch *kb, dtb_
         kb->exit[kb->nexit++] = v;
     }
     if (++kb->npos == BATCH)
-        kingless_flush(ln, kb);
+        kingless_flush(s, ln, kb);
 }
 
 /* Solves the units of advancement a (adv[blk] == a, about count of them) among blocks b0..b1-1
@@ -1397,7 +1434,7 @@ static uint64_t solve_kingless(const dtb_solved *s, const uint8_t *adv, uint64_t
             solved += (uint64_t)halves;
         }
         if (kb && ml)
-            kingless_flush(me, kb);
+            kingless_flush(s, me, kb);
         capture_bits_flush(&me->capbits);
         free(kb);
         free(ml);
@@ -1432,14 +1469,22 @@ static uint64_t solve_kingless(const dtb_solved *s, const uint8_t *adv, uint64_t
 /* Positions a thread takes at a time while the lean solve initialises or scans. */
 enum { LEAN_CHUNK = 1 << 16 };
 
-/* The value byte of the level-d positions. */
+/* The value byte of the level-d positions. The levels are told apart by their bytes, so the lean
+ * solve holds distances up to the byte limit only (lean_max): no escape, no long list. */
 static dtb_value level_value(int d) { return d & 1 ? dtb_value_win(d) : dtb_value_loss(d); }
+
+/* The longest distance the lean solve holds: byte-sized and within the registry's byte limit. */
+static int lean_max(const dtb_solved *s)
+{
+    const int m = dtb_solved_byte_max(s);
+    return m < DTB_VALUE_BYTE_WIN_MAX ? m : DTB_VALUE_BYTE_WIN_MAX + 1;
+}
 
 /* Initialises positions from..to-1 of half h (ranks in its table): capture positions get their
  * value from their exits and cnt 0, quiet ones cnt = their king moves (none: lost at once).
  * Returns the highest level set. */
 static int lean_init_range(const unit *u, uint8_t *cnt, int h, uint64_t from, uint64_t to,
-                           capture_batch *cb, capture_bits *bits)
+                           capture_batch *cb, capture_bits *bits, bool *ok)
 {
     const dtb_board *b = u->b;
     const half *hf = &u->h[h];
@@ -1481,7 +1526,7 @@ static int lean_init_range(const unit *u, uint8_t *cnt, int h, uint64_t from, ui
                 continue;
             }
             if (cb->nexit + ml.count > EXITS_CAP)
-                flush_captures(t, cb);
+                *ok &= flush_captures(u->s, t, cb);
             cb->at[cb->npos] = i;
             cb->first[cb->npos] = (uint16_t)cb->nexit;
             cb->n[cb->npos] = (uint16_t)ml.count;
@@ -1491,7 +1536,7 @@ static int lean_init_range(const unit *u, uint8_t *cnt, int h, uint64_t from, ui
                 cb->exit[cb->nexit++] = v;
             }
             if (++cb->npos == BATCH)
-                flush_captures(t, cb);
+                *ok &= flush_captures(u->s, t, cb);
             continue;
         }
         int c = 0;
@@ -1507,12 +1552,12 @@ static int lean_init_range(const unit *u, uint8_t *cnt, int h, uint64_t from, ui
         if (c == 0) /* no move at all */
             t->values[i] = dtb_value_loss(0);
     }
-    flush_captures(t, cb);
+    *ok &= flush_captures(u->s, t, cb);
     /* the highest level set (captures' values lie anywhere) */
     for (uint64_t r = from; r < to; r++) {
-        const dtb_value v = t->values[hf->base + r];
-        if (v != DTB_VALUE_DRAW) {
-            const int d = dtb_value_dtw(v);
+        const dtb_wvalue v = dtb_solved_exact_at(u->s, t, hf->base + r);
+        if (v != DTB_WVALUE_DRAW) {
+            const int d = dtb_wvalue_dtw(v);
             top = top > d ? top : d;
         }
     }
@@ -1597,7 +1642,7 @@ static void lean_count_range(const unit *u, lane *ln, int h, uint64_t from, uint
         st->positions++;
         st->captures += hf->t->captures[i / 64] >> (i % 64) & 1;
         st->draws += v == DTB_VALUE_DRAW;
-        count_result(st, i, v);
+        count_result(st, i, dtb_wvalue_of_byte(v)); /* lean levels are byte-sized */
     }
 }
 
@@ -1636,8 +1681,11 @@ static void solve_lean(const unit *u, lane *lanes, int nlanes, dtb_solve_progres
             const int h = (int)(c / per_half);
             const uint64_t from = c % per_half * LEAN_CHUNK, to = from + LEAN_CHUNK < K ? from + LEAN_CHUNK : K;
             capture_bits bits = {NULL, 0};
-            const int t = lean_init_range(u, cnt + (uint64_t)h * K, h, from, to, cb, &bits);
+            bool ok = true;
+            const int t = lean_init_range(u, cnt + (uint64_t)h * K, h, from, to, cb, &bits, &ok);
             capture_bits_flush(&bits);
+            if (!ok || t > lean_max(u->s))
+                me->overflow = true;
             mytop = mytop > t ? mytop : t;
             pending += to - from;
             if (progress && pending >= PROGRESS_STEP)
@@ -1665,7 +1713,7 @@ static void solve_lean(const unit *u, lane *lanes, int nlanes, dtb_solve_progres
 #pragma omp single
             { /* every fact of level d is in */
                 if (level_resolved && d + 1 > top) {
-                    if (d + 1 > DTB_MAX_DTW)
+                    if (d + 1 > lean_max(u->s))
                         me->overflow = true;
                     else
                         top = d + 1;
@@ -2068,6 +2116,11 @@ dtb_status dtb_pair_solver_solve(dtb_pair_solver *ps, int a, uint64_t b0, uint64
     return lanes_status(ps, e);
 }
 
+bool dtb_pair_solver_has_long(const dtb_pair_solver *ps)
+{
+    return dtb_solved_long_count(ps->s, ps->t) + dtb_solved_long_count(ps->s, ps->ft) > 0;
+}
+
 void dtb_pair_solver_stats(const dtb_pair_solver *ps, dtb_solve_stats stats[2])
 {
     stats_reset(&stats[0]);
@@ -2126,7 +2179,8 @@ static dtb_status solve_pair_lean(dtb_solved *s, dtb_material m, dtb_solve_stats
     }
     free(lanes);
     if (overflow)
-        return dtb_error_set(e, DTB_E_RANGE, "a distance to win exceeds %d plies", DTB_MAX_DTW);
+        return dtb_error_set(e, DTB_E_RANGE, "a distance to win exceeds the %d plies the lean "
+                             "solve of a kings-only pair holds", lean_max(s));
     if (nomem)
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory while solving");
     return DTB_OK;

@@ -23,8 +23,9 @@ typedef void (*dtb_solve_progress)(void *user, uint64_t done, uint64_t total);
  * force. lean: a kings-only pair (dtb_solve_lean_applies) is solved with one byte of state a
  * position (dtb_solve_lean_bytes) instead of the node state, slower; the same values and stats.
  * Units beyond 32-bit local ids can only be solved so (the build's plan asks for it: lean
- * otherwise DTB_E_RANGE). DTB_E_RANGE also when a DTW would exceed DTB_MAX_DTW, DTB_E_NOMEM
- * when out of memory. */
+ * otherwise DTB_E_RANGE). DTB_E_RANGE also when a DTW would exceed DTB_MAX_DTW (the lean solve:
+ * the byte's 254 plies, or the registry's byte limit), DTB_E_NOMEM when out of memory.
+ * Distances beyond the byte limit go to the tables' long lists (dtb_solved_store). */
 dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, bool lean, dtb_solve_stats stats[2],
                           dtb_solve_progress progress, void *user, dtb_error *e);
 
@@ -39,8 +40,9 @@ uint64_t dtb_solve_lean_bytes(uint64_t positions, int threads);
  * capture) the values dtb_solve_pair gives them and marks them in t->captures: from the values
  * in s of the positions their captures reach (smaller materials, all present in s). For tables
  * read from files, which store capture positions as don't-care. Different blocks may be done by
- * different threads at the same time. */
-void dtb_solve_block_captures(const dtb_solved *s, dtb_solved_table *t, uint64_t blk);
+ * different threads at the same time. false when a long-list entry could not be stored (out of
+ * memory) or a distance exceeds DTB_MAX_DTW. */
+bool dtb_solve_block_captures(const dtb_solved *s, dtb_solved_table *t, uint64_t blk);
 
 /* Bytes dtb_solve_pair allocates to order the units of a material of this many blocks of
  * block_size positions (for memory plans). */
@@ -96,6 +98,10 @@ uint64_t dtb_pair_solver_pack(const dtb_pair_solver *ps, int a, uint64_t b0, uin
                               uint8_t *values, uint8_t *captures);
 uint64_t dtb_pair_solver_unpack(dtb_pair_solver *ps, int a, uint64_t b0, uint64_t b1,
                                 const uint8_t *values, const uint8_t *captures);
+/* Whether the pair's tables have long-list entries (distances beyond the byte limit), which
+ * dtb_pair_solver_pack does not carry. */
+bool dtb_pair_solver_has_long(const dtb_pair_solver *ps);
+
 /* The stats of the units this solver solved itself (merge those of the other parts' solvers
  * with dtb_solve_stats_merge). */
 void dtb_pair_solver_stats(const dtb_pair_solver *ps, dtb_solve_stats stats[2]);

@@ -1,5 +1,6 @@
 /* A direct-mapped registry: the four piece counts address a slot, so a lookup in the solver's
  * hot loop costs one multiply-add, no search. */
+#define _POSIX_C_SOURCE 200809L /* pthread_rwlock_t */
 #include "solved.h"
 
 #include <assert.h>
@@ -14,6 +15,14 @@
 
 #define SLOTS (DTB_SOLVED_MAX_COUNT + 1)
 
+/* A table's long list while generating: open addressing, key index + 1 (0: empty), a power of
+ * two of slots at most half full. */
+typedef struct longmap {
+    uint64_t *key;
+    uint16_t *dtw;
+    uint64_t cap, n;
+} longmap;
+
 /* A table and, on boards of up to 64 squares, what the inline index needs of its index. */
 typedef struct entry {
     dtb_solved_table t; /* first: a dtb_solved_table * to it is an entry * */
@@ -22,6 +31,7 @@ typedef struct entry {
     size_t mapped;      /* bytes of its work file (values, then capture bits); 0: in memory */
     dtb_tablefile *file; /* a table read from its file (no values, no capture bits), or NULL */
     uint64_t serial;    /* of a file's entry: unique in the registry, names its cached blocks */
+    longmap longs;      /* the long list of a table with values (a file's is in the file) */
 } entry;
 
 /* Blocks of table files one thread keeps decoded: direct-mapped by (serial, block). A unit's
@@ -54,6 +64,15 @@ struct dtb_solved {
     int read_failed;
     dtb_status read_status;
     dtb_error read_error;
+    /* Long lists: their lock (writers store long values, readers look up escapes), the byte
+     * limit, the tables with values by address (an escape read through a pointer finds its
+     * table), and the pool: the value of a table read from its file is returned as a pointer,
+     * and a long one as &pool[win ? 0 : 1][dtw], whose byte is the escape. */
+    pthread_rwlock_t long_lock;
+    int byte_max;
+    entry **by_addr;
+    size_t naddr, addr_cap;
+    dtb_value pool[2][DTB_MAX_DTW + 1];
 };
 
 static int slot_of(dtb_material m)
@@ -74,8 +93,220 @@ dtb_solved *dtb_solved_create(const dtb_board *b)
         s->board = b;
         s->narrow = b->squares <= 64;
         pthread_mutex_init(&s->lock, NULL);
+        pthread_rwlock_init(&s->long_lock, NULL);
+        s->byte_max = DTB_VALUE_BYTE_LOSS_MAX;
+        memset(s->pool[0], DTB_VALUE_WIN_ESCAPE, sizeof s->pool[0]);
+        memset(s->pool[1], DTB_VALUE_LOSS_ESCAPE, sizeof s->pool[1]);
     }
     return s;
+}
+
+void dtb_solved_set_byte_max(dtb_solved *s, int byte_max)
+{
+    assert(byte_max >= 1 && byte_max <= DTB_VALUE_BYTE_LOSS_MAX);
+    s->byte_max = byte_max;
+}
+
+int dtb_solved_byte_max(const dtb_solved *s) { return s->byte_max; }
+
+/* Registers en's values by address (under s->lock), or removes it. */
+static bool addr_insert(dtb_solved *s, entry *en)
+{
+    if (s->naddr == s->addr_cap) {
+        const size_t cap = s->addr_cap ? 2 * s->addr_cap : 64;
+        entry **grown = realloc(s->by_addr, cap * sizeof *grown);
+        if (!grown)
+            return false;
+        s->by_addr = grown;
+        s->addr_cap = cap;
+    }
+    size_t i = s->naddr;
+    while (i > 0 && s->by_addr[i - 1]->t.values > en->t.values) {
+        s->by_addr[i] = s->by_addr[i - 1];
+        i--;
+    }
+    s->by_addr[i] = en;
+    s->naddr++;
+    return true;
+}
+
+static void addr_remove(dtb_solved *s, const entry *en)
+{
+    for (size_t i = 0; i < s->naddr; i++)
+        if (s->by_addr[i] == en) {
+            memmove(&s->by_addr[i], &s->by_addr[i + 1], (s->naddr - i - 1) * sizeof *s->by_addr);
+            s->naddr--;
+            return;
+        }
+}
+
+/* The table whose values hold `at`, NULL if none. */
+static const entry *addr_find(const dtb_solved *s, const dtb_value *at)
+{
+    size_t lo = 0, hi = s->naddr; /* the last entry that starts at or before at */
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (s->by_addr[mid]->t.values <= at)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return NULL;
+    const entry *en = s->by_addr[lo - 1];
+    return (uint64_t)(at - en->t.values) < dtb_index_size(en->t.index) ? en : NULL;
+}
+
+static uint64_t long_slot(uint64_t idx, uint64_t cap)
+{
+    return ((idx + 1) * 0x9E3779B97F4A7C15ull >> 17) & (cap - 1);
+}
+
+/* dtw of idx in m, -1 if not listed. Under the long lock. */
+static int longmap_get(const longmap *m, uint64_t idx)
+{
+    if (!m->cap)
+        return -1;
+    for (uint64_t h = long_slot(idx, m->cap);; h = (h + 1) & (m->cap - 1)) {
+        if (m->key[h] == idx + 1)
+            return m->dtw[h];
+        if (!m->key[h])
+            return -1;
+    }
+}
+
+static bool longmap_put(longmap *m, uint64_t idx, int dtw)
+{
+    if (2 * (m->n + 1) > m->cap) {
+        longmap g = {.cap = m->cap ? 2 * m->cap : 1024};
+        g.key = calloc(g.cap, sizeof *g.key);
+        g.dtw = malloc(g.cap * sizeof *g.dtw);
+        if (!g.key || !g.dtw) {
+            free(g.key);
+            free(g.dtw);
+            return false;
+        }
+        for (uint64_t i = 0; i < m->cap; i++)
+            if (m->key[i])
+                longmap_put(&g, m->key[i] - 1, m->dtw[i]);
+        free(m->key);
+        free(m->dtw);
+        *m = g;
+    }
+    uint64_t h = long_slot(idx, m->cap);
+    while (m->key[h] && m->key[h] != idx + 1)
+        h = (h + 1) & (m->cap - 1);
+    m->n += !m->key[h];
+    m->key[h] = idx + 1;
+    m->dtw[h] = (uint16_t)dtw;
+    return true;
+}
+
+bool dtb_solved_store(const dtb_solved *cs, dtb_solved_table *t, uint64_t idx, bool win, int dtw)
+{
+    const int lim = win && cs->byte_max > DTB_VALUE_BYTE_WIN_MAX ? DTB_VALUE_BYTE_WIN_MAX : cs->byte_max;
+    if (dtw <= lim) {
+        t->values[idx] = win ? dtb_value_win(dtw) : dtb_value_loss(dtw);
+        return true;
+    }
+    assert(dtw <= DTB_MAX_DTW);
+    dtb_solved *s = (dtb_solved *)cs; /* the lists only */
+    entry *en = (entry *)(void *)t;
+    pthread_rwlock_wrlock(&s->long_lock);
+    const bool ok = longmap_put(&en->longs, idx, dtw);
+    pthread_rwlock_unlock(&s->long_lock);
+    t->values[idx] = win ? DTB_VALUE_WIN_ESCAPE : DTB_VALUE_LOSS_ESCAPE;
+    return ok;
+}
+
+bool dtb_solved_store_value(const dtb_solved *s, dtb_solved_table *t, uint64_t idx, dtb_wvalue v)
+{
+    if (v == DTB_WVALUE_DRAW) {
+        t->values[idx] = DTB_VALUE_DRAW;
+        return true;
+    }
+    return dtb_solved_store(s, t, idx, dtb_wvalue_is_win(v), dtb_wvalue_dtw(v));
+}
+
+/* The exact value of escape byte v at index idx of en. */
+static dtb_wvalue escape_value(const dtb_solved *s, const entry *en, uint64_t idx, dtb_value v)
+{
+    const bool win = v == DTB_VALUE_WIN_ESCAPE;
+    int dtw;
+    if (en->file) {
+        dtw = dtb_tablefile_long_dtw(en->file, idx);
+    } else {
+        pthread_rwlock_rdlock((pthread_rwlock_t *)&s->long_lock);
+        dtw = longmap_get(&en->longs, idx);
+        pthread_rwlock_unlock((pthread_rwlock_t *)&s->long_lock);
+    }
+    return dtw < 0 ? dtb_wvalue_of_byte(v) : dtb_wvalue_of(win, dtw);
+}
+
+dtb_wvalue dtb_solved_exact(const dtb_solved *s, const dtb_value *at)
+{
+    const dtb_value v = *at;
+    if (!dtb_value_is_escape(v))
+        return dtb_wvalue_of_byte(v);
+    const dtb_value *pool = &s->pool[0][0];
+    if (at >= pool && at < pool + 2 * (DTB_MAX_DTW + 1)) {
+        const int off = (int)(at - pool);
+        return off <= DTB_MAX_DTW ? dtb_wvalue_win(off) : dtb_wvalue_loss(off - (DTB_MAX_DTW + 1));
+    }
+    const entry *en = addr_find(s, at);
+    return en ? escape_value(s, en, (uint64_t)(at - en->t.values), v) : dtb_wvalue_of_byte(v);
+}
+
+dtb_wvalue dtb_solved_exact_at(const dtb_solved *s, const dtb_solved_table *t, uint64_t idx)
+{
+    const dtb_value v = t->values[idx];
+    return dtb_value_is_escape(v) ? escape_value(s, (const entry *)(const void *)t, idx, v)
+                                  : dtb_wvalue_of_byte(v);
+}
+
+uint64_t dtb_solved_long_count(const dtb_solved *s, const dtb_solved_table *t)
+{
+    (void)s;
+    return ((const entry *)(const void *)t)->longs.n;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+bool dtb_solved_long_list(const dtb_solved *s, const dtb_solved_table *t, uint64_t **idx,
+                          uint16_t **dtw, uint64_t *n)
+{
+    (void)s;
+    const longmap *m = &((const entry *)(const void *)t)->longs;
+    *idx = NULL;
+    *dtw = NULL;
+    *n = 0;
+    uint64_t k = 0;
+    for (uint64_t i = 0; i < m->cap; i++) /* entries whose byte was stored over are stale */
+        k += m->key[i] && dtb_value_is_escape(t->values[m->key[i] - 1]);
+    if (!k)
+        return true;
+    uint64_t *ix = malloc(k * sizeof *ix);
+    uint16_t *dt = malloc(k * sizeof *dt);
+    if (!ix || !dt) {
+        free(ix);
+        free(dt);
+        return false;
+    }
+    k = 0;
+    for (uint64_t i = 0; i < m->cap; i++)
+        if (m->key[i] && dtb_value_is_escape(t->values[m->key[i] - 1]))
+            ix[k++] = m->key[i] - 1;
+    qsort(ix, k, sizeof *ix, cmp_u64);
+    for (uint64_t i = 0; i < k; i++)
+        dt[i] = (uint16_t)longmap_get(m, ix[i]);
+    *idx = ix;
+    *dtw = dt;
+    *n = k;
+    return true;
 }
 
 static size_t captures_bytes(uint64_t n) { return (n / 64 + 1) * sizeof(uint64_t); }
@@ -98,6 +329,8 @@ static void table_free(dtb_solved *s, entry *e)
         dtb_huge_free(e->t.captures, captures_bytes(n));
     }
     dtb_index_free(e->t.index);
+    free(e->longs.key);
+    free(e->longs.dtw);
     free(e);
 }
 
@@ -116,6 +349,8 @@ void dtb_solved_free(dtb_solved *s)
             free(s->cache[c]);
         }
     pthread_mutex_destroy(&s->lock);
+    pthread_rwlock_destroy(&s->long_lock);
+    free(s->by_addr);
     free(s);
 }
 
@@ -189,6 +424,11 @@ dtb_solved_table *dtb_solved_add(dtb_solved *s, dtb_material m, dtb_error *e)
         }
     }
     pthread_mutex_lock(&s->lock);
+    if (!addr_insert(s, en)) {
+        pthread_mutex_unlock(&s->lock);
+        table_free(s, en);
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory"), NULL;
+    }
     *slot = en;
     s->work_bytes += en->mapped;
     if (s->work_bytes > s->work_peak)
@@ -207,6 +447,8 @@ void dtb_solved_drop(dtb_solved *s, dtb_material m)
     if (!fits(m))
         return;
     pthread_mutex_lock(&s->lock);
+    if (s->slot[slot_of(m)] && !s->slot[slot_of(m)]->file)
+        addr_remove(s, s->slot[slot_of(m)]);
     table_free(s, s->slot[slot_of(m)]);
     s->slot[slot_of(m)] = NULL;
     pthread_mutex_unlock(&s->lock);
@@ -331,11 +573,23 @@ fail_nomem:
 static const dtb_value *value_after_slot(const dtb_solved *s, const dtb_pos *p, const dtb_move *m,
                                          dtb_value *slot);
 
-/* How good value v (for the side to move) is for it: shorter wins, then draws, then longer
+/* How good exact value v (for the side to move) is for it: shorter wins, then draws, then longer
  * losses (the order of exits_value in gen/solve.c). */
-static int goodness(dtb_value v)
+static int goodness(dtb_wvalue v)
 {
-    return dtb_value_is_win(v) ? 1024 - dtb_value_dtw(v) : v == DTB_VALUE_DRAW ? 0 : dtb_value_dtw(v) - 1024;
+    return dtb_wvalue_is_win(v) ? 65536 - dtb_wvalue_dtw(v) : v == DTB_WVALUE_DRAW ? 0 : dtb_wvalue_dtw(v) - 65536;
+}
+
+/* Where exact value v is, for a table read from its file: in *slot when the byte holds it, else
+ * in the pool. */
+static const dtb_value *slot_or_pool(const dtb_solved *s, dtb_wvalue v, dtb_value *slot)
+{
+    const int dtw = dtb_wvalue_dtw(v);
+    if (v == DTB_WVALUE_DRAW || dtw <= (dtb_wvalue_is_win(v) ? DTB_VALUE_BYTE_WIN_MAX : DTB_VALUE_BYTE_LOSS_MAX)) {
+        *slot = v == DTB_WVALUE_DRAW ? DTB_VALUE_DRAW : dtb_value_of(dtb_wvalue_is_win(v), dtw);
+        return slot;
+    }
+    return &s->pool[dtb_wvalue_is_win(v) ? 0 : 1][dtw];
 }
 
 /* The value of white-to-move position w of a table read from its file, at index idx: stored,
@@ -351,21 +605,23 @@ static __attribute__((noinline)) const dtb_value *file_value(const dtb_solved *s
     assert(st == DTB_OK);
     (void)st;
     if (ml.count == 0) {
-        *slot = file_read(s, en, idx);
+        const dtb_value v = file_read(s, en, idx);
+        if (dtb_value_is_escape(v))
+            return slot_or_pool(s, escape_value(s, en, idx, v), slot);
+        *slot = v;
         return slot;
     }
     int best = INT32_MIN;
-    dtb_value bestv = DTB_VALUE_DRAW;
+    dtb_wvalue bestv = DTB_WVALUE_DRAW;
     for (int i = 0; i < ml.count; i++) {
         dtb_value tmp;
-        const dtb_value v = dtb_value_parent(*value_after_slot(s, w, &ml.moves[i], &tmp));
+        const dtb_wvalue v = dtb_wvalue_parent(dtb_solved_exact(s, value_after_slot(s, w, &ml.moves[i], &tmp)));
         if (goodness(v) > best) {
             best = goodness(v);
             bestv = v;
         }
     }
-    *slot = bestv;
-    return slot;
+    return slot_or_pool(s, bestv, slot);
 }
 
 /* Four sets in words mirrored in place (dtb_reverse64(x) >> (64 - squares) each): one vector

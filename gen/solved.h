@@ -1,6 +1,7 @@
 /* The solved materials kept in memory while generating (docs/DESIGN.md §4): one value byte per
  * position (core/value.h), white to move, addressed by material. Exits of a material being
- * solved (captures, promotions, man moves) are read from here at memory speed. */
+ * solved (captures, promotions, man moves) are read from here at memory speed. Distances the
+ * byte cannot hold are escape bytes with the exact DTW in the table's long list (below). */
 #ifndef DTB_SOLVED_H
 #define DTB_SOLVED_H
 
@@ -22,6 +23,13 @@ typedef struct dtb_solved dtb_solved;
 
 /* An empty registry for board b (which must outlive it). NULL when out of memory. */
 dtb_solved *dtb_solved_create(const dtb_board *b);
+
+/* Distances longer than byte_max plies (also those a byte could hold, 1 <= byte_max <= 254) are
+ * stored as escapes with a long-list entry: the same values, more of them in the lists (tests
+ * of the long lists use it on small materials). Default DTB_VALUE_BYTE_LOSS_MAX (254): only
+ * what a byte cannot hold. Set it before any table is added. */
+void dtb_solved_set_byte_max(dtb_solved *s, int byte_max);
+int dtb_solved_byte_max(const dtb_solved *s);
 
 /* Frees the registry, every table's index and values; NULL is allowed. */
 void dtb_solved_free(dtb_solved *s);
@@ -59,6 +67,33 @@ const dtb_value *dtb_solved_value_at(const dtb_solved *s, const dtb_pos *p, dtb_
  * without building that position: the solver looks up every capture of every capture position. */
 const dtb_value *dtb_solved_value_after(const dtb_solved *s, const dtb_pos *p, const dtb_move *m,
                                         dtb_value *slot);
+
+/* ---- long lists: the exact DTW of positions stored as escape bytes ---------------------------- */
+
+/* Stores a win (win) or loss in dtw plies at index idx of t: its value byte, and a long-list
+ * entry when the distance is beyond the byte limit (dtb_solved_set_byte_max). Thread-safe
+ * with other stores and with lookups (a lock is taken only for a long entry). false when out of
+ * memory for the list (the byte is then an escape without its entry: fail the solve). */
+bool dtb_solved_store(const dtb_solved *s, dtb_solved_table *t, uint64_t idx, bool win, int dtw);
+
+/* Stores exact value v (draws and byte-sized distances directly) as dtb_solved_store. */
+bool dtb_solved_store_value(const dtb_solved *s, dtb_solved_table *t, uint64_t idx, dtb_wvalue v);
+
+/* The exact value of the byte at `at`, a pointer this registry gave (dtb_solved_value_at,
+ * dtb_solved_value_after) or into a table's values: the byte itself, or for an escape the
+ * distance in its table's long list. Thread-safe with stores of other positions. */
+dtb_wvalue dtb_solved_exact(const dtb_solved *s, const dtb_value *at);
+
+/* The exact value at index idx of t (as dtb_solved_exact). */
+dtb_wvalue dtb_solved_exact_at(const dtb_solved *s, const dtb_solved_table *t, uint64_t idx);
+
+/* The long list of t: its n entries sorted by index (idx[i], dtw[i]; *idx and *dtw malloc'd,
+ * NULL when n is 0; free both). Not thread-safe with stores. false when out of memory. */
+bool dtb_solved_long_list(const dtb_solved *s, const dtb_solved_table *t, uint64_t **idx,
+                          uint16_t **dtw, uint64_t *n);
+
+/* Entries in t's long list. */
+uint64_t dtb_solved_long_count(const dtb_solved *s, const dtb_solved_table *t);
 
 /* Adds material m read on demand from its complete full-set DTW file at path, instead of its
  * values in memory: lookups decode the file's blocks into a cache of each OpenMP thread (up to

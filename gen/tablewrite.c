@@ -29,6 +29,7 @@
 #include "checksum.h"
 #include "material.h"
 #include "tableformat.h"
+#include "value.h"
 #include "variant.h"
 
 dtb_table_write_options dtb_table_write_defaults(void)
@@ -481,10 +482,40 @@ static void worker_free(worker *w)
     free(w->mapped);
 }
 
-/* The header, block table and dictionary: the first data_offset bytes of the file. */
+/* The long list as its file section: one zstd frame of the indexes (u64) then the distances
+ * (u16), little-endian. *out malloc'd; its size, or 0 with *out NULL when out of memory or zstd
+ * fails. */
+static size_t compress_long_list(const dtb_table_write_options *o, unsigned char **out)
+{
+    const size_t n = (size_t)o->long_count, raw_len = n * 10;
+    unsigned char *raw = malloc(raw_len);
+    const size_t cap = ZSTD_compressBound(raw_len);
+    unsigned char *frame = malloc(cap);
+    *out = NULL;
+    if (!raw || !frame) {
+        free(raw);
+        free(frame);
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        dtb_tf_put64(raw + 8 * i, o->long_index[i]);
+        raw[8 * n + 2 * i] = (unsigned char)(o->long_dtw[i] & 255);
+        raw[8 * n + 2 * i + 1] = (unsigned char)(o->long_dtw[i] >> 8);
+    }
+    const size_t r = ZSTD_compress(frame, cap, raw, raw_len, o->zstd_level);
+    free(raw);
+    if (ZSTD_isError(r)) {
+        free(frame);
+        return 0;
+    }
+    *out = frame;
+    return r;
+}
+
+/* The header, block table, dictionary and long list: the first data_offset bytes of the file. */
 static void build_meta(unsigned char *m, const dtb_table_write_options *o, uint64_t count,
                        uint64_t blocks, uint64_t dontcare, const void *dict, size_t dict_size,
-                       uint64_t file_size)
+                       const void *longs, size_t long_size, uint64_t file_size)
 {
     const uint64_t dict_offset = DTB_TF_HEADER_SIZE + blocks * DTB_TF_ENTRY_SIZE;
     memset(m, 0, DTB_TF_HEADER_SIZE);
@@ -507,17 +538,22 @@ static void build_meta(unsigned char *m, const dtb_table_write_options *o, uint6
     dtb_tf_put64(m + DTB_TF_OFF_TABLE_OFFSET, DTB_TF_HEADER_SIZE);
     dtb_tf_put64(m + DTB_TF_OFF_DICT_OFFSET, dict_offset);
     dtb_tf_put64(m + DTB_TF_OFF_DICT_SIZE, dict_size);
-    dtb_tf_put64(m + DTB_TF_OFF_DATA_OFFSET, dict_offset + dict_size);
+    dtb_tf_put64(m + DTB_TF_OFF_DATA_OFFSET, dict_offset + dict_size + long_size);
     dtb_tf_put64(m + DTB_TF_OFF_FILE_SIZE, file_size);
+    dtb_tf_put64(m + DTB_TF_OFF_LONG_SIZE, long_size);
+    dtb_tf_put64(m + DTB_TF_OFF_LONG_COUNT, long_size ? o->long_count : 0);
     dtb_tf_put32(m + DTB_TF_OFF_VALUE_BITS, o->value_bits);
     dtb_tf_put32(m + DTB_TF_OFF_TILE_COLUMNS, o->tile_columns >= 2 ? o->tile_columns : 0);
     if (dict_size)
         memcpy(m + dict_offset, dict, dict_size);
+    if (long_size)
+        memcpy(m + dict_offset + dict_size, longs, long_size);
     /* The block table is already in place (m + header); the meta hash covers all but itself. */
     dtb_hash64_state hs;
     dtb_hash64_init(&hs, 0);
     dtb_hash64_update(&hs, m, DTB_TF_OFF_META_HASH);
-    dtb_hash64_update(&hs, m + DTB_TF_HEADER_SIZE, (size_t)(dict_offset + dict_size - DTB_TF_HEADER_SIZE));
+    dtb_hash64_update(&hs, m + DTB_TF_HEADER_SIZE,
+                      (size_t)(dict_offset + dict_size + long_size - DTB_TF_HEADER_SIZE));
     dtb_tf_put64(m + DTB_TF_OFF_META_HASH, dtb_hash64_digest(&hs));
 }
 
@@ -725,6 +761,21 @@ dtb_status dtb_table_write(const char *path, const dtb_table_write_options *opt_
         return dtb_tf_file_error(e, DTB_E_INVALID, path, "don't-care marker %d is not a byte", dc->marker);
     dtb_table_write_options o = *opt_in;
     const dtb_table_write_options *opt = &o;
+    unsigned char *longs = NULL;
+    size_t long_size = 0;
+    if (o.long_count) {
+        if (o.metric != DTB_METRIC_DTW || !o.long_index || !o.long_dtw)
+            return dtb_tf_file_error(e, DTB_E_INVALID, path, "a long list needs a DTW table and its entries");
+        for (uint64_t i = 0; i < o.long_count; i++)
+            if (o.long_index[i] >= count || (i && o.long_index[i] <= o.long_index[i - 1]) ||
+                !dtb_value_is_escape(values[o.long_index[i]]) || o.long_dtw[i] == 0 ||
+                o.long_dtw[i] > DTB_MAX_DTW)
+                return dtb_tf_file_error(e, DTB_E_INVALID, path, "bad long list entry %llu",
+                                         (unsigned long long)i);
+        o.value_encoding = DTB_ENCODING_DTW_LONG;
+        if (!(long_size = compress_long_list(&o, &longs)))
+            return dtb_tf_file_error(e, DTB_E_NOMEM, path, "cannot compress the long list");
+    }
     if (!o.value_bits)
         o.value_bits = auto_bits(&o, values, count, dc);
     const uint64_t bp = opt->block_positions;
@@ -780,7 +831,7 @@ dtb_status dtb_table_write(const char *path, const dtb_table_write_options *opt_
                 goto done;
             }
     }
-    const uint64_t data_offset = DTB_TF_HEADER_SIZE + blocks * DTB_TF_ENTRY_SIZE + dict_size;
+    const uint64_t data_offset = DTB_TF_HEADER_SIZE + blocks * DTB_TF_ENTRY_SIZE + dict_size + long_size;
     meta = malloc((size_t)data_offset);
     if (!meta) {
         s = dtb_tf_file_error(e, DTB_E_NOMEM, path, "out of memory for the block table");
@@ -843,7 +894,7 @@ dtb_status dtb_table_write(const char *path, const dtb_table_write_options *opt_
         }
     }
     const uint64_t file_size = off + DTB_TF_TRAILER_SIZE;
-    build_meta(meta, opt, count, blocks, dontcare, dict, dict_size, file_size);
+    build_meta(meta, opt, count, blocks, dontcare, dict, dict_size, longs, long_size, file_size);
     int err = write_full(fd, meta, (size_t)data_offset, 0);
     if (err) {
         s = dtb_sys_error(e, err, tmp, "cannot write");
@@ -885,6 +936,7 @@ done:
     free(slots);
     free(meta);
     free(dict);
+    free(longs);
     ZSTD_freeCDict(cdict);
     ZSTD_freeDDict(ddict);
     return s;

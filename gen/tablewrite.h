@@ -70,6 +70,12 @@ typedef struct dtb_table_write_options {
     const uint8_t *value_map; /* NULL, or 256 bytes: a value byte x is stored as value_map[x]
                                  (a WLD table written from DTW values without a converted copy);
                                  a don't-care marker is compared with x itself */
+    /* The long list of a DTW table (docs/FORMAT.md §8.4): long_count entries, indexes strictly
+     * increasing, none of them a don't-care position, each value byte an escape. With entries the
+     * file is written in value encoding 3 (DTB_ENCODING_DTW_LONG); none: as before. */
+    const uint64_t *long_index;
+    const uint16_t *long_dtw;
+    uint64_t long_count;
 } dtb_table_write_options;
 
 /* Options with the default compression settings and empty descriptive fields. */

@@ -562,8 +562,8 @@ typedef struct reports {
     int n;
 } reports;
 
-static void on_mismatch(void *user, const dtb_solved_table *t, uint64_t index, dtb_value stored,
-                        dtb_value derived)
+static void on_mismatch(void *user, const dtb_solved_table *t, uint64_t index, dtb_wvalue stored,
+                        dtb_wvalue derived)
 {
     reports *r = user;
     (void)t;

@@ -37,6 +37,8 @@ struct dtb_tablefile {
     uint32_t *checks;  /* per-block frame checksum */
     size_t max_frame;  /* largest frame size in the table (sizes the read buffer) */
     ZSTD_DDict *ddict; /* NULL when the file has no dictionary */
+    uint64_t *long_idx; /* the long list (info.long_count entries, sorted), NULL if none */
+    uint16_t *long_dtw;
 };
 
 struct dtb_tablefile_ctx {
@@ -148,6 +150,8 @@ void dtb_tablefile_close(dtb_tablefile *tf)
     if (tf->fd >= 0)
         close(tf->fd);
     ZSTD_freeDDict(tf->ddict);
+    free(tf->long_idx);
+    free(tf->long_dtw);
     free(tf->offsets);
     free(tf->checks);
     free(tf->path);
@@ -196,6 +200,18 @@ static dtb_status parse_header(dtb_tablefile *tf, const unsigned char *h, uint64
         return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "bad material field");
     in->index_version = dtb_tf_get32(h + DTB_TF_OFF_INDEX_VERSION);
     in->value_encoding = dtb_tf_get32(h + DTB_TF_OFF_VALUE_ENCODING);
+    if (in->value_encoding < DTB_ENCODING_DTW || in->value_encoding > DTB_ENCODING_DTW_LONG)
+        return dtb_tf_file_error(e, DTB_E_VERSION, path,
+                                 "value encoding %u is not one this reader knows (a newer dtb wrote it)",
+                                 in->value_encoding);
+    if (in->value_encoding == DTB_ENCODING_DTW_LONG && in->metric != DTB_METRIC_DTW)
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "a long list in a %s table",
+                                 dtb_metric_name(in->metric));
+    in->long_size = dtb_tf_get64(h + DTB_TF_OFF_LONG_SIZE);
+    in->long_count = dtb_tf_get64(h + DTB_TF_OFF_LONG_COUNT);
+    if ((in->value_encoding == DTB_ENCODING_DTW_LONG) != (in->long_count > 0) ||
+        (in->long_count > 0) != (in->long_size > 0) || in->long_size > file_size)
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "bad long list fields");
     in->positions = dtb_tf_get64(h + DTB_TF_OFF_POSITIONS);
     in->block_positions = dtb_tf_get32(h + DTB_TF_OFF_BLOCK_POSITIONS);
     in->value_bits = dtb_tf_get32(h + DTB_TF_OFF_VALUE_BITS);
@@ -262,7 +278,7 @@ static dtb_status parse_header(dtb_tablefile *tf, const unsigned char *h, uint64
     const uint64_t body = file_size - DTB_TF_HEADER_SIZE - DTB_TF_TRAILER_SIZE; /* >= 0: caller */
     if (table_offset != DTB_TF_HEADER_SIZE || in->blocks > body / (DTB_TF_ENTRY_SIZE + 1) ||
         dict_offset != table_offset + in->blocks * DTB_TF_ENTRY_SIZE ||
-        tf->data_offset != dict_offset + in->dict_size ||
+        tf->data_offset != dict_offset + in->dict_size + in->long_size ||
         tf->data_offset + in->blocks > file_size - DTB_TF_TRAILER_SIZE)
         return dtb_tf_file_error(e, DTB_E_CORRUPT, path,
                           "section offsets do not fit the file (truncated or corrupt)");
@@ -286,7 +302,8 @@ static dtb_status check_expect(const dtb_tablefile *tf, const dtb_tablefile_expe
     if (x->index_version && x->index_version != in->index_version)
         return dtb_tf_file_error(e, DTB_E_MISMATCH, tf->path, "index scheme version %u, expected %u",
                           in->index_version, x->index_version);
-    if (x->value_encoding && x->value_encoding != in->value_encoding)
+    if (x->value_encoding && x->value_encoding != in->value_encoding &&
+        !(x->value_encoding == DTB_ENCODING_DTW && in->value_encoding == DTB_ENCODING_DTW_LONG))
         return dtb_tf_file_error(e, DTB_E_MISMATCH, tf->path, "value encoding %u, expected %u",
                           in->value_encoding, x->value_encoding);
     if (x->positions && x->positions != in->positions)
@@ -294,6 +311,55 @@ static dtb_status check_expect(const dtb_tablefile *tf, const dtb_tablefile_expe
                           (unsigned long long)in->positions, (unsigned long long)x->positions);
     return DTB_OK;
 }
+
+/* The long list (docs/FORMAT.md §8.4): one zstd frame of the indexes (u64) then the distances
+ * (u16), checked: indexes strictly increasing below positions, distances 1..DTB_MAX_DTW. */
+static dtb_status load_long_list(dtb_tablefile *tf, const unsigned char *frame, dtb_error *e)
+{
+    const dtb_tablefile_info *in = &tf->info;
+    if (in->long_count > in->positions)
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, tf->path, "long list longer than the table");
+    const size_t n = (size_t)in->long_count, raw_len = n * 10;
+    unsigned char *raw = malloc(raw_len);
+    tf->long_idx = malloc(n * sizeof *tf->long_idx);
+    tf->long_dtw = malloc(n * sizeof *tf->long_dtw);
+    if (!raw || !tf->long_idx || !tf->long_dtw) {
+        free(raw);
+        return dtb_tf_file_error(e, DTB_E_NOMEM, tf->path, "out of memory for the long list");
+    }
+    const size_t got = ZSTD_decompress(raw, raw_len, frame, (size_t)in->long_size);
+    if (ZSTD_isError(got) || got != raw_len) {
+        free(raw);
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, tf->path, "the long list does not decode");
+    }
+    for (size_t i = 0; i < n; i++) {
+        tf->long_idx[i] = dtb_tf_get64(raw + 8 * i);
+        tf->long_dtw[i] = (uint16_t)(raw[8 * n + 2 * i] | raw[8 * n + 2 * i + 1] << 8);
+        if (tf->long_idx[i] >= in->positions || (i > 0 && tf->long_idx[i] <= tf->long_idx[i - 1]) ||
+            tf->long_dtw[i] == 0 || tf->long_dtw[i] > DTB_MAX_DTW) {
+            free(raw);
+            return dtb_tf_file_error(e, DTB_E_CORRUPT, tf->path, "bad long list entry %zu", i);
+        }
+    }
+    free(raw);
+    return DTB_OK;
+}
+
+int dtb_tablefile_long_dtw(const dtb_tablefile *tf, uint64_t idx)
+{
+    size_t lo = 0, hi = (size_t)tf->info.long_count;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (tf->long_idx[mid] < idx)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < tf->info.long_count && tf->long_idx[lo] == idx ? tf->long_dtw[lo] : -1;
+}
+
+const uint64_t *dtb_tablefile_long_index(const dtb_tablefile *tf) { return tf->long_idx; }
+const uint16_t *dtb_tablefile_long_dtws(const dtb_tablefile *tf) { return tf->long_dtw; }
 
 /* Everything after the header fields: the meta checksum over header, block table and dictionary;
  * the block table turned into offsets; the dictionary; the trailer. */
@@ -353,6 +419,13 @@ static dtb_status load_sections(dtb_tablefile *tf, const unsigned char *h, dtb_e
         if (!tf->ddict) {
             free(meta);
             return dtb_tf_file_error(e, DTB_E_CORRUPT, tf->path, "unusable zstd dictionary");
+        }
+    }
+    if (in->long_count) {
+        const dtb_status ls = load_long_list(tf, meta + in->blocks * DTB_TF_ENTRY_SIZE + in->dict_size, e);
+        if (ls != DTB_OK) {
+            free(meta);
+            return ls;
         }
     }
     free(meta);

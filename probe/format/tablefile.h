@@ -32,9 +32,11 @@ typedef enum dtb_metric {
     DTB_METRIC_DTW = 2, /* distance to win */
 } dtb_metric;
 
-/* Value encodings recorded in table headers: the one-byte DTW value of core/value.h, and the
- * WLD byte (0 draw, 1 win, 2 loss for the side to move). */
-enum { DTB_ENCODING_DTW = 1, DTB_ENCODING_WLD = 2 };
+/* Value encodings recorded in table headers: the one-byte DTW value of core/value.h, the WLD
+ * byte (0 draw, 1 win, 2 loss for the side to move), and the DTW byte with a long list (the
+ * exact DTW of escape bytes, docs/FORMAT.md §8.4). A reader expecting DTW accepts both DTW
+ * encodings; an encoding beyond these is DTB_E_VERSION. */
+enum { DTB_ENCODING_DTW = 1, DTB_ENCODING_WLD = 2, DTB_ENCODING_DTW_LONG = 3 };
 
 /* The encoding a table of this metric is written in. */
 static inline uint32_t dtb_encoding_of(dtb_metric metric)
@@ -84,6 +86,8 @@ typedef struct dtb_tablefile_info {
     uint64_t data_size;       /* bytes of compressed frames */
     uint64_t file_size;
     uint64_t file_hash;       /* the whole-file checksum stored in the trailer (for manifests) */
+    uint64_t long_count;      /* entries of the long list (encoding 3), else 0 */
+    uint64_t long_size;       /* its bytes in the file */
 } dtb_tablefile_info;
 
 /* What the caller expects; a zero / NULL field is not checked. A file that differs is
@@ -156,6 +160,14 @@ static inline unsigned dtb_tablefile_packed_get(const uint8_t *packed, unsigned 
     const unsigned per = 8 / bits;
     return (packed[i / per] >> ((unsigned)(i % per) * bits)) & ((1u << bits) - 1u);
 }
+
+/* The DTW listed for index idx in the long list, -1 when idx is not listed (its byte holds its
+ * value). The list is read and checked at open. Thread-safe. */
+int dtb_tablefile_long_dtw(const dtb_tablefile *tf, uint64_t idx);
+
+/* The long list itself: long_count entries sorted by index (NULL when there is none). */
+const uint64_t *dtb_tablefile_long_index(const dtb_tablefile *tf);
+const uint16_t *dtb_tablefile_long_dtws(const dtb_tablefile *tf);
 
 /* Called by dtb_tablefile_verify with bytes checked so far and the file size; return false to stop. */
 typedef bool (*dtb_tablefile_progress)(void *user, uint64_t done, uint64_t total);

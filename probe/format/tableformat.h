@@ -42,7 +42,9 @@ enum {
     DTB_TF_OFF_FILE_SIZE = 192,     /* u64 */
     DTB_TF_OFF_VALUE_BITS = 200,    /* u32: 1, 2, 4 or 8 bits per stored value */
     DTB_TF_OFF_TILE_COLUMNS = 204,  /* u32: 0 = index order; C >= 2: blocks stored column-major */
-    DTB_TF_OFF_RESERVED = 208,      /* 40 zero bytes */
+    DTB_TF_OFF_LONG_SIZE = 208,     /* u64: bytes of the long list (value encoding 3), else 0 */
+    DTB_TF_OFF_LONG_COUNT = 216,    /* u64: its entries, else 0 */
+    DTB_TF_OFF_RESERVED = 224,      /* 24 zero bytes */
     DTB_TF_OFF_META_HASH = 248,     /* u64 */
 };
 /* The header flags and don't-care kinds this reader knows (tablefile.h): any other bit is refused. */
@@ -53,7 +55,7 @@ enum {
 #define DTB_TF_KNOWN_DONTCARE 7u /* DTB_DONTCARE_CAPTURES | _DERIVED | _THREATS */
 #define DTB_TF_VARIANT_LEN 24
 #define DTB_TF_MATERIAL_LEN 64
-#define DTB_TF_RESERVED_LEN 40
+#define DTB_TF_RESERVED_LEN 24
 
 /* Largest block the reader accepts (positions per block): bounds the buffers a corrupt header
  * could make it allocate. */
