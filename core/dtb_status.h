@@ -27,8 +27,8 @@ typedef enum dtb_status {
 typedef enum dtb_wdl { DTB_LOSS = -1, DTB_DRAW = 0, DTB_WIN = 1 } dtb_wdl;
 
 /* Largest DTW any table can hold (plies). A table file stores distances beyond 254 plies in its
- * long list (docs/FORMAT.md §8.4); the generator's solver holds up to this many. Libraries built
- * before dtb 0.9 held 254. */
+ * long list (docs/FORMAT.md §8.4); the generator's solver holds up to this many. It was 254
+ * before the long lists (CHANGELOG). */
 #define DTB_MAX_DTW 1022
 
 /* How squares are written: PDN numbers, or the algebraic names russian and brazilian players

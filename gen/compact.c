@@ -423,6 +423,10 @@ static dtb_status open_all(run *r, dtb_error *e)
                 s = dtb_error_set(e, DTB_E_MISMATCH,
                                   "%s: a compact set's derived table; the input must be a full set",
                                   path);
+            else if (dtb_tablefile_get_info(x->tf[k])->long_count)
+                s = dtb_error_set(e, DTB_E_RANGE,
+                                  "%s: distances beyond 254 plies (a long list): compact sets do "
+                                  "not take such tables yet", path);
         }
         if (x->ix || x->path[0] || x->path[1])
             r->n++;

@@ -393,6 +393,7 @@ dtb_status dtb_position_to_fen_in(const dtb_db *db, const dtb_position *p, dtb_n
 /* The public form of legal move m of p. */
 static void pdn_move_of(const dtb_db *db, const dtb_pos *p, const dtb_move *m, dtb_pdn_move *out)
 {
+    memset(out, 0, sizeof *out); /* unused captured[] and text bytes are zero, never left over */
     out->from = m->from + 1;
     out->to = m->to + 1;
     out->ncaptured = 0;
@@ -522,10 +523,10 @@ static __attribute__((noinline)) dtb_status probe_general(dtb_db *db, const dtb_
     if (s == DTB_OK && !dtw)
         s = dtb_resolve_wdl(db->r, &q, flags, wdl, &e);
     if (s == DTB_OK && dtw) {
-        dtb_value v;
+        dtb_wvalue v;
         if ((s = dtb_resolve_value(db->r, &q, flags, &v, &e)) == DTB_OK) {
-            *wdl = dtb_value_wdl(v);
-            *dtw_out = dtb_value_dtw(v);
+            *wdl = dtb_wvalue_wdl(v);
+            *dtw_out = dtb_wvalue_dtw(v);
         }
     }
     return s == DTB_OK ? s : record(db, s, &e);
@@ -539,13 +540,13 @@ dtb_status dtb_probe_wdl(dtb_db *db, const dtb_position *p, unsigned flags, dtb_
 
 dtb_status dtb_probe_dtw(dtb_db *db, const dtb_position *p, unsigned flags, dtb_wdl *wdl, int *dtw)
 {
-    dtb_value v;
+    dtb_wvalue v;
     const int s = dtb_resolve_value_fast(db->r, p->men, p->kings, p->side, flags, &v);
     if (s == DTB_RESOLVE_SLOW)
         return probe_general(db, p, flags, true, wdl, dtw);
     if (s == DTB_OK) {
-        *wdl = dtb_value_wdl(v);
-        *dtw = dtb_value_dtw(v);
+        *wdl = dtb_wvalue_wdl(v);
+        *dtw = dtb_wvalue_dtw(v);
     }
     return (dtb_status)s;
 }
@@ -577,14 +578,14 @@ static dtb_status probe_many(dtb_db *db, const dtb_position *ps, int n, unsigned
             const int i = base + k;
             dtb_status s;
             if (want_dtw) {
-                dtb_value v;
+                dtb_wvalue v;
                 const int f = dtb_resolve_fast_finish_value(db->r, &tk[k], flags, &v);
                 if (f == DTB_RESOLVE_SLOW) {
                     s = probe_general(db, &ps[i], flags, true, &wdl[i], &dtw[i]);
                 } else {
                     s = (dtb_status)f;
                     if (s == DTB_OK)
-                        wdl[i] = dtb_value_wdl(v), dtw[i] = dtb_value_dtw(v);
+                        wdl[i] = dtb_wvalue_wdl(v), dtw[i] = dtb_wvalue_dtw(v);
                 }
             } else {
                 const int f = dtb_resolve_fast_finish_wdl(db->r, &tk[k], flags, &wdl[i]);
@@ -636,20 +637,20 @@ static dtb_status rank_moves(dtb_db *db, const dtb_pos *q, unsigned flags, ranke
     for (int i = 0; i < list->count; i++) {
         dtb_pos child;
         dtb_make_move(q, &list->moves[i], &child);
-        dtb_value v;
+        dtb_wvalue v;
         /* the promise of DTB_QUIET_POSITION is the caller's about its own positions only */
         if ((s = dtb_resolve_value(db->r, &child, flags & ~DTB_RESOLVE_QUIET, &v, e)) != DTB_OK) {
             free(list);
             free(rk);
             return s;
         }
-        const dtb_value mine = dtb_value_parent(v);
+        const dtb_wvalue mine = dtb_wvalue_parent(v);
         ranked *r = &rk[i];
         r->mv = list->moves[i];
         pdn_move_of(db, q, &list->moves[i], &r->m.move);
-        r->m.wdl = dtb_value_wdl(mine);
-        r->m.dtw = dtb_value_dtw(mine);
-        r->rank = dtb_value_rank(mine);
+        r->m.wdl = dtb_wvalue_wdl(mine);
+        r->m.dtw = dtb_wvalue_dtw(mine);
+        r->rank = dtb_wvalue_rank(mine);
         for (int j = i; j > 0 && rk[j - 1].rank < rk[j].rank; j--) { /* insertion: stable */
             const ranked t = rk[j - 1];
             rk[j - 1] = rk[j];

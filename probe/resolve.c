@@ -241,21 +241,41 @@ ALWAYS_INLINE dtb_status lookup_index(dtb_resolver *r, const dtb_ptable *t, uint
     return read_block(r, t, blk, off, raw, e);
 }
 
-/* The stored value of w (white to move, no capture) in table t: the index inline on boards of up
- * to 64 squares (derived positions make a dozen of these lookups each). */
-ALWAYS_INLINE dtb_status lookup(dtb_resolver *r, const dtb_ptable *t, const dtb_pos *w,
-                               unsigned flags, unsigned *raw, dtb_error *e)
+/* The index of w (white to move) in table t: inline on boards of up to 64 squares (derived
+ * positions make a dozen of these lookups each). */
+ALWAYS_INLINE uint64_t index_in(const dtb_ptable *t, const dtb_pos *w)
 {
 #if defined(__POPCNT__)
     if (t->fast)
-        return lookup_index(r, t,
-                            dtb_index_fast_of(&t->ixf, (uint64_t)w->men[DTB_WHITE],
-                                              (uint64_t)w->men[DTB_BLACK],
-                                              (uint64_t)w->kings[DTB_WHITE],
-                                              (uint64_t)w->kings[DTB_BLACK]),
-                            flags, raw, e);
+        return dtb_index_fast_of(&t->ixf, (uint64_t)w->men[DTB_WHITE], (uint64_t)w->men[DTB_BLACK],
+                                 (uint64_t)w->kings[DTB_WHITE], (uint64_t)w->kings[DTB_BLACK]);
 #endif
-    return lookup_index(r, t, dtb_index_of(t->ix, w), flags, raw, e);
+    return dtb_index_of(t->ix, w);
+}
+
+/* The stored value of w (white to move, no capture) in table t. */
+ALWAYS_INLINE dtb_status lookup(dtb_resolver *r, const dtb_ptable *t, const dtb_pos *w,
+                               unsigned flags, unsigned *raw, dtb_error *e)
+{
+    return lookup_index(r, t, index_in(t, w), flags, raw, e);
+}
+
+/* Whether stored value raw of DTW table t may stand for a distance in its long list. */
+ALWAYS_INLINE bool listed_escape(const dtb_ptable *t, unsigned raw)
+{
+    return __builtin_expect((raw & 127) == 127, 0) && dtb_tablefile_get_info(t->tf)->long_count;
+}
+
+/* The exact value of stored value raw at index i of DTW table t: the byte, or for an escape the
+ * distance the long list gives (docs/FORMAT.md §8.4). */
+static dtb_wvalue value_of_raw(const dtb_ptable *t, uint64_t i, unsigned raw)
+{
+    if (listed_escape(t, raw)) {
+        const int d = dtb_tablefile_long_dtw(t->tf, i);
+        if (d >= 0)
+            return dtb_wvalue_of(raw == DTB_VALUE_WIN_ESCAPE, d);
+    }
+    return dtb_wvalue_of_byte((dtb_value)raw);
 }
 
 /* The table for WDL (dtw false) or DTW probes of material m. */
@@ -601,7 +621,7 @@ ALWAYS_INLINE void sets_of_pos(const dtb_pos *p, uint64_t ps[4])
 
 static dtb_status quiet_wdl(search *sc, const dtb_pos *p, int alpha, int beta, dtb_wdl *out,
                             dtb_error *e);
-static dtb_status quiet_value(search *sc, const dtb_pos *p, int alpha, int beta, dtb_value *out,
+static dtb_status quiet_value(search *sc, const dtb_pos *p, int alpha, int beta, dtb_wvalue *out,
                               dtb_error *e);
 
 /* The WDL of p as the best over its legal moves of the negated successor values (a loss when it
@@ -673,11 +693,11 @@ static dtb_status search_wdl(search *sc, const dtb_pos *p, bool quiet, int alpha
     return DTB_OK;
 }
 
-/* The value of rank k (dtb_value_rank: wins above draws above losses, the shorter win and the
- * longer loss the higher), k a rank of a value or the lowest one (-512, a loss in 0). */
-static inline dtb_value value_of_rank(int k)
+/* The value of rank k (dtb_wvalue_rank: wins above draws above losses, the shorter win and the
+ * longer loss the higher), k a rank of a value or the lowest one (a loss in 0). */
+static inline dtb_wvalue value_of_rank(int k)
 {
-    return k > 0 ? dtb_value_win(512 - k) : k < 0 ? dtb_value_loss(k + 512) : DTB_VALUE_DRAW;
+    return k > 0 ? dtb_wvalue_win(DTB_RANK_TOP - k) : k < 0 ? dtb_wvalue_loss(k + DTB_RANK_TOP) : DTB_WVALUE_DRAW;
 }
 
 /* The rank k of a successor's value seen from the side that moved into it is rank(parent(value))
@@ -686,11 +706,11 @@ static inline int rank_back(int k) { return -k - (k > 0) + (k < 0); }
 
 /* The exact value of p as the best over its legal moves (the generator's rule: the shortest win,
  * else a draw, else the longest loss; a loss in 0 when it has no move): search_wdl's alpha-beta
- * search on ranks (dtb_value_rank) instead of three values, the window passed to a successor
- * through the parent map's inverse. The caller of a position passes -1000, 1000 for the exact
+ * search on ranks (dtb_wvalue_rank) instead of three values, the window passed to a successor
+ * through the parent map's inverse. The caller of a position passes -DTB_RANK_WINDOW, DTB_RANK_WINDOW for the exact
  * value. Any failure is the status. */
 static dtb_status search_value(search *sc, const dtb_pos *p, bool quiet, int alpha, int beta,
-                               dtb_value *out, dtb_error *e)
+                               dtb_wvalue *out, dtb_error *e)
 {
     dtb_resolver *const r = sc->r;
     dtb_status s;
@@ -700,7 +720,7 @@ static dtb_status search_value(search *sc, const dtb_pos *p, bool quiet, int alp
     uint64_t ps[4];
     sets_of_pos(p, ps);
     sc->depth++;
-    int best = dtb_value_rank(dtb_value_loss(0)); /* the lowest rank */
+    int best = dtb_wvalue_rank(DTB_WVALUE_LOST); /* the lowest rank */
     uint64_t capture[DTB_MAX_MOVES / 64] = {0}; /* the successors left for the second pass */
     s = DTB_OK;
     for (int pass = 0; pass < 2 && best < beta && s == DTB_OK; pass++)
@@ -709,7 +729,7 @@ static dtb_status search_value(search *sc, const dtb_pos *p, bool quiet, int alp
                 continue;
             dtb_pos q;
             const int a = alpha > best ? alpha : best;
-            dtb_value v = dtb_value_loss(0); /* the opponent has no piece left */
+            dtb_wvalue v = DTB_WVALUE_LOST; /* the opponent has no piece left */
             if (pass == 1) {
                 dtb_make_move(p, &list->moves[i], &q);
                 s = search_value(sc, &q, false, rank_back(beta), rank_back(a), &v, e);
@@ -724,12 +744,12 @@ static dtb_status search_value(search *sc, const dtb_pos *p, bool quiet, int alp
                 if (kind == SUCC_STORED) {
                     unsigned raw;
                     s = lookup_index(r, t, index, sc->flags, &raw, e);
-                    v = (dtb_value)raw;
+                    v = value_of_raw(t, index, raw);
                 } else if (kind == SUCC_GENERAL) {
                     s = quiet_value(sc, &q, rank_back(beta), rank_back(a), &v, e);
                 }
             }
-            const int mine = dtb_value_rank(dtb_value_parent(v));
+            const int mine = dtb_wvalue_rank(dtb_wvalue_parent(v));
             if (s == DTB_OK && mine > best)
                 best = mine;
         }
@@ -832,7 +852,7 @@ static dtb_status quiet_wdl(search *sc, const dtb_pos *p, int alpha, int beta, d
     return s == DTB_OK ? wdl_of_raw(t, raw, out, e) : s;
 }
 
-static dtb_status quiet_value(search *sc, const dtb_pos *p, int alpha, int beta, dtb_value *out,
+static dtb_status quiet_value(search *sc, const dtb_pos *p, int alpha, int beta, dtb_wvalue *out,
                               dtb_error *e)
 {
     dtb_resolver *const r = sc->r;
@@ -848,9 +868,10 @@ static dtb_status quiet_value(search *sc, const dtb_pos *p, int alpha, int beta,
     if (search_it)
         return search_value(sc, w, true, alpha, beta, out, e);
     unsigned raw;
-    s = lookup(r, t, w, sc->flags, &raw, e);
+    const uint64_t i = index_in(t, w);
+    s = lookup_index(r, t, i, sc->flags, &raw, e);
     if (s == DTB_OK)
-        *out = (dtb_value)raw;
+        *out = value_of_raw(t, i, raw);
     return s;
 }
 
@@ -870,18 +891,18 @@ dtb_status dtb_resolve_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, dt
     return s;
 }
 
-dtb_status dtb_resolve_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_value *out,
+dtb_status dtb_resolve_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_wvalue *out,
                              dtb_error *e)
 {
     if (!dtb_pos_pieces(p, p->side)) {
-        *out = dtb_value_loss(0);
+        *out = DTB_WVALUE_LOST;
         return DTB_OK;
     }
     search sc;
     search_begin(&sc, r, flags);
     const dtb_status s = !(flags & DTB_RESOLVE_QUIET) && must_capture(r, p)
-                             ? search_value(&sc, p, false, -1000, 1000, out, e)
-                                            : quiet_value(&sc, p, -1000, 1000, out, e);
+                             ? search_value(&sc, p, false, -DTB_RANK_WINDOW, DTB_RANK_WINDOW, out, e)
+                             : quiet_value(&sc, p, -DTB_RANK_WINDOW, DTB_RANK_WINDOW, out, e);
     search_end(&sc);
     return s;
 }
@@ -1007,14 +1028,17 @@ int dtb_resolve_wdl_fast(dtb_resolver *r, const uint64_t men[2][2], const uint64
 }
 
 int dtb_resolve_value_fast(dtb_resolver *r, const uint64_t men[2][2], const uint64_t kings[2][2],
-                           int side, unsigned flags, dtb_value *out)
+                           int side, unsigned flags, dtb_wvalue *out)
 {
     const dtb_ptable *t;
     unsigned raw;
     const int s = fast_raw(r, men, kings, side, true, flags, &t, &raw);
-    if (s == DTB_OK)
-        *out = (dtb_value)raw;
-    return s;
+    if (s != DTB_OK)
+        return s;
+    if (listed_escape(t, raw)) /* the general path looks the long list up */
+        return DTB_RESOLVE_SLOW;
+    *out = dtb_wvalue_of_byte((dtb_value)raw);
+    return DTB_OK;
 }
 
 /* The stored value of a located position (tk->status DTB_OK). */
@@ -1034,13 +1058,16 @@ int dtb_resolve_fast_finish_wdl(dtb_resolver *r, const dtb_resolve_ticket *tk, u
 }
 
 int dtb_resolve_fast_finish_value(dtb_resolver *r, const dtb_resolve_ticket *tk, unsigned flags,
-                                  dtb_value *out)
+                                  dtb_wvalue *out)
 {
     unsigned raw;
     const int s = finish_raw(r, tk, flags, &raw);
-    if (s == DTB_OK)
-        *out = (dtb_value)raw;
-    return s;
+    if (s != DTB_OK)
+        return s;
+    if (listed_escape(tk->table, raw))
+        return DTB_RESOLVE_SLOW;
+    *out = dtb_wvalue_of_byte((dtb_value)raw);
+    return DTB_OK;
 }
 
 /* ---- the background loader ---------------------------------------------------------------------

@@ -66,8 +66,8 @@ dtb_status dtb_resolver_working_set(dtb_resolver *r, int pieces, bool dtw, uint6
 dtb_status dtb_resolve_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_wdl *out,
                            dtb_error *e);
 
-/* The exact value (core/value.h: result and DTW) of p, from .dtw tables. */
-dtb_status dtb_resolve_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_value *out,
+/* The exact value (core/value.h: result and DTW, long lists included) of p, from .dtw tables. */
+dtb_status dtb_resolve_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_wvalue *out,
                              dtb_error *e);
 
 /* The probes' fast path: dtb_resolve_wdl and dtb_resolve_value of a position given as the
@@ -80,7 +80,7 @@ dtb_status dtb_resolve_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, 
 int dtb_resolve_wdl_fast(dtb_resolver *r, const uint64_t men[2][2], const uint64_t kings[2][2],
                          int side, unsigned flags, dtb_wdl *out);
 int dtb_resolve_value_fast(dtb_resolver *r, const uint64_t men[2][2], const uint64_t kings[2][2],
-                           int side, unsigned flags, dtb_value *out);
+                           int side, unsigned flags, dtb_wvalue *out);
 
 /* The fast path in three steps, for a batch of probes whose memory latencies should overlap
  * (dtb_probe_wdl_many): locate every position (its table and index; the cache slot of its block
@@ -99,14 +99,16 @@ void dtb_resolve_fast_prefetch(dtb_resolver *r, const dtb_resolve_ticket *tk);
 int dtb_resolve_fast_finish_wdl(dtb_resolver *r, const dtb_resolve_ticket *tk, unsigned flags,
                                 dtb_wdl *out);
 int dtb_resolve_fast_finish_value(dtb_resolver *r, const dtb_resolve_ticket *tk, unsigned flags,
-                                  dtb_value *out);
+                                  dtb_wvalue *out);
 
 /* Orders values for the side to move: a higher rank is better (wins by shorter DTW, then draws,
- * then losses by longer DTW). */
-static inline int dtb_value_rank(dtb_value v)
+ * then losses by longer DTW). Ranks lie within +-DTB_RANK_TOP, inside +-DTB_RANK_WINDOW. */
+#define DTB_RANK_TOP (DTB_MAX_DTW + 2)
+#define DTB_RANK_WINDOW (2 * DTB_RANK_TOP)
+static inline int dtb_wvalue_rank(dtb_wvalue v)
 {
-    return dtb_value_is_win(v) ? 512 - dtb_value_dtw(v)
-           : dtb_value_is_loss(v) ? -512 + dtb_value_dtw(v)
+    return dtb_wvalue_is_win(v) ? DTB_RANK_TOP - dtb_wvalue_dtw(v)
+           : dtb_wvalue_is_loss(v) ? -DTB_RANK_TOP + dtb_wvalue_dtw(v)
                                    : 0;
 }
 

@@ -167,10 +167,10 @@ static dtb_status parse_header(dtb_tablefile *tf, const unsigned char *h, uint64
     if (memcmp(h + DTB_TF_OFF_MAGIC, DTB_TF_MAGIC, DTB_TF_MAGIC_LEN) != 0)
         return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "not a dtb table file (bad magic)");
     const uint32_t version = dtb_tf_get32(h + DTB_TF_OFF_VERSION);
-    if (version != DTB_TF_VERSION)
+    if (version != DTB_TF_VERSION && version != DTB_TF_VERSION_LONG)
         return dtb_tf_file_error(e, DTB_E_VERSION, path,
-                          "table format version %u; this build reads version %u", version,
-                          DTB_TF_VERSION);
+                          "table format version %u; this build reads versions %u and %u", version,
+                          DTB_TF_VERSION, DTB_TF_VERSION_LONG);
     if (dtb_tf_get32(h + DTB_TF_OFF_HEADER_SIZE) != DTB_TF_HEADER_SIZE)
         return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "bad header size %u",
                           dtb_tf_get32(h + DTB_TF_OFF_HEADER_SIZE));
@@ -210,6 +210,7 @@ static dtb_status parse_header(dtb_tablefile *tf, const unsigned char *h, uint64
     in->long_size = dtb_tf_get64(h + DTB_TF_OFF_LONG_SIZE);
     in->long_count = dtb_tf_get64(h + DTB_TF_OFF_LONG_COUNT);
     if ((in->value_encoding == DTB_ENCODING_DTW_LONG) != (in->long_count > 0) ||
+        (in->value_encoding == DTB_ENCODING_DTW_LONG) != (dtb_tf_get32(h + DTB_TF_OFF_VERSION) == DTB_TF_VERSION_LONG) ||
         (in->long_count > 0) != (in->long_size > 0) || in->long_size > file_size)
         return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "bad long list fields");
     in->positions = dtb_tf_get64(h + DTB_TF_OFF_POSITIONS);

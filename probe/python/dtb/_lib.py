@@ -31,7 +31,7 @@ E_NOTCACHED = 12
 MESSAGE_SIZE = 256      # DTB_MESSAGE_SIZE
 MOVE_TEXT_SIZE = 128    # DTB_MOVE_TEXT_SIZE
 MAX_CAPTURED = 32       # DTB_MAX_CAPTURED
-MAX_LINE = 254          # DTB_MAX_LINE (= DTB_MAX_DTW)
+MAX_LINE = 1022         # DTB_MAX_LINE (= DTB_MAX_DTW)
 FEN_SIZE = 400          # "400 bytes is always enough" (dtb_position_to_fen)
 
 LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p)
