@@ -36,7 +36,7 @@
  *   engine summary threads <T> loaders <L> warm <P> warm_seconds <s> cache_mib <C> probes <n>
  *   hit_rate_first_window <x> hit_rate_after_warmup <y> evictions <e> loads <l> dropped <d>
  *   cache_bytes <b> hit_p50_ns <a> hit_p99_ns <b> miss_p50_ns <c> miss_p99_ns <d>
- *   misses_after_warmup <m>
+ *   misses_after_warmup <m> hit_mean_ns <a> miss_mean_ns <b> hit_p999_ns <c> miss_p999_ns <d>
  * where "after warm-up" is every window after the first tenth of the roots, and the latencies
  * (clock_gettime around each cache-only probe, so ~20 ns of clock reading included in both) are
  * those of the probes after warm-up that hit and that missed (-1: none). */
@@ -266,6 +266,15 @@ static long quantile(const uint64_t *h, double q)
     return LAT_MAX;
 }
 
+/* The mean of a latency histogram, in ns (the last bucket counted at LAT_MAX); -1 when empty. */
+static long mean(const uint64_t *h)
+{
+    double n = 0, sum = 0;
+    for (int i = 0; i <= LAT_MAX; i++)
+        n += (double)h[i], sum += (double)h[i] * i;
+    return n > 0 ? (long)(sum / n + 0.5) : -1;
+}
+
 static int run_engine(dtb_db *db, const dtb_position *pos, int npos, int roots, int descents,
                       int depth, int window, int nthreads, const char *loaders, int warm,
                       double warm_seconds, long cache_mib)
@@ -311,11 +320,12 @@ static int run_engine(dtb_db *db, const dtb_position *pos, int npos, int roots, 
            " hit_rate_first_window %.4f hit_rate_after_warmup %.4f evictions %" PRIu64
            " loads %" PRIu64 " dropped %" PRIu64 " cache_bytes %" PRIu64
            " hit_p50_ns %ld hit_p99_ns %ld miss_p50_ns %ld miss_p99_ns %ld misses_after_warmup %" PRIu64
-           "\n",
+           " hit_mean_ns %ld miss_mean_ns %ld hit_p999_ns %ld miss_p999_ns %ld\n",
            nthreads, loaders, warm, warm_seconds, cache_mib, total, first_rate,
            after_probes ? (double)after_hits / (double)after_probes : 0, cs.evictions,
            cs.loads_done, cs.loads_dropped, cs.bytes, quantile(hit, 0.5), quantile(hit, 0.99),
-           quantile(miss, 0.5), quantile(miss, 0.99), after_probes - after_hits);
+           quantile(miss, 0.5), quantile(miss, 0.99), after_probes - after_hits, mean(hit),
+           mean(miss), quantile(hit, 0.999), quantile(miss, 0.999));
     free(hit);
     free(miss);
     return 0;
