@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include <time.h>
 
@@ -100,11 +101,13 @@ static int teardown(void **state)
     return system(cmd) == 0 ? 0 : -1;
 }
 
+/* cache 0: the default size; loaders 0: none (the library's default is one) */
 static dtb_db *open_db(uint64_t cache, int loaders)
 {
     const char *dirs[1] = {root};
     dtb_options o = DTB_OPTIONS_INIT;
-    o.paths = dirs, o.npaths = 1, o.cache_bytes = cache, o.loader_threads = loaders;
+    o.paths = dirs, o.npaths = 1, o.cache_bytes = cache;
+    o.loader_threads = loaders ? loaders : DTB_NO_LOADERS;
     dtb_db *db = NULL;
     assert_int_equal(dtb_open(&o, &db), DTB_OK);
     return db;
@@ -231,7 +234,8 @@ static void covers(void *arg, int k)
                 !dtb_covers_material(db, 0, 3, 0, 1, dtw) || !dtb_covers_material(db, 0, 1, 0, 3, dtw) ||
                 dtb_covers_material(db, 1, 2, 0, 1, dtw) || dtb_covers_material(db, 0, 2, 0, 2, dtw) ||
                 dtb_covers_material(db, -1, 1, 0, 1, dtw) || dtb_covers_material(db, 0, 1, 0, 0, dtw) ||
-                dtb_covers_material(db, 9, 0, 0, 1, dtw) || !dtb_covers_material(db, 0, 0, 0, 1, dtw))
+                dtb_covers_material(db, 9, 0, 0, 1, dtw) ||
+                dtb_covers_material(db, 0, 0, 0, 1, dtw)) /* the game is over: not covered */
                 cover_failures++;
             for (int i = round % 50; i < npositions; i += 997)
                 if (!dtb_covers(db, &positions[i], dtw))
@@ -382,9 +386,10 @@ static void test_warm(void **state)
     assert_int_equal(dtb_warm(db, 1, 0, &again), DTB_OK);
     assert_int_equal(again, 0);
     dtb_close(db);
-    /* A cache too small for 2..3: the materials that fit in 7/8 of it, nothing evicted. */
+    /* A cache too small for 2..3: the materials that fit in 7/8 of it, nothing evicted, and a
+     * status that says the rest did not fit. */
     db = open_db(ws3 / 2, 0);
-    assert_int_equal(dtb_warm(db, 4, 0, &again), DTB_OK);
+    assert_int_equal(dtb_warm(db, 4, 0, &again), DTB_E_NOROOM);
     assert_true(again > 0 && again <= ws3 / 2 / 8 * 7);
     assert_int_equal(dtb_get_cache_stats(db, &cs), DTB_OK);
     assert_int_equal(cs.evictions, 0);
@@ -493,8 +498,26 @@ static void test_loader(void **state)
     dtb_options o = DTB_OPTIONS_INIT;
     o.paths = dirs, o.npaths = 1, o.loader_threads = 9;
     assert_int_equal(dtb_open(&o, &db), DTB_E_INVALID);
-    o.loader_threads = -1;
+    o.loader_threads = -2;
     assert_int_equal(dtb_open(&o, &db), DTB_E_INVALID);
+    /* The default (0) is one loader: a cache-only miss is read in the background. */
+    o.loader_threads = 0;
+    assert_int_equal(dtb_open(&o, &db), DTB_OK);
+    dtb_position quiet; /* no capture: its value needs a block of KKvK */
+    assert_int_equal(dtb_position_from_fen(db, "W:WK46,K47:BK5", &quiet, NULL, 0), DTB_OK);
+    dtb_wdl w;
+    dtb_status s = DTB_E_NOTCACHED;
+    for (int tries = 0; tries < 2000 && s == DTB_E_NOTCACHED; tries++) {
+        s = dtb_probe_wdl(db, &quiet, DTB_CACHE_ONLY, &w);
+        if (s == DTB_E_NOTCACHED) {
+            const struct timespec ms = {0, 1000000};
+            nanosleep(&ms, NULL);
+        }
+    }
+    assert_int_equal(s, DTB_OK);
+    assert_int_equal(dtb_get_cache_stats(db, &cs), DTB_OK);
+    assert_true(cs.loads_done > 0);
+    dtb_close(db);
     free(want);
 }
 
