@@ -3,8 +3,8 @@
  * Quick start:
  *
  *     const char *dirs[] = {"/data/tables"};
- *     dtb_options o = DTB_OPTIONS_INIT;
- *     o.paths = dirs, o.npaths = 1, o.cache_bytes = 256u << 20;
+ *     dtb_options o = DTB_OPTIONS_INIT;     (defaults: a cache sized for the tables, a loader)
+ *     o.paths = dirs, o.npaths = 1;
  *     dtb_db *db;
  *     if (dtb_open(&o, &db) != DTB_OK) ...          (the log callback, if given, says why)
  *     dtb_position p;
@@ -37,10 +37,11 @@
  * shared by all threads; its locks are sharded, so threads rarely wait for each other.
  *
  * Engines: docs/ENGINES.md is the guide (when to probe, cache-only probes in the search with
- * loader threads, ranking root moves by DTW, sizing the cache, threads). In short: open with
- * o.loader_threads = 1 and a cache that holds the working set (dtb_working_set; "Sizing the
+ * loader threads, ranking root moves by DTW, sizing the cache, threads). In short: open with the
+ * default options (a cache that holds the tables' working set, one loader thread; "Sizing the
  * cache" below), call dtb_warm once at start-up, probe with DTB_CACHE_ONLY (| DTB_QUIET_POSITION
  * where the engine knows the position is quiet) inside the search and without it at the root.
+ * The header is C11 and C++11 (and later) alike.
  *
  * Sizing the cache. A probe is fast only when its block is in the cache; a probe that must read
  * a block decompresses a whole block (64 KiB of packed values by default) for one value. The
@@ -49,8 +50,9 @@
  * 2..4 pieces 9.8 MB), its DTW tables 1.55 GB (2..4: 40 MB; a DTW value takes a byte, a WLD one
  * two bits). With a cache smaller than the working set of the
  * positions probed, most probes read a block (docs/MEASUREMENTS.md, "Engine probes", has the
- * cost). dtb_working_set gives the exact figure for the tables found; give cache_bytes at least
- * that for the piece counts an engine probes often, and watch dtb_cache_stats' evictions: a
+ * cost). dtb_working_set gives the exact figure for the tables found, and the default cache
+ * (dtb_options.cache_bytes 0) is sized from it; a cache_bytes of your own should be at least that
+ * for the piece counts an engine probes often. Watch the evictions of dtb_get_cache_stats: a
  * count that keeps growing says the cache is too small for the probes made.
  */
 #ifndef DTB_H
@@ -208,8 +210,8 @@ int dtb_max_pieces(const dtb_db *db, bool dtw);
 /* Copies the message of the latest failed call on db made by the calling thread into buf (size
  * bytes, always NUL-terminated when size > 0) and returns its status; DTB_OK and "" when this
  * thread's calls on db have not failed yet. Like errno, the message is the thread's own: another
- * thread's failures never replace it. Cache-only misses (DTB_E_NOTCACHED) are not recorded, so
- * they stay cheap. A thread keeps the messages of its eight most recently failing handles.
+ * thread's failures never replace it. Cache-only misses (DTB_E_NOTCACHED) and game-over
+ * positions (DTB_E_GAMEOVER) are not recorded, so they stay cheap. A thread keeps the messages of its eight most recently failing handles.
  * Thread-safe. */
 dtb_status dtb_last_error(dtb_db *db, char *buf, size_t size);
 
