@@ -21,6 +21,8 @@ typedef enum dtb_status {
     DTB_E_NOMEM,      /* out of memory */
     DTB_E_ABORTED,    /* a callback asked to stop */
     DTB_E_NOTCACHED,  /* a cache-only probe needs data that is not in memory */
+    DTB_E_GAMEOVER,   /* the side to move has no piece: the game is over, no table value */
+    DTB_E_NOROOM,     /* the cache budget cannot hold what was asked; the rest was done */
 } dtb_status;
 
 /* Game result for the side to move. */

@@ -304,8 +304,11 @@ dtb_blockcache *dtb_blockcache_create(uint64_t budget)
         free(c);
         return NULL;
     }
-    for (unsigned i = 0; i < lines; i++)
+    for (unsigned i = 0; i < lines; i++) {
         atomic_init(&c->head.cpulines[i].lookups, 0);
+        for (int k = 0; k < DTB_BLOCKCACHE_COUNTERS; k++)
+            atomic_init(&c->head.cpulines[i].user[k], 0);
+    }
     memset(c->head.shards, 0, sizeof(shard) * (size_t)n);
     c->head.nshards = n;
     c->head.shard_mask = (uint64_t)n - 1;
@@ -370,6 +373,15 @@ void dtb_blockcache_get_stats(dtb_blockcache *c, dtb_blockcache_stats *st)
     for (unsigned i = 0; i <= c->head.cpu_mask; i++)
         lookups += atomic_load_explicit(&c->head.cpulines[i].lookups, memory_order_relaxed);
     st->hits = lookups - st->misses;
+}
+
+void dtb_blockcache_get_counters(dtb_blockcache *c, uint64_t n[DTB_BLOCKCACHE_COUNTERS])
+{
+    for (int k = 0; k < DTB_BLOCKCACHE_COUNTERS; k++) {
+        n[k] = 0;
+        for (unsigned i = 0; i <= c->head.cpu_mask; i++)
+            n[k] += atomic_load_explicit(&c->head.cpulines[i].user[k], memory_order_relaxed);
+    }
 }
 
 unsigned dtb_blockcache_cpu_slow_(void)

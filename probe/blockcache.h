@@ -66,6 +66,17 @@ uint64_t dtb_blockcache_cost(size_t size);
 
 void dtb_blockcache_get_stats(dtb_blockcache *c, dtb_blockcache_stats *st);
 
+/* Counters of the cache's user (the probes' outcomes, dtb.c), kept on the same per-CPU lines as
+ * the lookups, so that counting writes no line another core reads: numbers 0..COUNTERS-1. */
+#define DTB_BLOCKCACHE_COUNTERS 6
+
+/* Adds one to counter i (inline, below). */
+static inline void dtb_blockcache_count(dtb_blockcache *c, unsigned i);
+
+/* The counters' sums over the CPUs into n[0..DTB_BLOCKCACHE_COUNTERS) (approximate while others
+ * count). */
+void dtb_blockcache_get_counters(dtb_blockcache *c, uint64_t n[DTB_BLOCKCACHE_COUNTERS]);
+
 /* ---- internals for the inline lookup (blockcache.c describes the algorithm) ---------------- */
 
 #define DTB_BLOCKCACHE_USED_ (1ull << 63) /* the CLOCK use bit, kept in a slot's key */
@@ -93,9 +104,10 @@ typedef struct dtb_blockcache_shard_ {
     dtb_blockcache_slot_ *retired[32]; /* outgrown slot tables: a reader may still be in one */
 } dtb_blockcache_shard_;
 
-/* One CPU's lookup counter, alone on its (pair of) cache lines. */
+/* One CPU's counters, alone on their (pair of) cache lines. */
 typedef struct dtb_blockcache_cpuline_ {
     alignas(128) _Atomic uint64_t lookups;
+    _Atomic uint64_t user[DTB_BLOCKCACHE_COUNTERS];
 } dtb_blockcache_cpuline_;
 
 /* The first member of struct dtb_blockcache; read-only after create. */
@@ -193,6 +205,13 @@ static inline unsigned dtb_blockcache_cpu_(void)
 static inline void dtb_blockcache_count_lookup_(const dtb_blockcache_head_ *c)
 {
     atomic_fetch_add_explicit(&c->cpulines[dtb_blockcache_cpu_() & c->cpu_mask].lookups, 1,
+                              memory_order_relaxed);
+}
+
+static inline void dtb_blockcache_count(dtb_blockcache *c, unsigned i)
+{
+    const dtb_blockcache_head_ *head = (const dtb_blockcache_head_ *)(void *)c;
+    atomic_fetch_add_explicit(&head->cpulines[dtb_blockcache_cpu_() & head->cpu_mask].user[i], 1,
                               memory_order_relaxed);
 }
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "fen.h"
 #include "movegen.h"
@@ -27,11 +28,24 @@ _Static_assert(DTB_MOVE_TEXT_SIZE >= DTB_MOVE_TEXT_MAX, "move text size");
 _Static_assert(DTB_MESSAGE_SIZE >= sizeof(((dtb_error *)0)->msg), "message size");
 _Static_assert(DTB_SIDE_WHITE == (int)DTB_WHITE && DTB_SIDE_BLACK == (int)DTB_BLACK, "sides");
 
-#define DEFAULT_CACHE_BYTES (64ull << 20)
+/* The default cache (dtb_options.cache_bytes 0): the WDL working set of the complete piece
+ * counts with a quarter more, between these bounds. The quarter: dtb_warm fills 7/8 of the
+ * budget, and the budget is split into shards by key, so a shard gets a little more or less than
+ * its share of a working set (a few percent at 64 shards); a cache exactly the working set's size
+ * would still evict. */
+#define MIN_CACHE_BYTES (64ull << 20)
+#define MAX_CACHE_SHARE 4 /* at most 1/4 of the physical memory */
+
+/* The per-position probe counters (dtb_cache_stats.probe_*), counted on the cache's per-CPU
+ * lines: one relaxed add on a line of the CPU the thread runs on, no shared line written. */
+enum { PROBE_HIT, PROBE_NOTCACHED, PROBE_NOTFOUND, PROBE_INVALID, PROBE_FAILED };
+_Static_assert(PROBE_FAILED < DTB_BLOCKCACHE_COUNTERS, "probe counters");
 
 struct dtb_db {
     dtb_tableset *ts;
     dtb_resolver *r;
+    dtb_blockcache *cache; /* r's, for the probe counters */
+    uint64_t budget;       /* the cache's (dtb_cache_budget) */
     const dtb_board *board;
     dtb_notation texts; /* of dtb_position_to_fen and dtb_pdn_move.text (dtb_options.texts) */
     dtb_log_fn log;
@@ -70,6 +84,8 @@ const char *dtb_strerror(dtb_status s)
     case DTB_E_NOMEM: return "out of memory";
     case DTB_E_ABORTED: return "stopped by a callback";
     case DTB_E_NOTCACHED: return "not in the cache";
+    case DTB_E_GAMEOVER: return "the side to move has no piece: the game is over";
+    case DTB_E_NOROOM: return "the cache budget is too small";
     }
     return "unknown status";
 }
@@ -93,7 +109,7 @@ static error_slot *error_slot_of(const dtb_db *db)
 /* Keeps the message of a failed call for dtb_last_error (in the calling thread); returns s. */
 static dtb_status record(dtb_db *db, dtb_status s, const dtb_error *e)
 {
-    if (s == DTB_OK || s == DTB_E_NOTCACHED)
+    if (s == DTB_OK || s == DTB_E_NOTCACHED || s == DTB_E_GAMEOVER)
         return s;
     error_slot *slot = error_slot_of(db);
     if (!slot) {
@@ -142,12 +158,46 @@ static dtb_status options_of(const dtb_options *in, dtb_options *o, dtb_error *e
     /* A caller built against a dtb.h without texts got numbers: it keeps them. */
     if (in->struct_size < offsetof(dtb_options, texts) + sizeof in->texts)
         o->texts = DTB_TEXTS_NUMERIC;
+    if (o->loader_threads < DTB_NO_LOADERS || o->loader_threads > DTB_RESOLVE_MAX_LOADERS)
+        return dtb_error_set(e, DTB_E_INVALID,
+                             "dtb_options.loader_threads is %d: 1..%d, 0 (the default, one) or "
+                             "DTB_NO_LOADERS (-1)",
+                             o->loader_threads, DTB_RESOLVE_MAX_LOADERS);
     if (o->texts != DTB_TEXTS_VARIANT && o->texts != DTB_TEXTS_NUMERIC &&
         o->texts != DTB_TEXTS_ALGEBRAIC)
         return dtb_error_set(e, DTB_E_INVALID,
                              "dtb_options.texts is %d: DTB_TEXTS_VARIANT, _NUMERIC or _ALGEBRAIC",
                              o->texts);
     return DTB_OK;
+}
+
+/* The default cache budget for the tables of ts: the WDL working set of its complete piece
+ * counts, a quarter more, within MIN_CACHE_BYTES and 1/MAX_CACHE_SHARE of the physical memory.
+ * The working set is summed piece count by piece count and the sum stops at the cap, so a
+ * large set's headers are opened only as far as the cap reaches. A resolver of its own with a
+ * small cache does the summing (the tables it opens stay open in ts for the real one). */
+static uint64_t default_cache_bytes(dtb_tableset *ts)
+{
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    uint64_t cap = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / MAX_CACHE_SHARE
+                                         : MIN_CACHE_BYTES;
+    if (cap < MIN_CACHE_BYTES)
+        cap = MIN_CACHE_BYTES;
+    dtb_resolver *sizer = dtb_resolver_create(ts, 1u << 20, 0, NULL, NULL);
+    if (!sizer)
+        return MIN_CACHE_BYTES;
+    uint64_t want = MIN_CACHE_BYTES;
+    const int max = dtb_tableset_max_pieces(ts, false);
+    for (int n = 2; n <= max && want < cap; n++) {
+        uint64_t ws;
+        dtb_error e;
+        if (dtb_resolver_working_set(sizer, n, false, &ws, &e) != DTB_OK)
+            break; /* a damaged table: the probes that need it will say so */
+        if (ws + ws / 4 > want)
+            want = ws + ws / 4;
+    }
+    dtb_resolver_free(sizer);
+    return want < cap ? want : cap;
 }
 
 dtb_status dtb_open(const dtb_options *in, dtb_db **out)
@@ -173,21 +223,21 @@ dtb_status dtb_open(const dtb_options *in, dtb_db **out)
     db->log_user = o->log_user;
     db->serial = atomic_fetch_add(&next_serial, 1);
     dtb_error e = {{0}};
-    dtb_status s = o->loader_threads < 0 || o->loader_threads > DTB_RESOLVE_MAX_LOADERS
-                       ? dtb_error_set(&e, DTB_E_INVALID, "dtb_options.loader_threads is %d: 0..%d",
-                                       o->loader_threads, DTB_RESOLVE_MAX_LOADERS)
-                       : dtb_tableset_open(o->paths, o->npaths, o->variant, o->log, o->log_user,
-                                           &db->ts, &e);
+    dtb_status s = dtb_tableset_open(o->paths, o->npaths, o->variant, o->log, o->log_user,
+                                     &db->ts, &e);
     if (s == DTB_OK) {
         db->board = dtb_tableset_board(db->ts);
         db->texts = o->texts == DTB_TEXTS_NUMERIC     ? DTB_NOTATION_NUMERIC
                     : o->texts == DTB_TEXTS_ALGEBRAIC ? DTB_NOTATION_ALGEBRAIC
                                                       : dtb_notation_of(db->board);
-        db->r = dtb_resolver_create(db->ts, o->cache_bytes ? o->cache_bytes : DEFAULT_CACHE_BYTES,
-                                    o->loader_threads, o->log, o->log_user);
+        db->budget = o->cache_bytes ? o->cache_bytes : default_cache_bytes(db->ts);
+        const int loaders = o->loader_threads == 0 ? 1 : o->loader_threads < 0 ? 0 : o->loader_threads;
+        db->r = dtb_resolver_create(db->ts, db->budget, loaders, o->log, o->log_user);
         if (!db->r)
             s = dtb_error_set(&e, DTB_E_NOMEM,
                               "out of memory for the block cache (or its loader threads)");
+        else
+            db->cache = dtb_resolver_cache(db->r);
     }
     if (s != DTB_OK) {
         log_line(o, e.msg);
@@ -209,6 +259,8 @@ void dtb_close(dtb_db *db)
 
 const char *dtb_db_variant(const dtb_db *db) { return db->board->variant->name; }
 
+uint64_t dtb_cache_budget(const dtb_db *db) { return db->budget; }
+
 int dtb_db_squares(const dtb_db *db) { return db->board->squares; }
 
 int dtb_max_pieces(const dtb_db *db, bool dtw) { return dtb_tableset_max_pieces(db->ts, dtw); }
@@ -223,10 +275,17 @@ dtb_status dtb_get_cache_stats(dtb_db *db, dtb_cache_stats *st)
     dtb_resolver_cache_stats(db->r, &c);
     dtb_resolver_load_stats l;
     dtb_resolver_get_load_stats(db->r, &l);
-    const dtb_cache_stats full = {.struct_size = st->struct_size, .hits = c.hits,
-                                  .misses = c.misses, .bytes = c.bytes, .blocks = c.blocks,
-                                  .evictions = c.evictions, .loads_scheduled = l.scheduled,
-                                  .loads_done = l.done, .loads_dropped = l.dropped};
+    uint64_t n[DTB_BLOCKCACHE_COUNTERS];
+    dtb_blockcache_get_counters(db->cache, n);
+    const dtb_cache_stats full = {
+        .struct_size = st->struct_size, .hits = c.hits, .misses = c.misses, .bytes = c.bytes,
+        .blocks = c.blocks, .evictions = c.evictions, .loads_scheduled = l.scheduled,
+        .loads_done = l.done, .loads_dropped = l.dropped,
+        .probes = n[PROBE_HIT] + n[PROBE_NOTCACHED] + n[PROBE_NOTFOUND] + n[PROBE_INVALID] +
+                  n[PROBE_FAILED],
+        .probe_hits = n[PROBE_HIT], .probe_notcached = n[PROBE_NOTCACHED],
+        .probe_notfound = n[PROBE_NOTFOUND], .probe_invalid = n[PROBE_INVALID],
+        .probe_failed = n[PROBE_FAILED]};
     memcpy(st, &full, st->struct_size < sizeof full ? st->struct_size : sizeof full);
     return DTB_OK;
 }
@@ -275,6 +334,7 @@ static dtb_status to_pos(const dtb_db *db, const dtb_position *in, dtb_pos *p, d
 
 static void from_pos(const dtb_pos *p, dtb_position *out)
 {
+    memset(out, 0, sizeof *out); /* the padding too: callers compare positions with memcmp */
     for (int c = 0; c < 2; c++) {
         words_of(p->men[c], out->men[c]);
         words_of(p->kings[c], out->kings[c]);
@@ -520,6 +580,8 @@ static __attribute__((noinline)) dtb_status probe_general(dtb_db *db, const dtb_
     dtb_error e = {{0}};
     dtb_pos q;
     dtb_status s = to_pos(db, p, &q, &e);
+    if (s == DTB_OK && !dtb_pos_pieces(&q, q.side))
+        return DTB_E_GAMEOVER; /* dtb.h, "The game is over" */
     if (s == DTB_OK && !dtw)
         s = dtb_resolve_wdl(db->r, &q, flags, wdl, &e);
     if (s == DTB_OK && dtw) {
@@ -532,10 +594,27 @@ static __attribute__((noinline)) dtb_status probe_general(dtb_db *db, const dtb_
     return s == DTB_OK ? s : record(db, s, &e);
 }
 
+/* Counts a probe's answer s (dtb_cache_stats.probe_*) and returns it. */
+static inline dtb_status counted(const dtb_db *db, dtb_status s)
+{
+    static const unsigned char kind[] = {
+        [DTB_OK] = PROBE_HIT,           [DTB_E_NOTCACHED] = PROBE_NOTCACHED,
+        [DTB_E_NOTFOUND] = PROBE_NOTFOUND, [DTB_E_INVALID] = PROBE_INVALID,
+        [DTB_E_GAMEOVER] = PROBE_INVALID,  [DTB_E_RANGE] = PROBE_FAILED,
+        [DTB_E_OVERFLOW] = PROBE_FAILED,   [DTB_E_IO] = PROBE_FAILED,
+        [DTB_E_NOSPACE] = PROBE_FAILED,    [DTB_E_CORRUPT] = PROBE_FAILED,
+        [DTB_E_VERSION] = PROBE_FAILED,    [DTB_E_MISMATCH] = PROBE_FAILED,
+        [DTB_E_NOMEM] = PROBE_FAILED,      [DTB_E_ABORTED] = PROBE_FAILED,
+        [DTB_E_NOROOM] = PROBE_FAILED};
+    dtb_blockcache_count(db->cache, (unsigned)s < sizeof kind ? kind[s] : PROBE_FAILED);
+    return s;
+}
+
 dtb_status dtb_probe_wdl(dtb_db *db, const dtb_position *p, unsigned flags, dtb_wdl *wdl)
 {
     const int s = dtb_resolve_wdl_fast(db->r, p->men, p->kings, p->side, flags, wdl);
-    return s != DTB_RESOLVE_SLOW ? (dtb_status)s : probe_general(db, p, flags, false, wdl, NULL);
+    return counted(db, s != DTB_RESOLVE_SLOW ? (dtb_status)s
+                                             : probe_general(db, p, flags, false, wdl, NULL));
 }
 
 dtb_status dtb_probe_dtw(dtb_db *db, const dtb_position *p, unsigned flags, dtb_wdl *wdl, int *dtw)
@@ -543,12 +622,12 @@ dtb_status dtb_probe_dtw(dtb_db *db, const dtb_position *p, unsigned flags, dtb_
     dtb_wvalue v;
     const int s = dtb_resolve_value_fast(db->r, p->men, p->kings, p->side, flags, &v);
     if (s == DTB_RESOLVE_SLOW)
-        return probe_general(db, p, flags, true, wdl, dtw);
+        return counted(db, probe_general(db, p, flags, true, wdl, dtw));
     if (s == DTB_OK) {
         *wdl = dtb_wvalue_wdl(v);
         *dtw = dtb_wvalue_dtw(v);
     }
-    return (dtb_status)s;
+    return counted(db, (dtb_status)s);
 }
 
 /* dtb_probe_wdl_many and dtb_probe_dtw_many (dtw NULL: WDL probes): chunks of CHUNK positions,
@@ -592,6 +671,7 @@ static dtb_status probe_many(dtb_db *db, const dtb_position *ps, int n, unsigned
                 s = f == DTB_RESOLVE_SLOW ? probe_general(db, &ps[i], flags, false, &wdl[i], NULL)
                                           : (dtb_status)f;
             }
+            counted(db, s);
             if (status)
                 status[i] = s;
             if (s != DTB_OK)
@@ -619,9 +699,23 @@ typedef struct ranked {
     int rank;
 } ranked;
 
-/* Every legal move of q with its value into a fresh array, best first (stable). */
-static dtb_status rank_moves(dtb_db *db, const dtb_pos *q, unsigned flags, ranked **out, int *count,
-                             dtb_error *e)
+/* A move's place in the ranking (higher is better; dtb_probe_moves): wins by shortest DTW, wins
+ * of unknown DTW, draws, losses of unknown DTW, losses by longest DTW. */
+static int move_rank(dtb_wdl wdl, int dtw)
+{
+    enum { FAR = 1 << 20 }; /* beyond any DTW */
+    if (wdl == DTB_DRAW)
+        return 0;
+    if (dtw == DTB_DTW_UNKNOWN)
+        return wdl == DTB_WIN ? 1 : -1;
+    return wdl == DTB_WIN ? FAR - dtw : -FAR + dtw;
+}
+
+/* Every legal move of q with its value into a fresh array, best first (stable). wdl_fallback: a
+ * move whose position after it has no .dtw table (DTB_E_NOTFOUND) takes its WDL from the WDL
+ * tables, with DTB_DTW_UNKNOWN. */
+static dtb_status rank_moves(dtb_db *db, const dtb_pos *q, unsigned flags, bool wdl_fallback,
+                             ranked **out, int *count, dtb_error *e)
 {
     *out = NULL;
     *count = 0;
@@ -639,18 +733,26 @@ static dtb_status rank_moves(dtb_db *db, const dtb_pos *q, unsigned flags, ranke
         dtb_make_move(q, &list->moves[i], &child);
         dtb_wvalue v;
         /* the promise of DTB_QUIET_POSITION is the caller's about its own positions only */
-        if ((s = dtb_resolve_value(db->r, &child, flags & ~DTB_RESOLVE_QUIET, &v, e)) != DTB_OK) {
+        const unsigned f = flags & ~DTB_RESOLVE_QUIET;
+        ranked *r = &rk[i];
+        dtb_wdl w;
+        if ((s = dtb_resolve_value(db->r, &child, f, &v, e)) == DTB_OK) {
+            const dtb_wvalue mine = dtb_wvalue_parent(v);
+            r->m.wdl = dtb_wvalue_wdl(mine);
+            r->m.dtw = dtb_wvalue_dtw(mine);
+        } else if (s == DTB_E_NOTFOUND && wdl_fallback &&
+                   (s = dtb_resolve_wdl(db->r, &child, f, &w, e)) == DTB_OK) {
+            r->m.wdl = (dtb_wdl)-w;
+            r->m.dtw = w == DTB_DRAW ? 0 : DTB_DTW_UNKNOWN;
+        }
+        if (s != DTB_OK) {
             free(list);
             free(rk);
             return s;
         }
-        const dtb_wvalue mine = dtb_wvalue_parent(v);
-        ranked *r = &rk[i];
         r->mv = list->moves[i];
         pdn_move_of(db, q, &list->moves[i], &r->m.move);
-        r->m.wdl = dtb_wvalue_wdl(mine);
-        r->m.dtw = dtb_wvalue_dtw(mine);
-        r->rank = dtb_wvalue_rank(mine);
+        r->rank = move_rank(r->m.wdl, r->m.dtw);
         for (int j = i; j > 0 && rk[j - 1].rank < rk[j].rank; j--) { /* insertion: stable */
             const ranked t = rk[j - 1];
             rk[j - 1] = rk[j];
@@ -672,7 +774,7 @@ dtb_status dtb_probe_moves(dtb_db *db, const dtb_position *p, unsigned flags, dt
     ranked *rk = NULL;
     int n = 0;
     if (s == DTB_OK)
-        s = rank_moves(db, &q, flags, &rk, &n, &e);
+        s = rank_moves(db, &q, flags, true, &rk, &n, &e);
     if (s != DTB_OK)
         return record(db, s, &e);
     for (int i = 0; i < n && i < cap; i++)
@@ -682,6 +784,75 @@ dtb_status dtb_probe_moves(dtb_db *db, const dtb_position *p, unsigned flags, dt
     if (n > cap)
         return record(db, dtb_error_set(&e, DTB_E_OVERFLOW, "%d legal moves, room for %d", n, cap), &e);
     return DTB_OK;
+}
+
+bool dtb_move_matches(const dtb_pdn_move *m, int from, int to, const int *captured,
+                      int ncaptured)
+{
+    if (m->from != from || m->to != to)
+        return false;
+    if (ncaptured < 0)
+        return true;
+    if (ncaptured != m->ncaptured || (ncaptured > 0 && !captured))
+        return false;
+    /* m's list is ascending and without repeats: each of the engine's squares must be in it,
+     * and no square twice (then, with equal counts, the sets are equal) */
+    uint64_t seen[2] = {0, 0};
+    for (int i = 0; i < ncaptured; i++) {
+        const int sq = captured[i];
+        if (sq < 1 || sq > 128 || seen[(sq - 1) / 64] >> ((sq - 1) % 64) & 1)
+            return false;
+        seen[(sq - 1) / 64] |= (uint64_t)1 << ((sq - 1) % 64);
+        int lo = 0, hi = m->ncaptured;
+        while (lo < hi) {
+            const int mid = (lo + hi) / 2;
+            if (m->captured[mid] < sq)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == m->ncaptured || m->captured[lo] != sq)
+            return false;
+    }
+    return true;
+}
+
+dtb_status dtb_find_move(dtb_db *db, const dtb_position *p, int from, int to, const int *captured,
+                         int ncaptured, dtb_pdn_move *out)
+{
+    dtb_error e = {{0}};
+    dtb_pos q;
+    dtb_status s = to_pos(db, p, &q, &e);
+    dtb_movelist *list = s == DTB_OK ? moves_of(db, &q, &s, &e) : NULL;
+    if (!list)
+        return record(db, s, &e);
+    int found = -1, nfound = 0;
+    for (int i = 0; i < list->count; i++) {
+        dtb_pdn_move m;
+        const dtb_move *mv = &list->moves[i];
+        /* from and to first: the text is written only for a candidate */
+        if (mv->from + 1 != from || mv->to + 1 != to)
+            continue;
+        m.from = from, m.to = to, m.ncaptured = 0;
+        for (dtb_bb c = mv->captured; c && m.ncaptured < DTB_MAX_CAPTURED;)
+            m.captured[m.ncaptured++] = (unsigned char)(dtb_bb_pop(&c) + 1);
+        if (dtb_move_matches(&m, from, to, captured, ncaptured)) {
+            if (nfound++ == 0)
+                found = i;
+        }
+    }
+    if (nfound == 1)
+        pdn_move_of(db, &q, &list->moves[found], out);
+    free(list);
+    if (nfound == 1)
+        return DTB_OK;
+    return record(db, nfound == 0 ? dtb_error_set(&e, DTB_E_INVALID,
+                                                  "no legal move from %d to %d with those captures",
+                                                  from, to)
+                                  : dtb_error_set(&e, DTB_E_INVALID,
+                                                  "%d legal moves from %d to %d: give the captured "
+                                                  "squares", nfound, from, to),
+                  &e);
 }
 
 dtb_status dtb_probe_line(dtb_db *db, const dtb_position *p, unsigned flags, dtb_pdn_move *out,
@@ -696,7 +867,7 @@ dtb_status dtb_probe_line(dtb_db *db, const dtb_position *p, unsigned flags, dtb
     for (int ply = 0; s == DTB_OK && ply <= DTB_MAX_LINE; ply++) {
         ranked *rk;
         int nmoves;
-        if ((s = rank_moves(db, &q, flags, &rk, &nmoves, &e)) != DTB_OK)
+        if ((s = rank_moves(db, &q, flags, false, &rk, &nmoves, &e)) != DTB_OK)
             break;
         if (nmoves == 0 || rk[0].m.wdl == DTB_DRAW) {
             free(rk);
@@ -748,7 +919,7 @@ bool dtb_covers_material(const dtb_db *db, int men, int kings, int other_men, in
         other_men > 8 || other_kings > 8 || other_men + other_kings == 0)
         return false;
     if (men + kings == 0)
-        return true; /* the side to move has lost */
+        return false; /* the game is over (dtb.h): no table covers it */
     /* the material as the tables name it: the side to move as white */
     const dtb_material m = {.kings = {(unsigned char)kings, (unsigned char)other_kings},
                             .men = {(unsigned char)men, (unsigned char)other_men}};

@@ -3,8 +3,8 @@
  * Quick start:
  *
  *     const char *dirs[] = {"/data/tables"};
- *     dtb_options o = DTB_OPTIONS_INIT;
- *     o.paths = dirs, o.npaths = 1, o.cache_bytes = 256u << 20;
+ *     dtb_options o = DTB_OPTIONS_INIT;     (defaults: a cache sized for the tables, a loader)
+ *     o.paths = dirs, o.npaths = 1;
  *     dtb_db *db;
  *     if (dtb_open(&o, &db) != DTB_OK) ...          (the log callback, if given, says why)
  *     dtb_position p;
@@ -37,10 +37,11 @@
  * shared by all threads; its locks are sharded, so threads rarely wait for each other.
  *
  * Engines: docs/ENGINES.md is the guide (when to probe, cache-only probes in the search with
- * loader threads, ranking root moves by DTW, sizing the cache, threads). In short: open with
- * o.loader_threads = 1 and a cache that holds the working set (dtb_working_set; "Sizing the
+ * loader threads, ranking root moves by DTW, sizing the cache, threads). In short: open with the
+ * default options (a cache that holds the tables' working set, one loader thread; "Sizing the
  * cache" below), call dtb_warm once at start-up, probe with DTB_CACHE_ONLY (| DTB_QUIET_POSITION
  * where the engine knows the position is quiet) inside the search and without it at the root.
+ * The header is C11 and C++11 (and later) alike.
  *
  * Sizing the cache. A probe is fast only when its block is in the cache; a probe that must read
  * a block decompresses a whole block (64 KiB of packed values by default) for one value. The
@@ -49,8 +50,9 @@
  * 2..4 pieces 9.8 MB), its DTW tables 1.55 GB (2..4: 40 MB; a DTW value takes a byte, a WLD one
  * two bits). With a cache smaller than the working set of the
  * positions probed, most probes read a block (docs/MEASUREMENTS.md, "Engine probes", has the
- * cost). dtb_working_set gives the exact figure for the tables found; give cache_bytes at least
- * that for the piece counts an engine probes often, and watch dtb_cache_stats' evictions: a
+ * cost). dtb_working_set gives the exact figure for the tables found, and the default cache
+ * (dtb_options.cache_bytes 0) is sized from it; a cache_bytes of your own should be at least that
+ * for the piece counts an engine probes often. Watch the evictions of dtb_get_cache_stats: a
  * count that keeps growing says the cache is too small for the probes made.
  */
 #ifndef DTB_H
@@ -59,6 +61,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "dtb_status.h"
 
@@ -121,16 +124,21 @@ typedef struct dtb_options {
     /* Variant name ("international", "english", "russian", "brazilian", "canadian"); NULL: the
      * variant of the tables found (an error when tables of several variants are found). */
     const char *variant;
-    /* Bytes of decompressed table blocks kept in memory; 0: 64 MiB. The cache may exceed it by at
-     * most one block (64 KiB by default) per lock shard. */
+    /* Bytes of decompressed table blocks kept in memory. The cache may exceed it by at most one
+     * block (64 KiB by default) per lock shard. 0: the default, sized for an engine: the WDL
+     * working set (dtb_working_set) of every complete piece count found at dtb_open, with an
+     * eighth more for the blocks a search brings in (so that dtb_warm of them fits), at least
+     * 64 MiB and at most a quarter of the machine's physical memory; dtb_cache_budget says what
+     * was chosen. Sizing it opens the header of every table it counts (no block is read). */
     uint64_t cache_bytes;
     dtb_log_fn log; /* NULL: no messages */
     void *log_user;
     /* Added in 0.2.0. Background threads that read the blocks DTB_CACHE_ONLY probes miss (and
      * open the tables they find not yet opened), so that the cache warms while an engine
-     * searches; 0: none (a cache-only miss only returns DTB_E_NOTCACHED). 1 is enough for most
-     * engines (a read takes a fraction of a millisecond); at most 8. The threads sleep while
-     * nothing is missed and are stopped by dtb_close. */
+     * searches. 0: the default, one thread (enough for most engines: a read takes a fraction of
+     * a millisecond); DTB_NO_LOADERS: none (a cache-only miss then only returns
+     * DTB_E_NOTCACHED, and nothing but reading probes and dtb_warm fills the cache); at most 8.
+     * The threads sleep while nothing is missed and are stopped by dtb_close. */
     int loader_threads;
     /* Added in 0.2.0. The notation of the library's own texts: the FENs of dtb_position_to_fen
      * and the move texts of dtb_pdn_move.text (dtb_probe_moves, dtb_probe_line).
@@ -141,18 +149,34 @@ typedef struct dtb_options {
     int texts;
 } dtb_options;
 
+/* dtb_options.loader_threads: no loader thread. */
+#define DTB_NO_LOADERS (-1)
+
 /* Values of dtb_options.texts. */
 enum { DTB_TEXTS_VARIANT = 0, DTB_TEXTS_NUMERIC = 1, DTB_TEXTS_ALGEBRAIC = 2 };
 
 /* An initializer with struct_size set and every option at its default:
- *     dtb_options o = DTB_OPTIONS_INIT;  o.paths = dirs;  o.npaths = 1; */
+ *     dtb_options o = DTB_OPTIONS_INIT;  o.paths = dirs;  o.npaths = 1;
+ * The same line compiles as C (a designated initializer, C99 and later, usable for static
+ * objects too) and as C++ (a call: designated initializers are C++20 only, and a brace list
+ * that names only the first member draws -Wmissing-field-initializers). */
+#ifdef __cplusplus
+static inline dtb_options dtb_options_init_(void)
+{
+    dtb_options o = dtb_options();
+    o.struct_size = sizeof o;
+    return o;
+}
+#define DTB_OPTIONS_INIT dtb_options_init_()
+#else
 #define DTB_OPTIONS_INIT {.struct_size = sizeof(dtb_options)}
+#endif
 
 /* Opens the tables of one variant (egdb-driver style: directories, cache budget, log callback).
  * Parameters: o: directories, variant, cache budget, log callback (copied: o and the strings
  *   it points to need not outlive the call). out: receives the handle, or NULL on failure.
  * Returns: DTB_OK; DTB_E_INVALID (o->struct_size not set, no directory given, unknown variant,
- *   tables of several variants and no variant chosen, loader_threads outside 0..8, texts not a
+ *   tables of several variants and no variant chosen, loader_threads outside -1..8, texts not a
  *   DTB_TEXTS_* value); DTB_E_VERSION (o->struct_size larger than
  *   this library's dtb_options: a header newer than the library); DTB_E_NOTFOUND (no directory exists, or no variant given
  *   and no table found); DTB_E_NOMEM. The log callback receives the reason.
@@ -163,6 +187,10 @@ enum { DTB_TEXTS_VARIANT = 0, DTB_TEXTS_NUMERIC = 1, DTB_TEXTS_ALGEBRAIC = 2 };
  *   handle. The first directory holding a file wins; a damaged file there is an error, not a
  *   reason to look further. Thread-safe (no shared state between handles). */
 dtb_status dtb_open(const dtb_options *o, dtb_db **out);
+
+/* The cache budget in bytes (dtb_options.cache_bytes, or the default dtb_open chose for 0).
+ * Thread-safe. */
+uint64_t dtb_cache_budget(const dtb_db *db);
 
 /* Closes the files and frees the cache. db may be NULL.
  * Thread safety: no other call may be running on db, or start after. */
@@ -182,8 +210,8 @@ int dtb_max_pieces(const dtb_db *db, bool dtw);
 /* Copies the message of the latest failed call on db made by the calling thread into buf (size
  * bytes, always NUL-terminated when size > 0) and returns its status; DTB_OK and "" when this
  * thread's calls on db have not failed yet. Like errno, the message is the thread's own: another
- * thread's failures never replace it. Cache-only misses (DTB_E_NOTCACHED) are not recorded, so
- * they stay cheap. A thread keeps the messages of its eight most recently failing handles.
+ * thread's failures never replace it. Cache-only misses (DTB_E_NOTCACHED) and game-over
+ * positions (DTB_E_GAMEOVER) are not recorded, so they stay cheap. A thread keeps the messages of its eight most recently failing handles.
  * Thread-safe. */
 dtb_status dtb_last_error(dtb_db *db, char *buf, size_t size);
 
@@ -203,7 +231,9 @@ typedef struct dtb_position {
 /* An empty board with side to move. Thread-safe. */
 static inline void dtb_position_clear(dtb_position *p, int side)
 {
-    *p = (dtb_position){{{0}}, {{0}}, side};
+    /* memset, not a compound literal (not C++): padding too, so positions compare with memcmp */
+    memset(p, 0, sizeof *p);
+    p->side = side;
 }
 
 /* Puts a piece of the given side (DTB_SIDE_*) on square (1..N): a king when king is true.
@@ -336,13 +366,21 @@ enum {
 /* Win, draw or loss for the side to move of p.
  * Parameters: flags: 0, DTB_CACHE_ONLY, DTB_QUIET_POSITION or both. wdl: receives the result on DTB_OK.
  * Returns: DTB_OK; DTB_E_INVALID (p is not a legal position: a piece off the board, two on one
- *   square, a man on its promotion row, the side not to move without pieces); DTB_E_NOTFOUND (a
+ *   square, a man on its promotion row, the side not to move without pieces); DTB_E_GAMEOVER
+ *   (the side to move has no piece: see "The game is over" below); DTB_E_NOTFOUND (a
  *   table p needs is not there; the message names the material); DTB_E_NOTCACHED (cache-only
  *   and not in memory); DTB_E_CORRUPT / DTB_E_VERSION / DTB_E_MISMATCH / DTB_E_IO (a damaged or
  *   wrong file; the message names it); DTB_E_NOMEM.
  * Notes: uses the .wld table of p's material, or its .dtw table when there is no .wld. A capture
  *   position is resolved by searching its captures (the tables do not store it). A side to move
- *   without pieces or without a legal move has lost. Thread-safe. */
+ *   with pieces but without a legal move has lost (DTB_OK, DTB_LOSS, DTW 0: the tables hold
+ *   it). Thread-safe.
+ * The game is over (the one place this is decided): a position whose side to move has no piece
+ *   is not a tablebase position. Probes (dtb_probe_wdl, dtb_probe_dtw and their _many forms)
+ *   return DTB_E_GAMEOVER for it, no value, so an engine's own game-over score cannot be
+ *   replaced by a tablebase score by mistake; dtb_covers and dtb_covers_material say false;
+ *   dtb_probe_moves and dtb_probe_line give no move (count 0, DTB_OK). The side to move has
+ *   lost (in 0 plies). */
 dtb_status dtb_probe_wdl(dtb_db *db, const dtb_position *p, unsigned flags, dtb_wdl *wdl);
 
 /* Win, draw or loss and the DTW (plies; 0 for a draw) for the side to move of p.
@@ -372,18 +410,45 @@ typedef struct dtb_ranked_move {
     dtb_pdn_move move;
     dtb_wdl wdl; /* result for the side to move of the probed position if it plays this move */
     int dtw;     /* plies to the end from the probed position, this move included (so the best
-                    move's dtw equals the position's); 0 for a draw */
+                    move's dtw equals the position's); 0 for a draw; DTB_DTW_UNKNOWN for a win
+                    or loss whose DTW no table holds (a set of .wld files only) */
 } dtb_ranked_move;
 
-/* Every legal move of p with its value, best first: wins by shortest DTW, then draws, then losses
- * by longest DTW (equal moves in move generation order).
+/* dtb_ranked_move.dtw of a win or loss known from .wld tables alone. */
+#define DTB_DTW_UNKNOWN (-1)
+
+/* Every legal move of p with its value, best first: wins by shortest DTW (wins of unknown DTW
+ * after those of known DTW), then draws, then losses by longest DTW (losses of unknown DTW before
+ * those of known DTW); equal moves in move generation order.
  * Parameters: out: room for cap moves (cap 0 and out NULL ask for the count only). count:
  *   receives the number of legal moves (even when larger than cap).
- * Returns: as dtb_probe_dtw (the .dtw tables of the positions after the moves are needed), or
- *   DTB_E_OVERFLOW when there are more than cap moves (out then holds the first cap of the
- *   ranking). A position without legal moves has count 0 and DTB_OK. Thread-safe. */
+ * Returns: as dtb_probe_dtw, or DTB_E_OVERFLOW when there are more than cap moves (out then
+ *   holds the first cap of the ranking). A position without legal moves (or whose side to move
+ *   has no piece) has count 0 and DTB_OK.
+ * Notes: each move's value comes from the .dtw tables of the position after it where they are
+ *   there, else from its WDL tables (.wld) with dtw DTB_DTW_UNKNOWN: a set of .wld files alone
+ *   ranks the root moves by result. Without DTW nothing says which of the winning moves makes
+ *   progress, so an engine searches among the moves ranked first rather than play the first
+ *   one. DTB_E_NOTFOUND only when a move's position has neither table. Thread-safe. */
 dtb_status dtb_probe_moves(dtb_db *db, const dtb_position *p, unsigned flags, dtb_ranked_move *out,
                            int cap, int *count);
+
+/* Whether legal move m is the engine's move from square from to square to taking the pieces on
+ * captured[0..ncaptured) (PDN squares, in any order, each once; NULL when ncaptured is 0): the
+ * same start, end and set of captured squares, which is what tells two moves apart (two moves
+ * with the same start and end differ by what they capture). ncaptured < 0: any captured set
+ * (start and end only). Thread-safe, no db needed. */
+bool dtb_move_matches(const dtb_pdn_move *m, int from, int to, const int *captured,
+                      int ncaptured);
+
+/* The legal move of p that matches the engine's move (dtb_move_matches), with its text.
+ * Parameters: as dtb_move_matches; out: receives the move on DTB_OK.
+ * Returns: DTB_OK; DTB_E_INVALID when p is not valid, no legal move matches, or (ncaptured < 0:
+ *   "any captured set", for an engine that keeps only start and end) several legal moves share
+ *   from and to (the message says how many). Thread-safe. To find a move in a ranking, loop
+ *   over dtb_probe_moves' out with dtb_move_matches. */
+dtb_status dtb_find_move(dtb_db *db, const dtb_position *p, int from, int to, const int *captured,
+                         int ncaptured, dtb_pdn_move *out);
 
 /* Most plies a best line can have. */
 #define DTB_MAX_LINE DTB_MAX_DTW
@@ -393,7 +458,8 @@ dtb_status dtb_probe_moves(dtb_db *db, const dtb_position *p, unsigned flags, dt
  * Parameters: out: room for cap moves (DTB_MAX_LINE is always enough). count: receives the
  *   number of plies of the line (the position's DTW); 0 for a draw (a draw has no end) and for
  *   a position where the game is over (the side to move has no piece or no move).
- * Returns: as dtb_probe_moves; DTB_E_OVERFLOW when the line is longer than cap (out then holds
+ * Returns: as dtb_probe_moves, but every move needs its .dtw table (DTB_E_NOTFOUND otherwise);
+ *   DTB_E_OVERFLOW when the line is longer than cap (out then holds
  *   its first cap moves). Thread-safe. */
 dtb_status dtb_probe_line(dtb_db *db, const dtb_position *p, unsigned flags, dtb_pdn_move *out,
                           int cap, int *count);
@@ -420,20 +486,57 @@ enum {
 dtb_status dtb_verify(dtb_db *db, unsigned flags, dtb_verify_progress progress, void *user,
                       int *bad);
 
-/* Counters of the block cache since dtb_open. */
+/* Counters since dtb_open: of the block cache (per block lookup: one probe may look up several
+ * blocks, a capture position one per position its search reaches, or none), of the loader
+ * threads (per request) and of the probes (per position probed). Start it with
+ * DTB_CACHE_STATS_INIT. */
 typedef struct dtb_cache_stats {
-    size_t struct_size;    /* sizeof(dtb_cache_stats), set by the caller */
-    uint64_t hits, misses; /* block lookups answered from memory / not (read, or cache-only) */
-    uint64_t bytes;        /* bytes held now */
-    uint64_t blocks;       /* blocks held now */
+    size_t struct_size; /* sizeof(dtb_cache_stats), set by the caller */
+    uint64_t hits;      /* block lookups that found their block in memory (blocks, not probes:
+                           probe_hits counts probes) */
+    uint64_t misses;    /* block lookups that did not (then the block was read, or the lookup
+                           was cache-only and answered DTB_E_NOTCACHED) */
+    uint64_t bytes;     /* bytes of blocks held now */
+    uint64_t blocks;    /* blocks held now */
     /* Added in 0.2.0. */
     uint64_t evictions;       /* blocks put out of the cache to make room: a count that keeps
                                  growing says the cache is smaller than the probes' working set */
-    uint64_t loads_scheduled; /* cache-only misses handed to the loader threads */
-    uint64_t loads_done;      /* of those, read (or found read already) by them */
-    uint64_t loads_dropped;   /* not scheduled: the queue was busy or full (the next miss of the
-                                 same block asks again) */
+    uint64_t loads_scheduled; /* requests (a block, or a table to open) queued for the loader
+                                 threads by cache-only misses; a block missed again while its
+                                 request waits is not queued again */
+    uint64_t loads_done;      /* requests the loader threads finished: the block read (or found
+                                 read already), the table opened (or found missing) */
+    uint64_t loads_dropped;   /* requests lost: not queued because another thread held the queue
+                                 at that moment, or queued and then pushed out of the full queue
+                                 (1024 requests) by a newer one; the next miss of the block asks
+                                 again */
+    /* Probes, per position probed by dtb_probe_wdl, dtb_probe_dtw and their _many forms (not
+     * the probes of dtb_probe_moves, dtb_probe_line, dtb_warm). probes is the sum of the five
+     * after it. */
+    uint64_t probes;
+    uint64_t probe_hits;      /* answered (DTB_OK): from memory, or after reading a block when
+                                 the probe was not cache-only; the cache-only hit rate of a search
+                                 is probe_hits / probes when all its probes are cache-only */
+    uint64_t probe_notcached; /* DTB_E_NOTCACHED: cache-only, and a block or a table to open was
+                                 not in memory (the loaders, if any, were asked for it) */
+    uint64_t probe_notfound;  /* DTB_E_NOTFOUND: a table the position needs is missing */
+    uint64_t probe_invalid;   /* DTB_E_INVALID or DTB_E_GAMEOVER: not a position to probe */
+    uint64_t probe_failed;    /* any other status: a damaged or unreadable file, out of memory */
 } dtb_cache_stats;
+
+/* An initializer of a dtb_cache_stats with struct_size set (C and C++, as DTB_OPTIONS_INIT):
+ *     dtb_cache_stats st = DTB_CACHE_STATS_INIT;  dtb_get_cache_stats(db, &st); */
+#ifdef __cplusplus
+static inline dtb_cache_stats dtb_cache_stats_init_(void)
+{
+    dtb_cache_stats st = dtb_cache_stats();
+    st.struct_size = sizeof st;
+    return st;
+}
+#define DTB_CACHE_STATS_INIT dtb_cache_stats_init_()
+#else
+#define DTB_CACHE_STATS_INIT {.struct_size = sizeof(dtb_cache_stats)}
+#endif
 
 /* Fills the first st->struct_size bytes of *st (struct_size itself is left as it is).
  * Returns: DTB_OK; DTB_E_INVALID when st->struct_size is smaller than its first version
@@ -455,8 +558,11 @@ enum {
  * Parameters: max_pieces: the largest piece count to warm (below 2: nothing). flags: 0 (the
  *   tables of WDL probes: .wld, or .dtw where there is no .wld) or DTB_WARM_DTW. bytes: receives
  *   the cache budget the warm tables take (may be NULL).
- * Returns: DTB_OK; the status of the first block that could not be read (DTB_E_CORRUPT, ...;
- *   the other tables are still warmed; dtb_last_error words it); DTB_E_NOMEM.
+ * Returns: DTB_OK: every table of 2..max_pieces found is warm; DTB_E_NOROOM: some did not fit in
+ *   7/8 of the budget and were skipped (the others are warm; *bytes says how much; a larger
+ *   cache_bytes, or the default, holds them: dtb_working_set gives the need); the status of the
+ *   first block that could not be read (DTB_E_CORRUPT, ...; the other tables are still warmed;
+ *   dtb_last_error words it), which takes precedence over DTB_E_NOROOM; DTB_E_NOMEM.
  * Notes: reads and decompresses on the calling thread (dtb_working_set gives how much).
  *   Materials without a table are skipped. Thread-safe: probes may run meanwhile. */
 dtb_status dtb_warm(dtb_db *db, int max_pieces, unsigned flags, uint64_t *bytes);
@@ -477,7 +583,7 @@ dtb_status dtb_working_set(dtb_db *db, int pieces, bool dtw, uint64_t *bytes);
  * when dtw, else for WDL probes), and so was one for every material with fewer pieces (where its
  * captures lead). Then a probe of p gives DTB_OK unless a file is damaged, removed since
  * dtb_open, or cache-only and not in memory. A position whose side to move has no piece is
- * covered (it has lost; no table is needed).
+ * not covered: the game is over (dtb_probe_wdl, "The game is over").
  * Returns: true or false; false for a position whose side is neither white nor black. The
  *   position is not otherwise checked (a probe does that).
  * Notes: reads the counts of p's pieces and an array fixed at dtb_open: no lock, no file, no
@@ -487,7 +593,8 @@ bool dtb_covers(const dtb_db *db, const dtb_position *p, bool dtw);
 
 /* dtb_covers for a material given as counts: men and kings of the side to move, then of the
  * other side (a material seen from the side to move, as an engine counts it).
- * Returns: as dtb_covers; false for a negative count or more than 8 pieces of one kind. Lock-free
+ * Returns: as dtb_covers; false for a negative count, more than 8 pieces of one kind, or no piece
+ *   of the side to move or of the other side. Lock-free
  *   and thread-safe. */
 bool dtb_covers_material(const dtb_db *db, int men, int kings, int other_men, int other_kings,
                          bool dtw);

@@ -2,6 +2,9 @@
 # `pkg-config --cflags --libs dtb` or `find_package(dtb)` + `target_link_libraries(app dtb::dtb)`:
 #   lib/libdtb.so          the probe library (dtb + dtbformat + dtbcore), exporting only what
 #                          probe/dtb.h declares
+#   lib/libdtb.a           the same code as one static archive, for engines that ship one
+#                          binary: `pkg-config --static --libs dtb` (with -static, or the archive
+#                          named) or target dtb::dtb_static, which bring -lzstd and threads
 #   include/dtb.h          its public header, and include/dtb_status.h, which dtb.h includes
 #   lib/pkgconfig/dtb.pc   (Requires.private: libzstd)
 #   lib/cmake/dtb/         dtbConfig.cmake, dtbConfigVersion.cmake, dtbTargets*.cmake
@@ -9,11 +12,12 @@
 #   lib/python3.X/dist-packages/dtb/  the Python package (DTB_PYTHON_DIR; see the end of this file)
 # Included from the top-level CMakeLists.txt after every folder, so all targets exist.
 #
-# Why a shared library: the in-tree libraries are static archives (dtb needs dtbcore, zstd and
-# threads), and plain `pkg-config --libs` leaves Requires.private and Libs.private out, so an
-# installed static libdtb would need `--static` and a second archive. libdtb.so carries its
-# dependencies itself: one -ldtb, and no find_dependency in the CMake package. It is linked from
-# the static archives (whole), so nothing is compiled twice; their code is already PIC.
+# Why a shared library first: the in-tree libraries are static archives (dtb needs dtbcore, zstd
+# and threads), and plain `pkg-config --libs` leaves Requires.private and Libs.private out.
+# libdtb.so carries its dependencies itself: one -ldtb. It is linked from the static archives
+# (whole), so nothing is compiled twice; their code is already PIC. libdtb.a (issue #38) is the
+# same three archives' objects in one archive; its link line adds zstd and threads
+# (Requires.private / Libs.private in dtb.pc, INTERFACE_LINK_LIBRARIES of dtb::dtb_static).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -67,8 +71,24 @@ set_target_properties(dtbshared PROPERTIES
 # The installed name, also for projects that add this tree with add_subdirectory.
 add_library(dtb::dtb ALIAS dtbshared)
 
-install(TARGETS dtbshared EXPORT dtbTargets
-  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+# libdtb.a: the objects of the three archives in one (CMake reads them from the archives'
+# targets), with zstd and threads as its link interface.
+find_package(Threads REQUIRED)
+add_library(dtbstatic STATIC $<TARGET_OBJECTS:dtb> $<TARGET_OBJECTS:dtbformat>
+                             $<TARGET_OBJECTS:dtbcore>)
+target_link_libraries(dtbstatic INTERFACE zstd Threads::Threads)
+target_include_directories(dtbstatic INTERFACE
+  $<BUILD_INTERFACE:${CMAKE_BINARY_DIR}/include>
+  $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+set_target_properties(dtbstatic PROPERTIES
+  OUTPUT_NAME dtb
+  EXPORT_NAME dtb_static
+  ARCHIVE_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/probe/static") # probe/libdtb.a is target dtb
+add_library(dtb::dtb_static ALIAS dtbstatic)
+
+install(TARGETS dtbshared dtbstatic EXPORT dtbTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES "${_dtb_header}" "${_dtb_status_header}" DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS dtbgen dtbprobe RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 

@@ -34,12 +34,19 @@
  * derived table is never in the fast path's table array, so only its positions pay for the
  * test; every other probe takes the same instructions as in a full set. Cost measured in
  * docs/FORMAT.md ("Compact sets"). */
+#define _GNU_SOURCE /* the loaders: syscall (a thread's id), clock_gettime, condattr_setclock */
 #include "resolve.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
+#ifdef __linux__
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include "capturetest.h"
 #include "movegen.h"
@@ -1077,13 +1084,25 @@ int dtb_resolve_fast_finish_value(dtb_resolver *r, const dtb_resolve_ticket *tk,
  * few threads of the resolver's own that read the block (or open the table) while the search
  * goes on, so the next probe of that block hits.
  *
- * The probing thread never waits: it checks a small filter of requests still pending (one
- * relaxed load; a block missed again and again while its read is under way is asked for once),
- * then takes the queue's mutex only if it is free (trylock: when a loader or another prober
- * holds it, the request is dropped and the next miss asks again). The queue is bounded; when it
- * is full the oldest request gives way, and loaders take the newest first: an engine's recent
- * misses are the ones its search is about to need again. */
+ * The probing thread never waits and never enters the kernel: it checks a small filter of
+ * requests still pending (one relaxed load; a block missed again and again while its read is
+ * under way is asked for once), then takes the queue's mutex only if it is free (trylock: when a
+ * loader or another prober holds it, the request is dropped and the next miss asks again). The
+ * queue is bounded; when it is full the oldest request gives way, and loaders take the newest
+ * first: an engine's recent misses are the ones its search is about to need again.
+ *
+ * No wake-up from the prober (issue #38): signalling a sleeping loader is a futex system call,
+ * and the woken loader then preempts a search thread on a machine whose cores the search uses;
+ * on two searching threads and two cores that made cache-only misses cost 1-16 us instead of
+ * the 0.1 us of a hit. Instead an idle loader looks at the queue every LOADER_POLL_NS (a
+ * request waits at most that long, against the fraction of a millisecond its read takes), and
+ * every LOADER_IDLE_NS once nothing has come for a second. The loaders also run at a lower
+ * priority (nice LOADER_NICE), so that their reads take the cores' spare time first. */
 
+#define LOADER_POLL_NS 1000000L  /* 1 ms */
+#define LOADER_IDLE_NS 20000000L /* 20 ms, after LOADER_IDLE_POLLS empty looks */
+#define LOADER_IDLE_POLLS 1000
+#define LOADER_NICE 10
 #define LOADER_QUEUE 1024
 #define LOADER_FILTER 4096 /* a power of two */
 #define TABLE_REQUEST (1ull << 63) /* above every block key (DTB_PTABLE_KEY_SHIFT + table number) */
@@ -1150,8 +1169,7 @@ static __attribute__((noinline)) void schedule(dtb_resolver *r, const load_reque
     ld->queue[(ld->head + ld->count) % LOADER_QUEUE] = *q;
     ld->count++;
     atomic_fetch_add_explicit(&ld->scheduled, 1, memory_order_relaxed);
-    pthread_cond_signal(&ld->wake);
-    pthread_mutex_unlock(&ld->lock);
+    pthread_mutex_unlock(&ld->lock); /* no signal: the loaders poll (above) */
 }
 
 static void schedule_block(dtb_resolver *r, const dtb_ptable *t, uint64_t blk)
@@ -1185,12 +1203,27 @@ static void *loader_main(void *arg)
 {
     dtb_resolver *r = arg;
     struct loader *ld = r->ld;
+#ifdef __linux__
+    /* this thread only (a Linux thread has its own nice value); a failure leaves it as it is */
+    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), LOADER_NICE);
+#endif
+    int idle = 0;
     pthread_mutex_lock(&ld->lock);
     for (;;) {
-        while (!ld->stop && ld->count == 0)
-            pthread_cond_wait(&ld->wake, &ld->lock);
+        while (!ld->stop && ld->count == 0) {
+            /* a timed wait: only dtb_close signals (the probers do not, see above) */
+            struct timespec t;
+            clock_gettime(CLOCK_MONOTONIC, &t);
+            t.tv_nsec += idle < LOADER_IDLE_POLLS ? LOADER_POLL_NS : LOADER_IDLE_NS;
+            t.tv_sec += t.tv_nsec / 1000000000L;
+            t.tv_nsec %= 1000000000L;
+            pthread_cond_timedwait(&ld->wake, &ld->lock, &t);
+            if (idle < LOADER_IDLE_POLLS)
+                idle++;
+        }
         if (ld->stop)
             break;
+        idle = 0;
         ld->count--;
         const load_request q = ld->queue[(ld->head + ld->count) % LOADER_QUEUE]; /* the newest */
         pthread_mutex_unlock(&ld->lock);
@@ -1224,7 +1257,11 @@ static bool loader_start(dtb_resolver *r, int threads)
     if (!ld)
         return false;
     pthread_mutex_init(&ld->lock, NULL);
-    pthread_cond_init(&ld->wake, NULL);
+    pthread_condattr_t ca; /* timed waits on the monotonic clock: a clock change cannot stall them */
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&ld->wake, &ca);
+    pthread_condattr_destroy(&ca);
     for (int i = 0; i < LOADER_FILTER; i++)
         atomic_init(&ld->pending[i], 0);
     atomic_init(&ld->scheduled, 0);
@@ -1297,7 +1334,8 @@ dtb_status dtb_resolver_warm(dtb_resolver *r, int max_pieces, bool dtw, uint64_t
     if (!list)
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory listing materials");
     const uint64_t limit = r->budget / 8 * 7;
-    uint64_t used = 0;
+    uint64_t used = 0, skipped = 0;
+    int nskipped = 0;
     dtb_status first = DTB_OK;
     for (int i = 0; i < n; i++) {
         const dtb_ptable *t;
@@ -1306,8 +1344,10 @@ dtb_status dtb_resolver_warm(dtb_resolver *r, int max_pieces, bool dtw, uint64_t
         if (s == DTB_E_NOTFOUND)
             continue;
         const uint64_t cost = s == DTB_OK ? table_cost(t) : 0;
-        if (s == DTB_OK && used + cost > limit)
+        if (s == DTB_OK && used + cost > limit) {
+            skipped += cost, nskipped++;
             continue; /* a smaller material further on may still fit */
+        }
         const uint64_t blocks = s == DTB_OK ? dtb_tablefile_get_info(t->tf)->blocks : 0;
         for (uint64_t b = 0; b < blocks && s == DTB_OK; b++) {
             unsigned raw;
@@ -1321,5 +1361,11 @@ dtb_status dtb_resolver_warm(dtb_resolver *r, int max_pieces, bool dtw, uint64_t
     }
     free(list);
     *bytes = used;
+    if (first == DTB_OK && nskipped > 0)
+        first = dtb_error_set(e, DTB_E_NOROOM,
+                              "warmed %.1f MB; %d tables (%.1f MB) did not fit in 7/8 of the "
+                              "cache budget of %.1f MB",
+                              (double)used / 1e6, nskipped, (double)skipped / 1e6,
+                              (double)r->budget / 1e6);
     return first;
 }

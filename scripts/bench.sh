@@ -267,7 +267,14 @@ done < <(probe_row "probe WDL cached, $sp positions" --positions "$spread" --thr
 # node below the root probed cache-only (DTB_QUIET_POSITION where it has no capture). With one
 # loader thread the misses are read in the background: the hit rate of the first 1,000 roots and
 # of every root after the first tenth; without loader threads nothing fills the cache but the
-# roots' own probes; the default 64 MiB cache is too small for 2..5's 381 MB working set.
+# roots' own probes; a 64 MiB cache is too small for 2..5's 381 MB working set.
+#
+# Then the same search on two threads (issue #38): with dtb_open's defaults (a cache sized for
+# the tables found, one loader thread), with and without dtb_warm of every piece count; and with
+# a 512 MiB cache and one loader, where the misses are many and the loader's queue is busy. Each
+# row gives the cache-only hit rate after warm-up (and of the last tenth of the roots) and the
+# latency of the probes that hit and of those that missed (p50 / p99 / p99.9, and the mean),
+# clock reads included: a miss must cost no more than a hit.
 engine_row() { # label, options...
   local label=$1; shift
   "$bin/tests/dtb_bench_probe" --variant international --tables "$out" --positions 20000 \
@@ -280,8 +287,23 @@ while IFS='|' read -r label value; do
   row "$label" "$value"
 done < <(engine_row "engine descents, cache-only hits, 512 MiB, loader" --cache 512 --loaders 1;
          engine_row "engine descents, 512 MiB, loader, dtb_warm 2..4" --cache 512 --loaders 1 --warm 4;
-         engine_row "engine descents, 512 MiB, no loader" --cache 512 --loaders 0;
+         engine_row "engine descents, 512 MiB, no loader" --cache 512 --loaders -1;
          engine_row "engine descents, 64 MiB, loader, dtb_warm 2..4" --cache 64 --loaders 1 --warm 4)
+engine2_row() { # label, options...
+  local label=$1; shift
+  nice "$bin/tests/dtb_bench_probe" --variant international --tables "$out" --positions 20000 \
+    --engine 20000 --window 2000 --engine-threads 2 "$@" 2>/dev/null |
+  awk -v l="$label" '/^engine window/ {last = $11}
+    /^engine summary/ {
+      for (i = 3; i < NF; i += 2) v[$i] = $(i + 1)
+      miss = v["miss_p50_ns"] < 0 ? "none" : sprintf("%s / %s / %s ns, mean %s", v["miss_p50_ns"], v["miss_p99_ns"], v["miss_p999_ns"], v["miss_mean_ns"])
+      printf "%s|hits %.2f %% (last tenth %.2f %%); hit %s / %s / %s ns, mean %s; miss %s\n", l, 100 * v["hit_rate_after_warmup"], 100 * last, v["hit_p50_ns"], v["hit_p99_ns"], v["hit_p999_ns"], v["hit_mean_ns"], miss }'
+}
+while IFS='|' read -r label value; do
+  row "$label" "$value"
+done < <(engine2_row "engine search, 2 threads, defaults, dtb_warm 2..5" --defaults --warm 5;
+         engine2_row "engine search, 2 threads, defaults, no dtb_warm" --defaults;
+         engine2_row "engine search, 2 threads, 512 MiB, loader (miss latency)" --cache 512 --loaders 1)
 
 # The HTTP server (dtbprobe serve) under load on localhost: 20,000 requests from 16 concurrent
 # clients with keep-alive (ab, Apache's benchmark tool), over four positions of the tables just

@@ -8,6 +8,8 @@ packages=(cmake gcc make ninja-build pkg-config libzstd-dev libcmocka-dev libgom
           libmicrohttpd-dev python3-pytest chromium chromium-driver python3-selenium
           # the independent reader of docs/FORMAT.md decodes blocks with the zstd command
           zstd
+          # the public header's C++ compile matrix (tests/cxx_header.sh): both C++ compilers
+          g++ clang
           # dtbgen across ranks (optional MPI build) and its tests
           openmpi-bin libopenmpi-dev)
 missing=()

@@ -27,13 +27,19 @@
  * --depth plies, to the end of the game at the latest), as a search visits nodes below a root.
  * The root is probed as an engine probes it (dtb_probe_wdl, may read), every node below it
  * cache-only (DTB_CACHE_ONLY, with DTB_QUIET_POSITION when the node has no capture: the engine
- * generated its moves and knows). --loaders L opens with L loader threads, --warm P calls
+ * generated its moves and knows). --engine-threads T runs T such searches at once (thread t
+ * takes roots t, t + T, ...). --defaults opens with dtb_open's defaults (cache size, loader
+ * threads) instead of --cache and --loaders. --loaders L opens with L loader threads, --warm P calls
  * dtb_warm(db, P, 0) first. Prints, per --window roots, one line
  *   engine window <i> roots <r> probes <n> hits <h> hit_rate <h/n> ns_per_probe <t>
  * (ns_per_probe: the cache-only probes' time alone) and at the end
- *   engine summary loaders <L> warm <P> warm_seconds <s> cache_mib <C> probes <n>
+ *   engine summary threads <T> loaders <L> warm <P> warm_seconds <s> cache_mib <C> probes <n>
  *   hit_rate_first_window <x> hit_rate_after_warmup <y> evictions <e> loads <l> dropped <d>
- * where "after warm-up" is every window after the first tenth of the roots. */
+ *   cache_bytes <b> hit_p50_ns <a> hit_p99_ns <b> miss_p50_ns <c> miss_p99_ns <d>
+ *   misses_after_warmup <m> hit_mean_ns <a> miss_mean_ns <b> hit_p999_ns <c> miss_p999_ns <d>
+ * where "after warm-up" is every window after the first tenth of the roots, and the latencies
+ * (clock_gettime around each cache-only probe, so ~20 ns of clock reading included in both) are
+ * those of the probes after warm-up that hit and that missed (-1: none). */
 #define _POSIX_C_SOURCE 200809L
 
 #include "dtb.h"
@@ -147,9 +153,13 @@ static dtb_position position_of(const dtb_pos *p)
     return q;
 }
 
+/* Probe latencies in nanoseconds, one bucket a nanosecond up to LAT_MAX (the rest in the last). */
+#define LAT_MAX 200000
+
 typedef struct engine_counts {
     uint64_t probes, hits;
     double seconds;
+    uint32_t *lat_hit, *lat_miss; /* NULL: not recorded (before warm-up) */
 } engine_counts;
 
 /* D descents from root: every node below it probed cache-only. Only the probes are timed. */
@@ -160,7 +170,6 @@ static int descend(dtb_db *db, const dtb_board *b, const dtb_position *root, int
     dtb_status s = dtb_probe_wdl(db, root, 0, &w);
     if (s != DTB_OK)
         return 1;
-    double t0;
     for (int k = 0; k < descents; k++) {
         dtb_pos p = pos_of(root);
         for (int ply = 0; ply < depth; ply++) {
@@ -171,60 +180,154 @@ static int descend(dtb_db *db, const dtb_board *b, const dtb_position *root, int
                 break;
             const bool quiet = !dtb_has_capture(b, &p); /* the engine's own move generation */
             const dtb_position q = position_of(&p);
-            t0 = now();
+            const double t0 = now();
             s = dtb_probe_wdl(db, &q, DTB_CACHE_ONLY | (quiet ? DTB_QUIET_POSITION : 0), &w);
-            c->seconds += now() - t0;
+            const double dt = now() - t0;
+            c->seconds += dt;
             c->probes++;
             if (s == DTB_OK)
                 c->hits++;
             else if (s != DTB_E_NOTCACHED)
                 return 1;
+            uint32_t *lat = s == DTB_OK ? c->lat_hit : c->lat_miss;
+            if (lat) {
+                const double ns = dt * 1e9;
+                lat[ns >= LAT_MAX ? LAT_MAX : (int)ns]++;
+            }
         }
     }
     return 0;
 }
 
-static int run_engine(dtb_db *db, const dtb_position *pos, int npos, int roots, int descents,
-                      int depth, int window, int loaders, int warm, double warm_seconds,
-                      long cache_mib)
+typedef struct engine_job {
+    dtb_db *db;
+    const dtb_board *b;
+    const dtb_position *pos;
+    int npos, roots, descents, depth, window, skip, tid, nthreads;
+    engine_counts after; /* the roots after warm-up */
+    double first_rate;
+    uint64_t total;
+    int failed;
+} engine_job;
+
+/* Thread tid takes roots tid, tid + nthreads, ...; one thread prints a line per window. */
+static void *run_engine_job(void *arg)
 {
-    dtb_board b;
-    dtb_board_init(&b, dtb_variant_find(dtb_db_variant(db)));
+    engine_job *j = arg;
     dtb_movelist *list = malloc(sizeof *list);
-    if (!list)
-        return 1;
-    uint64_t seed = 99, after_probes = 0, after_hits = 0, total = 0;
-    double first_rate = 0;
-    const int skip = roots / 10;
-    for (int r0 = 0, win = 0; r0 < roots; r0 += window, win++) {
+    if (!list) {
+        j->failed = 1;
+        return NULL;
+    }
+    uint64_t seed = 99 + 7919 * (uint64_t)j->tid;
+    for (int r0 = 0, win = 0; r0 < j->roots; r0 += j->window, win++) {
         engine_counts c = {0};
-        for (int r = r0; r < r0 + window && r < roots; r++)
-            if (descend(db, &b, &pos[r % npos], descents, depth, &seed, list, &c)) {
+        const bool after = r0 >= j->skip;
+        if (after)
+            c.lat_hit = j->after.lat_hit, c.lat_miss = j->after.lat_miss;
+        for (int r = r0 + j->tid; r < r0 + j->window && r < j->roots; r += j->nthreads)
+            if (descend(j->db, j->b, &j->pos[r % j->npos], j->descents, j->depth, &seed, list, &c)) {
                 char msg[DTB_MESSAGE_SIZE];
-                dtb_last_error(db, msg, sizeof msg);
+                dtb_last_error(j->db, msg, sizeof msg);
                 fprintf(stderr, "dtb_bench_probe: %s\n", msg);
-                return 1;
+                j->failed = 1;
+                free(list);
+                return NULL;
             }
         const double rate = c.probes ? (double)c.hits / (double)c.probes : 0;
         if (win == 0)
-            first_rate = rate;
-        if (r0 >= skip)
-            after_probes += c.probes, after_hits += c.hits;
-        total += c.probes;
-        printf("engine window %d roots %d probes %" PRIu64 " hits %" PRIu64 " hit_rate %.4f "
-               "ns_per_probe %.0f\n",
-               win, r0 + window < roots ? window : roots - r0, c.probes, c.hits, rate,
-               c.probes ? 1e9 * c.seconds / (double)c.probes : 0);
+            j->first_rate = rate;
+        if (after)
+            j->after.probes += c.probes, j->after.hits += c.hits, j->after.seconds += c.seconds;
+        j->total += c.probes;
+        if (j->tid == 0)
+            printf("engine window %d roots %d probes %" PRIu64 " hits %" PRIu64 " hit_rate %.4f "
+                   "ns_per_probe %.0f\n",
+                   win, r0 + j->window < j->roots ? j->window : j->roots - r0, c.probes, c.hits,
+                   rate, c.probes ? 1e9 * c.seconds / (double)c.probes : 0);
     }
-    dtb_cache_stats cs = {.struct_size = sizeof cs};
-    dtb_get_cache_stats(db, &cs);
-    printf("engine summary loaders %d warm %d warm_seconds %.2f cache_mib %ld probes %" PRIu64
-           " hit_rate_first_window %.4f hit_rate_after_warmup %.4f evictions %" PRIu64
-           " loads %" PRIu64 " dropped %" PRIu64 " cache_bytes %" PRIu64 "\n",
-           loaders, warm, warm_seconds, cache_mib, total, first_rate,
-           after_probes ? (double)after_hits / (double)after_probes : 0, cs.evictions,
-           cs.loads_done, cs.loads_dropped, cs.bytes);
     free(list);
+    return NULL;
+}
+
+/* The q-quantile (0..1) of a latency histogram, in ns; -1 when empty. */
+static long quantile(const uint64_t *h, double q)
+{
+    uint64_t n = 0;
+    for (int i = 0; i <= LAT_MAX; i++)
+        n += h[i];
+    if (n == 0)
+        return -1;
+    const uint64_t want = (uint64_t)(q * (double)(n - 1)) + 1;
+    uint64_t seen = 0;
+    for (int i = 0; i <= LAT_MAX; i++)
+        if ((seen += h[i]) >= want)
+            return i;
+    return LAT_MAX;
+}
+
+/* The mean of a latency histogram, in ns (the last bucket counted at LAT_MAX); -1 when empty. */
+static long mean(const uint64_t *h)
+{
+    double n = 0, sum = 0;
+    for (int i = 0; i <= LAT_MAX; i++)
+        n += (double)h[i], sum += (double)h[i] * i;
+    return n > 0 ? (long)(sum / n + 0.5) : -1;
+}
+
+static int run_engine(dtb_db *db, const dtb_position *pos, int npos, int roots, int descents,
+                      int depth, int window, int nthreads, const char *loaders, int warm,
+                      double warm_seconds, long cache_mib)
+{
+    dtb_board b;
+    dtb_board_init(&b, dtb_variant_find(dtb_db_variant(db)));
+    engine_job jobs[8];
+    pthread_t tid[8];
+    for (int t = 0; t < nthreads; t++) {
+        jobs[t] = (engine_job){.db = db, .b = &b, .pos = pos, .npos = npos, .roots = roots,
+                               .descents = descents, .depth = depth, .window = window,
+                               .skip = roots / 10, .tid = t, .nthreads = nthreads};
+        jobs[t].after.lat_hit = calloc(LAT_MAX + 1, sizeof(uint32_t));
+        jobs[t].after.lat_miss = calloc(LAT_MAX + 1, sizeof(uint32_t));
+        if (!jobs[t].after.lat_hit || !jobs[t].after.lat_miss)
+            return 1;
+    }
+    for (int t = 0; t < nthreads; t++)
+        pthread_create(&tid[t], NULL, run_engine_job, &jobs[t]);
+    uint64_t after_probes = 0, after_hits = 0, total = 0;
+    double first_rate = 0;
+    int failed = 0;
+    uint64_t *hit = calloc(LAT_MAX + 1, sizeof *hit), *miss = calloc(LAT_MAX + 1, sizeof *miss);
+    if (!hit || !miss)
+        return 1;
+    for (int t = 0; t < nthreads; t++) {
+        pthread_join(tid[t], NULL);
+        failed |= jobs[t].failed;
+        after_probes += jobs[t].after.probes, after_hits += jobs[t].after.hits;
+        total += jobs[t].total;
+        first_rate += jobs[t].first_rate / nthreads;
+        for (int i = 0; i <= LAT_MAX; i++)
+            hit[i] += jobs[t].after.lat_hit[i], miss[i] += jobs[t].after.lat_miss[i];
+        free(jobs[t].after.lat_hit);
+        free(jobs[t].after.lat_miss);
+    }
+    if (failed)
+        return 1;
+    dtb_cache_stats cs = {0};
+    cs.struct_size = sizeof cs;
+    dtb_get_cache_stats(db, &cs);
+    printf("engine summary threads %d loaders %s warm %d warm_seconds %.2f cache_mib %ld probes %" PRIu64
+           " hit_rate_first_window %.4f hit_rate_after_warmup %.4f evictions %" PRIu64
+           " loads %" PRIu64 " dropped %" PRIu64 " cache_bytes %" PRIu64
+           " hit_p50_ns %ld hit_p99_ns %ld miss_p50_ns %ld miss_p99_ns %ld misses_after_warmup %" PRIu64
+           " hit_mean_ns %ld miss_mean_ns %ld hit_p999_ns %ld miss_p999_ns %ld\n",
+           nthreads, loaders, warm, warm_seconds, cache_mib, total, first_rate,
+           after_probes ? (double)after_hits / (double)after_probes : 0, cs.evictions,
+           cs.loads_done, cs.loads_dropped, cs.bytes, quantile(hit, 0.5), quantile(hit, 0.99),
+           quantile(miss, 0.5), quantile(miss, 0.99), after_probes - after_hits, mean(hit),
+           mean(miss), quantile(hit, 0.999), quantile(miss, 0.999));
+    free(hit);
+    free(miss);
     return 0;
 }
 
@@ -233,7 +336,7 @@ static void usage(void)
     fprintf(stderr, "usage: dtb_bench_probe --tables DIR [--variant V] [--pieces N] [--positions K] "
                     "[--rounds R] [--threads T ...] [--cache MIB] [--dtw] [--uncached] [--batch B] "
                     "[--material NAME ...] [--quiet] [--engine ROOTS [--descents D] [--depth N] "
-                    "[--window W] [--loaders L] [--warm P]]\n");
+                    "[--window W] [--loaders L] [--warm P] [--engine-threads T] [--defaults]]\n");
     exit(2);
 }
 
@@ -253,7 +356,8 @@ int main(int argc, char **argv)
     dtb_material only[16];
     int nonly = 0;
     int engine = 0, descents = 64, depth = 12, window = 200, loaders = 0, warm = 0;
-    bool quiet = false;
+    int engine_threads = 1;
+    bool quiet = false, defaults = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const bool has = i + 1 < argc;
@@ -277,13 +381,16 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--depth") && has) depth = atoi(argv[++i]);
         else if (!strcmp(a, "--window") && has) window = atoi(argv[++i]);
         else if (!strcmp(a, "--loaders") && has) loaders = atoi(argv[++i]);
+        else if (!strcmp(a, "--engine-threads") && has) engine_threads = atoi(argv[++i]);
+        else if (!strcmp(a, "--defaults")) defaults = true;
         else if (!strcmp(a, "--warm") && has) warm = atoi(argv[++i]);
         else if (!strcmp(a, "--quiet")) quiet = true;
         else if (!strcmp(a, "--dtw")) dtw = true;
         else if (!strcmp(a, "--uncached")) uncached = true;
         else usage();
     }
-    if (!dir || npos < 1 || rounds < 1 || batch < 0 || batch > 256 || engine < 0 || window < 1)
+    if (!dir || npos < 1 || rounds < 1 || batch < 0 || batch > 256 || engine < 0 || window < 1 ||
+        engine_threads < 1 || engine_threads > 8)
         usage();
     if (nthreads == 0) {
         threads[0] = 1;
@@ -291,9 +398,10 @@ int main(int argc, char **argv)
         nthreads = 2;
     }
     const char *dirs[1] = {dir};
-    dtb_options o = {.struct_size = sizeof(dtb_options), .paths = dirs, .npaths = 1, .variant = variant,
-                     .cache_bytes = (uint64_t)cache_mib << 20, .log = report,
-                     .loader_threads = loaders};
+    dtb_options o = DTB_OPTIONS_INIT;
+    o.paths = dirs, o.npaths = 1, o.variant = variant, o.log = report;
+    if (!defaults) /* --defaults: what dtb_open chooses (cache size, loader threads) */
+        o.cache_bytes = (uint64_t)cache_mib << 20, o.loader_threads = loaders;
     dtb_db *db;
     if (dtb_open(&o, &db) != DTB_OK)
         return 1;
@@ -359,8 +467,11 @@ int main(int argc, char **argv)
                 return 1;
             warm_seconds = now() - t0;
         }
-        const int rc = run_engine(db, pos, npos, engine, descents, depth, window, loaders, warm,
-                                  warm_seconds, cache_mib);
+        char nloaders[16];
+        snprintf(nloaders, sizeof nloaders, "%d", loaders);
+        const int rc = run_engine(db, pos, npos, engine, descents, depth, window, engine_threads,
+                                  defaults ? "default" : nloaders, warm, warm_seconds,
+                                  defaults ? -1 : cache_mib);
         dtb_close(db);
         return rc;
     }

@@ -12,7 +12,7 @@ lib=${1:?usage: libdtb_symbols.sh LIBDTB DTB_H}
 header=${2:?usage: libdtb_symbols.sh LIBDTB DTB_H}
 fail() { echo "libdtb_symbols: $*" >&2; exit 1; }
 
-declared=$(grep -E '^(const )?[a-z_]+( \*| )+dtb_[a-z0-9_]+\(' "$header" | grep -v '^static' |
+declared=$(grep -E '^(const )?[a-z0-9_]+( \*| )+dtb_[a-z0-9_]+\(' "$header" | grep -v '^static' |
            sed -E 's/^.*[ *](dtb_[a-z0-9_]+)\(.*/\1/' | sort -u)
 exported=$(nm -D --defined-only "$lib" | awk '$2 ~ /^[TWDRB]$/ {print $3}' | sed 's/@.*//' | sort -u)
 [ -n "$declared" ] || fail "no declarations found in $header"

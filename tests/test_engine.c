@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include <time.h>
 
@@ -100,11 +101,13 @@ static int teardown(void **state)
     return system(cmd) == 0 ? 0 : -1;
 }
 
+/* cache 0: the default size; loaders 0: none (the library's default is one) */
 static dtb_db *open_db(uint64_t cache, int loaders)
 {
     const char *dirs[1] = {root};
     dtb_options o = DTB_OPTIONS_INIT;
-    o.paths = dirs, o.npaths = 1, o.cache_bytes = cache, o.loader_threads = loaders;
+    o.paths = dirs, o.npaths = 1, o.cache_bytes = cache;
+    o.loader_threads = loaders ? loaders : DTB_NO_LOADERS;
     dtb_db *db = NULL;
     assert_int_equal(dtb_open(&o, &db), DTB_OK);
     return db;
@@ -231,7 +234,8 @@ static void covers(void *arg, int k)
                 !dtb_covers_material(db, 0, 3, 0, 1, dtw) || !dtb_covers_material(db, 0, 1, 0, 3, dtw) ||
                 dtb_covers_material(db, 1, 2, 0, 1, dtw) || dtb_covers_material(db, 0, 2, 0, 2, dtw) ||
                 dtb_covers_material(db, -1, 1, 0, 1, dtw) || dtb_covers_material(db, 0, 1, 0, 0, dtw) ||
-                dtb_covers_material(db, 9, 0, 0, 1, dtw) || !dtb_covers_material(db, 0, 0, 0, 1, dtw))
+                dtb_covers_material(db, 9, 0, 0, 1, dtw) ||
+                dtb_covers_material(db, 0, 0, 0, 1, dtw)) /* the game is over: not covered */
                 cover_failures++;
             for (int i = round % 50; i < npositions; i += 997)
                 if (!dtb_covers(db, &positions[i], dtw))
@@ -382,9 +386,10 @@ static void test_warm(void **state)
     assert_int_equal(dtb_warm(db, 1, 0, &again), DTB_OK);
     assert_int_equal(again, 0);
     dtb_close(db);
-    /* A cache too small for 2..3: the materials that fit in 7/8 of it, nothing evicted. */
+    /* A cache too small for 2..3: the materials that fit in 7/8 of it, nothing evicted, and a
+     * status that says the rest did not fit. */
     db = open_db(ws3 / 2, 0);
-    assert_int_equal(dtb_warm(db, 4, 0, &again), DTB_OK);
+    assert_int_equal(dtb_warm(db, 4, 0, &again), DTB_E_NOROOM);
     assert_true(again > 0 && again <= ws3 / 2 / 8 * 7);
     assert_int_equal(dtb_get_cache_stats(db, &cs), DTB_OK);
     assert_int_equal(cs.evictions, 0);
@@ -493,9 +498,208 @@ static void test_loader(void **state)
     dtb_options o = DTB_OPTIONS_INIT;
     o.paths = dirs, o.npaths = 1, o.loader_threads = 9;
     assert_int_equal(dtb_open(&o, &db), DTB_E_INVALID);
-    o.loader_threads = -1;
+    o.loader_threads = -2;
     assert_int_equal(dtb_open(&o, &db), DTB_E_INVALID);
+    /* The default (0) is one loader: a cache-only miss is read in the background. */
+    o.loader_threads = 0;
+    assert_int_equal(dtb_open(&o, &db), DTB_OK);
+    dtb_position quiet; /* no capture: its value needs a block of KKvK */
+    assert_int_equal(dtb_position_from_fen(db, "W:WK46,K47:BK5", &quiet, NULL, 0), DTB_OK);
+    dtb_wdl w;
+    dtb_status s = DTB_E_NOTCACHED;
+    for (int tries = 0; tries < 2000 && s == DTB_E_NOTCACHED; tries++) {
+        s = dtb_probe_wdl(db, &quiet, DTB_CACHE_ONLY, &w);
+        if (s == DTB_E_NOTCACHED) {
+            const struct timespec ms = {0, 1000000};
+            nanosleep(&ms, NULL);
+        }
+    }
+    assert_int_equal(s, DTB_OK);
+    assert_int_equal(dtb_get_cache_stats(db, &cs), DTB_OK);
+    assert_true(cs.loads_done > 0);
+    dtb_close(db);
     free(want);
+}
+
+/* ---- root moves from WLD tables alone, and matching an engine's move ---------------------- */
+
+/* A set of the fixture's .wld files alone (symbolic links), in a directory of its own. */
+static void wld_only_set(char *dir, size_t size)
+{
+    snprintf(dir, size, "%s/wld-only", root);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s' && ln -sf '%s'/international/*.wld '%s'/", dir, root,
+             dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void test_wld_only_moves(void **state)
+{
+    (void)state;
+    char dir[128];
+    wld_only_set(dir, sizeof dir);
+    const char *dirs[1] = {dir};
+    dtb_options o = DTB_OPTIONS_INIT;
+    o.paths = dirs, o.npaths = 1, o.loader_threads = DTB_NO_LOADERS;
+    dtb_db *wld = NULL, *full = open_db(0, 0);
+    assert_int_equal(dtb_open(&o, &wld), DTB_OK);
+    assert_int_equal(dtb_max_pieces(wld, true), 1); /* no .dtw at all */
+    int wins = 0, draws = 0, losses = 0, unknown = 0;
+    for (int i = 0; i < npositions; i += 13) {
+        dtb_ranked_move a[64], b[64];
+        int na = -1, nb = -1;
+        assert_int_equal(dtb_probe_moves(wld, &positions[i], 0, a, 64, &na), DTB_OK);
+        assert_int_equal(dtb_probe_moves(full, &positions[i], 0, b, 64, &nb), DTB_OK);
+        assert_int_equal(na, nb);
+        for (int k = 0; k < na; k++) {
+            /* the same WDL as the full set gives the same move; DTW unknown but for draws */
+            bool same = false;
+            int j;
+            for (j = 0; j < nb; j++) {
+                int cap[DTB_MAX_CAPTURED];
+                for (int c = 0; c < a[k].move.ncaptured; c++)
+                    cap[c] = a[k].move.captured[a[k].move.ncaptured - 1 - c]; /* reversed */
+                if (dtb_move_matches(&b[j].move, a[k].move.from, a[k].move.to, cap,
+                                     a[k].move.ncaptured)) {
+                    same = true;
+                    break;
+                }
+            }
+            assert_true(same);
+            assert_int_equal(a[k].wdl, b[j].wdl);
+            assert_string_equal(a[k].move.text, b[j].move.text);
+            /* unknown, but where no table is needed (a capture of the last piece): exact */
+            if (a[k].dtw != b[j].dtw)
+                assert_int_equal(a[k].dtw, DTB_DTW_UNKNOWN);
+            unknown += a[k].dtw == DTB_DTW_UNKNOWN;
+            /* best first: results never rise along the ranking */
+            if (k > 0)
+                assert_true(a[k].wdl <= a[k - 1].wdl);
+            wins += a[k].wdl == DTB_WIN, draws += a[k].wdl == DTB_DRAW, losses += a[k].wdl == DTB_LOSS;
+        }
+    }
+    assert_true(wins > 0 && draws > 0 && losses > 0 && unknown > 0);
+    /* a line needs DTW */
+    dtb_pdn_move line[DTB_MAX_LINE];
+    int n;
+    dtb_position p;
+    assert_int_equal(dtb_position_from_fen(wld, "W:WK46,K47:BK5", &p, NULL, 0), DTB_OK);
+    assert_int_equal(dtb_probe_line(wld, &p, 0, line, DTB_MAX_LINE, &n), DTB_E_NOTFOUND);
+    dtb_close(wld);
+    dtb_close(full);
+}
+
+/* The core's position of a public one. */
+static dtb_pos core_of(const dtb_position *q)
+{
+    dtb_pos p;
+    for (int c = 0; c < 2; c++) {
+        p.men[c] = (dtb_bb)q->men[c][1] << 64 | q->men[c][0];
+        p.kings[c] = (dtb_bb)q->kings[c][1] << 64 | q->kings[c][0];
+    }
+    p.side = q->side == DTB_SIDE_WHITE ? DTB_WHITE : DTB_BLACK;
+    return p;
+}
+
+/* dtb_find_move and dtb_move_matches over random crowded positions (no table needed): every
+ * legal move is found from its start, end and captured squares in reverse order; a wrong
+ * captured set is refused; start and end alone find it exactly when no other move shares
+ * them. The positions must include captures, promotions and moves that differ only by their
+ * captured set (ambiguous capture paths), or the test fails. */
+static void test_find_move(void **state)
+{
+    (void)state;
+    dtb_db *db = open_db(0, 0);
+    dtb_movelist *list = malloc(sizeof *list);
+    assert_non_null(list);
+    uint64_t seed = 38;
+    int captures_seen = 0, promotions_seen = 0, ambiguous_seen = 0;
+    for (int trial = 0; trial < 20000; trial++) {
+        dtb_position p;
+        dtb_position_clear(&p, (int)(trial & 1));
+        /* a king or two and men of each side, on random squares */
+        const int counts[2][2] = {{1 + trial % 2, 3}, {trial % 3 == 0, 6}};
+        for (int side = 0; side < 2; side++)
+            for (int king = 0; king < 2; king++)
+                for (int k = 0; k < counts[side][king]; k++)
+                    for (int tries = 0; tries < 20; tries++) {
+                        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                        if (dtb_position_set(db, &p, side, king, 1 + (int)(seed >> 33) % 50) == DTB_OK)
+                            break;
+                    }
+        const dtb_pos q = core_of(&p);
+        if (dtb_generate(&board, &q, list) != DTB_OK || list->count == 0)
+            continue;
+        for (int i = 0; i < list->count; i++) {
+            const dtb_move *mv = &list->moves[i];
+            int cap[DTB_MAX_CAPTURED], n = 0;
+            for (dtb_bb c = mv->captured; c;)
+                cap[n++] = dtb_bb_pop(&c) + 1;
+            for (int a = 0, b = n - 1; a < b; a++, b--) { /* in reverse order */
+                const int t = cap[a];
+                cap[a] = cap[b], cap[b] = t;
+            }
+            dtb_pdn_move found;
+            assert_int_equal(dtb_find_move(db, &p, mv->from + 1, mv->to + 1, cap, n, &found),
+                             DTB_OK);
+            assert_int_equal(found.from, mv->from + 1);
+            assert_int_equal(found.to, mv->to + 1);
+            assert_int_equal(found.ncaptured, n);
+            assert_int_equal(found.promotes, mv->promotes);
+            assert_true(dtb_move_matches(&found, mv->from + 1, mv->to + 1, cap, n));
+            int shared = 0;
+            for (int j = 0; j < list->count; j++)
+                shared += list->moves[j].from == mv->from && list->moves[j].to == mv->to;
+            assert_int_equal(dtb_find_move(db, &p, mv->from + 1, mv->to + 1, NULL, -1, &found),
+                             shared == 1 ? DTB_OK : DTB_E_INVALID);
+            if (n > 0) {
+                /* one captured square wrong, or one left out: no such move */
+                int wrong[DTB_MAX_CAPTURED];
+                memcpy(wrong, cap, sizeof wrong);
+                wrong[0] = wrong[0] == 50 ? 49 : wrong[0] + 1;
+                dtb_bb wrong_set = 0;
+                for (int c = 0; c < n; c++)
+                    wrong_set |= dtb_bb_bit(wrong[c] - 1);
+                bool other = false; /* another move may capture exactly that set */
+                for (int j = 0; j < list->count; j++)
+                    other |= list->moves[j].from == mv->from && list->moves[j].to == mv->to &&
+                             list->moves[j].captured == wrong_set;
+                if (!other && !(mv->captured & dtb_bb_bit(wrong[0] - 1)))
+                    assert_int_equal(dtb_find_move(db, &p, mv->from + 1, mv->to + 1, wrong, n,
+                                                   &found),
+                                     DTB_E_INVALID);
+                if (n > 1 && shared == 1)
+                    assert_int_equal(dtb_find_move(db, &p, mv->from + 1, mv->to + 1, cap, n - 1,
+                                                   &found),
+                                     DTB_E_INVALID);
+            }
+            captures_seen += n > 0;
+            promotions_seen += mv->promotes;
+            ambiguous_seen += shared > 1;
+        }
+    }
+    print_message("find_move: %d capture moves, %d promotions, %d moves sharing start and end\n",
+                  captures_seen, promotions_seen, ambiguous_seen);
+    assert_true(captures_seen > 0 && promotions_seen > 0 && ambiguous_seen > 0);
+    /* not a legal position; no move there */
+    dtb_position p;
+    dtb_position_clear(&p, DTB_SIDE_WHITE);
+    dtb_pdn_move found;
+    assert_int_equal(dtb_find_move(db, &p, 1, 2, NULL, 0, &found), DTB_E_INVALID);
+    assert_int_equal(dtb_position_from_fen(db, "W:WK46,K47:BK5", &p, NULL, 0), DTB_OK);
+    assert_int_equal(dtb_find_move(db, &p, 46, 5, NULL, 0, &found), DTB_E_INVALID);
+    assert_int_equal(dtb_find_move(db, &p, 46, 41, NULL, 0, &found), DTB_OK);
+    assert_string_equal(found.text, "46-41");
+    /* dtb_move_matches on its own: a set, not a list; repeats are not a set */
+    const dtb_pdn_move m = {.from = 1, .to = 23, .ncaptured = 2, .captured = {7, 18}};
+    assert_true(dtb_move_matches(&m, 1, 23, (const int[]){18, 7}, 2));
+    assert_true(dtb_move_matches(&m, 1, 23, NULL, -1));
+    assert_false(dtb_move_matches(&m, 1, 23, (const int[]){18, 18}, 2));
+    assert_false(dtb_move_matches(&m, 1, 23, (const int[]){7}, 1));
+    assert_false(dtb_move_matches(&m, 1, 23, NULL, 2));
+    assert_false(dtb_move_matches(&m, 1, 24, (const int[]){18, 7}, 2));
+    free(list);
+    dtb_close(db);
 }
 
 int main(void)
@@ -503,7 +707,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_builders), cmocka_unit_test(test_covers),
         cmocka_unit_test(test_quiet),    cmocka_unit_test(test_warm),
-        cmocka_unit_test(test_loader),
+        cmocka_unit_test(test_loader),   cmocka_unit_test(test_wld_only_moves),
+        cmocka_unit_test(test_find_move),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

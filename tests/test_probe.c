@@ -288,7 +288,7 @@ static int teardown(void **state)
 static void test_strerror(void **state)
 {
     (void)state;
-    for (int s = DTB_OK; s <= DTB_E_NOTCACHED; s++) {
+    for (int s = DTB_OK; s <= DTB_E_NOROOM; s++) {
         assert_non_null(dtb_strerror((dtb_status)s));
         assert_string_not_equal(dtb_strerror((dtb_status)s), "unknown status");
     }
@@ -1096,13 +1096,24 @@ static void test_fen(void **state)
     assert_int_equal(dtb_position_from_fen(db, NULL, &p, err, sizeof err), DTB_E_INVALID);
     assert_int_equal(dtb_position_from_fen(db, "W:W31:B", &p, err, sizeof err), DTB_E_INVALID);
     assert_non_null(strstr(err, "no pieces"));
-    /* The side to move may have nothing left: it has lost. */
+    /* The side to move may have nothing left: the game is over, a status and no value (dtb.h,
+     * "The game is over"), not covered, and no move. */
     assert_int_equal(dtb_position_from_fen(db, "B:W31:B", &p, err, sizeof err), DTB_OK);
-    dtb_wdl w;
-    int d;
-    assert_int_equal(dtb_probe_dtw(db, &p, 0, &w, &d), DTB_OK);
-    assert_int_equal(w, DTB_LOSS);
-    assert_int_equal(d, 0);
+    dtb_wdl w = DTB_DRAW;
+    int d = 7;
+    assert_int_equal(dtb_probe_dtw(db, &p, 0, &w, &d), DTB_E_GAMEOVER);
+    assert_int_equal(dtb_probe_wdl(db, &p, 0, &w), DTB_E_GAMEOVER);
+    assert_int_equal(dtb_probe_wdl(db, &p, DTB_CACHE_ONLY | DTB_QUIET_POSITION, &w),
+                     DTB_E_GAMEOVER);
+    assert_int_equal(w, DTB_DRAW); /* untouched */
+    assert_int_equal(d, 7);
+    dtb_status st = DTB_OK;
+    assert_int_equal(dtb_probe_wdl_many(db, &p, 1, 0, &w, &st), DTB_E_GAMEOVER);
+    assert_int_equal(st, DTB_E_GAMEOVER);
+    assert_false(dtb_covers(db, &p, false) || dtb_covers(db, &p, true));
+    int nmoves = -1;
+    assert_int_equal(dtb_probe_moves(db, &p, 0, NULL, 0, &nmoves), DTB_OK);
+    assert_int_equal(nmoves, 0);
     /* Square lists and FEN agree; the FEN written is canonical. */
     dtb_position q;
     dtb_position_clear(&q, DTB_SIDE_BLACK);

@@ -42,6 +42,8 @@ void dtb_answer_probe(dtb_db *db, const dtb_position *p, dtb_notation n, dtb_ans
     a->have_dtw = true;
     a->error[0] = 0;
     a->status = dtb_probe_dtw(db, p, 0, &a->wdl, &a->dtw);
+    if (a->status == DTB_E_GAMEOVER) /* no piece to move: lost in 0, no move, no line */
+        a->status = DTB_OK, a->wdl = DTB_LOSS, a->dtw = 0;
     if (a->status == DTB_OK)
         a->status = dtb_probe_moves(db, p, 0, a->moves, DTB_ANSWER_MAX_MOVES, &a->nmoves);
     if (a->status == DTB_OK)

@@ -401,6 +401,8 @@ def test_struct_layouts(tmp_path):
         "DTB_MAX_LINE": _lib.MAX_LINE,
         "DTB_API_VERSION": _lib.API_VERSION,
         "DTB_E_NOTCACHED": _lib.E_NOTCACHED,
+        "DTB_E_GAMEOVER": _lib.E_GAMEOVER,
+        "DTB_E_NOROOM": _lib.E_NOROOM,
         "DTB_E_NOTFOUND": _lib.E_NOTFOUND,
     }
     src = tmp_path / "layout.c"

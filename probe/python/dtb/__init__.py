@@ -304,6 +304,8 @@ class Tablebase:
             p = self._position(db, pos)
             wdl = ctypes.c_int()
             s = self._lib.dtb_probe_wdl(db, ctypes.byref(p), 0, ctypes.byref(wdl))
+            if s == _lib.E_GAMEOVER:  # no piece to move: lost
+                return LOSS
             if s != _lib.OK:
                 raise self._raise(db, s)
             return wdl.value
@@ -319,6 +321,8 @@ class Tablebase:
             wdl, dtw = ctypes.c_int(), ctypes.c_int()
             s = self._lib.dtb_probe_dtw(db, ctypes.byref(p), 0, ctypes.byref(wdl),
                                         ctypes.byref(dtw))
+            if s == _lib.E_GAMEOVER:  # no piece to move: lost in 0 plies
+                return LOSS, 0
             if s != _lib.OK:
                 raise self._raise(db, s)
             return wdl.value, dtw.value
