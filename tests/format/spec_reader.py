@@ -71,7 +71,8 @@ class Table:
     def __init__(self, path):
         f = open(path, "rb").read()
         assert f[:8] == b"\x89DTB\r\n\x1a\n" and f[-8:] == b"DTB-END\n", "magic"
-        assert _u32(f, 8) == 2 and _u32(f, 12) == 256 and _u64(f, 192) == len(f), "header"
+        self.version = _u32(f, 8)
+        assert self.version in (2, 3) and _u32(f, 12) == 256 and _u64(f, 192) == len(f), "header"
         self.variant, self.material = _text(f, 16, 24), _text(f, 48, 64)
         self.metric, self.encoding = _u32(f, 44), _u32(f, 116)
         self.index_version, self.positions = _u32(f, 112), _u64(f, 120)
@@ -79,12 +80,25 @@ class Table:
         self.dontcare_kind, self.flags, self.dontcare_count = _u32(f, 144), _u32(f, 148), _u64(f, 152)
         table, dict_off, dict_size, data = _u64(f, 160), _u64(f, 168), _u64(f, 176), _u64(f, 184)
         self.bits, self.tile = _u32(f, 200), _u32(f, 204)
-        assert f[208:248] == bytes(40), "reserved bytes"
-        assert table == 256 and dict_off == 256 + 8 * self.blocks and data == dict_off + dict_size
+        long_size, long_count = _u64(f, 208), _u64(f, 216)
+        assert f[224:248] == bytes(24), "reserved bytes"
+        assert (self.version == 3) == (self.encoding == 3) == (long_count > 0) == (long_size > 0)
+        assert table == 256 and dict_off == 256 + 8 * self.blocks
+        assert data == dict_off + dict_size + long_size
         assert self.blocks == -(-self.positions // self.block_positions)
         assert xxh64(f[:248] + f[256:data]) == _u64(f, 248), "meta hash"
         assert xxh64(f[:len(f) - 16]) == _u64(f, len(f) - 16), "file hash"
-        self.dictionary = f[dict_off:data] if dict_size else None
+        self.dictionary = f[dict_off:dict_off + dict_size] if dict_size else None
+        self.long = {}  # index -> DTW of the long list (FORMAT.md 8.4)
+        if long_count:
+            raw = subprocess.run(["zstd", "-d", "-c", "-q"], input=f[dict_off + dict_size:data],
+                                 capture_output=True, check=True).stdout
+            assert len(raw) == 10 * long_count, "long list length"
+            idx = struct.unpack_from("<%dQ" % long_count, raw, 0)
+            dtw = struct.unpack_from("<%dH" % long_count, raw, 8 * long_count)
+            assert all(a < b for a, b in zip(idx, idx[1:])) and idx[-1] < self.positions
+            assert all(1 <= d <= 1022 for d in dtw)
+            self.long = dict(zip(idx, dtw))
         self.frames, off = [], data
         for b in range(self.blocks):
             size, check = _u32(f, 256 + 8 * b), _u32(f, 256 + 8 * b + 4)
@@ -122,6 +136,8 @@ class Table:
             return {0: ("draw", None), 1: ("win", None), 2: ("loss", None)}[v]
         if v == 0:
             return ("draw", None)
+        if v in (127, 255) and i in self.long:  # an escape with its distance listed
+            return ("win" if v == 127 else "loss", self.long[i])
         return ("win", 2 * v - 1) if v < 128 else ("loss", 2 * (v - 128))
 
 

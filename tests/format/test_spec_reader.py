@@ -56,8 +56,28 @@ def random_position(rng, S, H, material):
     return wmen, rest[:wk], bmen, rest[wk:wk + bk]
 
 
+@pytest.fixture(scope="module")
+def listed():
+    """english 2..3 with every distance beyond 5 plies in the long lists (FORMAT.md 8.4)."""
+    with tempfile.TemporaryDirectory(prefix="dtb_spec_long_") as d:
+        subprocess.run([program("DTB_DTBGEN"), "--variant", "english", "--pieces", "3", "--out", d,
+                        "--quiet", "--threads", "2", "--dtw-byte-max", "5"], check=True)
+        yield d
+
+
 @pytest.mark.parametrize("variant", ["international", "english"])
 def test_values_as_dtbprobe_gives_them(tables, variant):
+    assert check_values(tables, variant) > 500
+
+
+def test_long_lists_read_as_dtbprobe_gives_them(listed):
+    dtw_files = [Table(p) for p in files(listed, "english") if p.endswith(".dtw")]
+    assert sum(t.version == 3 and len(t.long) > 0 for t in dtw_files) > len(dtw_files) // 2
+    assert check_values(listed, "english") > 500
+
+
+def check_values(tables, variant):
+    """Positions of every table whose value the reader finds as dtbprobe gives it."""
     rng = random.Random(7 + len(variant))
     checked = 0
     for path in files(tables, variant):
@@ -79,4 +99,4 @@ def test_values_as_dtbprobe_gives_them(tables, variant):
             if dtw is not None:
                 assert dtw == a["dtw"], (t.material, a["fen"])
             checked += 1
-    assert checked > 500
+    return checked
