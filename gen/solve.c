@@ -300,14 +300,11 @@ dtb_status dtb_pair_solver_solve(dtb_pair_solver *ps, int a, uint64_t b0, uint64
     /* Listed units of the range are w[lo..hi); the others are the blocks with adv[blk] == a. */
     const uint64_t lo = listed ? listed_at(ps, a, b0) : 0, hi = listed ? listed_at(ps, a, b1) : 0;
     /* A level of few large units: whole units to each thread as long as every thread gets
-     * one (no barrier inside a unit then), the rest shared by all threads. Big units are
-     * all shared (SHARED_UNIT_BIG). */
-    const bool big = nthreads > 1 && K >= SHARED_UNIT_BIG;
+     * one (no barrier inside a unit then), the rest shared by all threads. Large units
+     * too: a shared unit pays barriers at each of its levels, hundreds where wins are long. */
     const bool few = nthreads > 1 && listed && hi - lo < 4 * (uint64_t)nthreads;
     uint64_t mid = hi; /* units lo..mid-1 one per thread, mid..hi-1 shared */
-    if (big)
-        mid = lo;
-    else if (few)
+    if (few)
         mid = lo + (hi - lo) / (uint64_t)nthreads * (uint64_t)nthreads;
     /* The units one per thread: w[first..last), or the blocks first..last-1 of this level. */
     const uint64_t first = listed ? lo : b0, last = listed ? mid : b1;

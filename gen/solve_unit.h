@@ -344,11 +344,12 @@ static inline void next_kings(const unit *u, int h, dtb_pos *p)
 
 /* A unit this large is shared by all threads when its level has too few units to keep every
  * thread busy: kings-only materials are a single unit. Smaller ones cost more in barriers.
- * From SHARED_UNIT_BIG positions a half on, units are always shared: their nodes (8 MiB and
- * more) lie beyond the caches, and solve_unit_shared's bucketed updates beat one thread's
- * scattered ones even with the barriers (solve of the KKKMvKK pair, 1.9e7 positions a half:
- * 202.9 -> 179.2 s; KKMvKKM, 1.2e6: 183.9 -> 179.0 s). */
-enum { SHARED_UNIT_MIN = 1 << 15, SHARED_UNIT_BIG = 1 << 20 };
+ * Units of 2^20 positions and more were once always shared (their bucketed updates beat one
+ * thread's scattered ones on international's short wins), but a shared unit waits at barriers
+ * on each of its levels, and english 7- and 8-piece units have 250 and more: two threads
+ * sharing them spent most of their time waiting (docs/MEASUREMENTS.md, "English 8 pieces").
+ * Now every size is shared only in levels of few units. */
+enum { SHARED_UNIT_MIN = 1 << 15 };
 
 typedef struct work {
     uint64_t block;  /* block of m */
