@@ -228,7 +228,7 @@ def status_of(reply):
 def test_hostile_requests(server):
     # Paths that try to leave the page's files: nothing but the fixed files is ever served.
     for path in (b"/../../../../etc/passwd", b"/%2e%2e/%2e%2e/etc/passwd", b"//etc/passwd",
-                 b"/dtb.js/../../tables", b"/index.html"):
+                 b"/dtb.js/../../tables", b"/index.html/../../etc/passwd"):
         reply = raw(server, b"GET " + path + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         assert status_of(reply) == 404, (path, reply[:100])
         assert b"root:" not in reply
