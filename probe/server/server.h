@@ -7,8 +7,8 @@
  *
  * Errors are JSON {"error": "..."} with 400 (bad FEN, bad request, a control byte), 404 (unknown
  * variant, missing table, unknown path), 405 (a method other than GET, HEAD or OPTIONS, with
- * Allow), 414 / 431 (a request target or headers beyond 16 KiB), and libmicrohttpd's own answers
- * only for requests beyond its 128 KiB per connection. A request not whole within the timeout
+ * Allow), 414 / 431 (a request target or headers beyond 8 KiB), and libmicrohttpd's own answers
+ * only for requests beyond its 32 KiB per connection. A request not whole within the timeout
  * is cut. Every answer carries Access-Control-Allow-Origin: *, so another site's page may call
  * the API. Nothing is read from disk after start but the tables: no request names a file.
  * Nothing here prints. */
