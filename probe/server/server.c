@@ -37,6 +37,7 @@
 
 #include "answer.h"
 #include "board.h"
+#include "materials.h"
 #include "dtb.h"
 #include "variant.h"
 
@@ -58,6 +59,7 @@ enum {
     MAX_FEN = 1024, /* characters of the fen argument */
     MAX_VARIANTS = 8,
     WATCH_MS = 200, /* how often the watchdog looks for requests past their deadline */
+    NWEB = 6,       /* the page's files */
 };
 
 /* What the raw request target (seen before libmicrohttpd decodes it) says about the request,
@@ -77,6 +79,7 @@ typedef struct served {
     const dtb_variant *v;
     dtb_board board;
     dtb_db *db;
+    char *materials_json; /* the answer of /api/<variant>/materials, made once */
 } served;
 
 typedef struct web_file {
@@ -91,7 +94,7 @@ struct dtb_server {
     served vars[MAX_VARIANTS];
     int nvars;
     char *variants_json; /* the answer of /api/variants, made once */
-    web_file files[4];
+    web_file files[NWEB];
     atomic_uint_fast64_t requests, failures, cut;
     dtb_log_fn log;
     void *log_user;
@@ -379,7 +382,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 /* The answer to a good request for url. */
 static enum MHD_Result route(server *sv, struct MHD_Connection *c, const char *url)
 {
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < NWEB; i++)
         if (strcmp(url, sv->files[i].url) == 0)
             return reply(c, MHD_HTTP_OK, sv->files[i].type, sv->files[i].data, sv->files[i].len,
                         false, false);
@@ -395,9 +398,16 @@ static enum MHD_Result route(server *sv, struct MHD_Connection *c, const char *u
         size_t len = strlen(name);
         if (len && name[len - 1] == '/') /* /api/russian/ is /api/russian */
             len--;
-        for (int i = 0; i < sv->nvars; i++)
-            if (strlen(sv->vars[i].v->name) == len && strncmp(name, sv->vars[i].v->name, len) == 0)
-                return probe(sv, c, &sv->vars[i]);
+        for (int i = 0; i < sv->nvars; i++) {
+            const served *s = &sv->vars[i];
+            const size_t n = strlen(s->v->name);
+            if (len == n && strncmp(name, s->v->name, n) == 0)
+                return probe(sv, c, s);
+            if (len == n + 10 && strncmp(name, s->v->name, n) == 0 &&
+                strncmp(name + n, "/materials", 10) == 0)
+                return reply(c, MHD_HTTP_OK, "application/json; charset=utf-8", s->materials_json,
+                            strlen(s->materials_json), false, false);
+        }
         char msg[200];
         snprintf(msg, sizeof msg, "no tables of variant '%.60s' here (see /api/variants)", name);
         return send_error(c, MHD_HTTP_NOT_FOUND, NULL, msg);
@@ -525,6 +535,14 @@ static bool open_variants(server *sv, const dtb_server_config *cf)
         served *s = &sv->vars[sv->nvars];
         if (dtb_open(&o, &s->db) != DTB_OK)
             continue; /* the log said why; the other variants are still served */
+        dtb_text t = {0};
+        dtb_materials_json(&t, cf->dirs, cf->ndirs, v->name);
+        if (t.failed) {
+            dtb_text_free(&t);
+            dtb_close(s->db);
+            return false;
+        }
+        s->materials_json = t.s;
         s->v = v;
         dtb_board_init(&s->board, v);
         sv->nvars++;
@@ -606,9 +624,11 @@ static char *read_file(const char *path, size_t *len)
 /* The page's files from dir, or the first of the usual places that has them. */
 static dtb_status load_web(server *sv, const char *dir, dtb_error *e)
 {
-    static const web_file names[4] = {
+    static const web_file names[NWEB] = {
         {"/", "index.html", "text/html; charset=utf-8", NULL, 0},
         {"/index.html", "index.html", "text/html; charset=utf-8", NULL, 0},
+        {"/material.html", "material.html", "text/html; charset=utf-8", NULL, 0},
+        {"/material.js", "material.js", "text/javascript; charset=utf-8", NULL, 0},
         {"/dtb.js", "dtb.js", "text/javascript; charset=utf-8", NULL, 0},
         {"/dtb.css", "dtb.css", "text/css; charset=utf-8", NULL, 0},
     };
@@ -618,7 +638,7 @@ static dtb_status load_web(server *sv, const char *dir, dtb_error *e)
               : is_dir(DTB_WEB_SOURCE_DIR)     ? DTB_WEB_SOURCE_DIR
                                                : DTB_WEB_INSTALL_DIR;
     }
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < NWEB; i++) {
         sv->files[i] = names[i];
         char path[4200];
         snprintf(path, sizeof path, "%s/%s", dir, names[i].name);
@@ -631,9 +651,11 @@ static dtb_status load_web(server *sv, const char *dir, dtb_error *e)
 
 static void server_free(server *sv)
 {
-    for (int i = 0; i < sv->nvars; i++)
+    for (int i = 0; i < sv->nvars; i++) {
         dtb_close(sv->vars[i].db);
-    for (int i = 0; i < 4; i++)
+        free(sv->vars[i].materials_json);
+    }
+    for (int i = 0; i < NWEB; i++)
         free(sv->files[i].data);
     free(sv->variants_json);
 }

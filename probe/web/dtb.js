@@ -242,8 +242,18 @@ function lineText(a) {
   return lineNodes(a).map((n) => n.textContent).join(" ");
 }
 
+// The material of the board as the tables name it: white first, kings (K) then men (M), "v".
+function materialName() {
+  const count = (p) => [...state.pieces.values()].filter((x) => x === p).length;
+  const side = (c) => "K".repeat(count(c + "k")) + "M".repeat(count(c + "m"));
+  return `${side("w")}v${side("b")}`;
+}
+
 function showAnswer(a) {
   $("error").hidden = true;
+  const material = materialName();
+  $("materiallink").href = `material.html?${new URLSearchParams({ variant: state.variant.name, material })}`;
+  $("materiallink").textContent = `${material}: the table's counts, and every table of ${state.variant.name}`;
   const mover = a.side === "white" ? "W" : "B";
   const other = mover === "W" ? "B" : "W";
   const winner = a.wdl === "win" ? mover : a.wdl === "loss" ? other : null;

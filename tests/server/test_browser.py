@@ -298,3 +298,37 @@ def test_screenshots_wide_and_narrow(server, browser):
                 d.save_screenshot(os.path.join(shots, f"dtb_explorer_{width}.png"))
     finally:
         d.set_window_size(1200, 900)
+
+
+def test_material_page(server, browser):
+    """The page of a table: its counts and longest win from STATS, the list of the server's
+    materials, reached from the explorer and linkable."""
+    d = browser
+    open_fen(d, server, "international", "W:WK46,K47:BK5")
+    link = d.find_element(By.ID, "materiallink")
+    assert link.text.startswith("KKvK")
+    link.click()
+    WebDriverWait(d, 10).until(lambda d: d.find_element(By.ID, "detail").is_displayed())
+    assert "material=KKvK" in d.current_url
+    _, _, body = server.get("/api/international/materials")
+    stats = {m["material"]: m for m in json.loads(body)["materials"]}
+    kkvk = stats["KKvK"]
+    detail = d.find_element(By.ID, "detail").text
+    assert f"{kkvk['positions']:,} positions" in detail and f"{kkvk['wins']:,} wins" in detail
+    assert f"Longest win: {kkvk['longest_win']} plies" in detail and kkvk["longest_win_fen"] in detail
+    rows = d.find_elements(By.CSS_SELECTOR, "#materials tr[data-material]")
+    assert {r.get_attribute("data-material") for r in rows} == set(stats)
+    assert d.find_element(By.CSS_SELECTOR, "#materials tr.chosen").get_attribute("data-material") == "KKvK"
+    shots = os.environ.get("DTB_SCREENSHOT_DIR")
+    if shots:
+        os.makedirs(shots, exist_ok=True)
+        d.save_screenshot(os.path.join(shots, "dtb_material.png"))
+    # Its longest win opens in the explorer, a win in exactly that many plies.
+    d.find_element(By.CSS_SELECTOR, "#detail a").click()
+    wait_text(d, "dtw", lambda t: f"wins in {kkvk['longest_win']} plies" in t)
+    # Another variant's list, from the address.
+    d.get(server.url + "material.html?variant=russian")
+    WebDriverWait(d, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#materials tr[data-material]"))
+    assert d.find_element(By.ID, "variant").get_attribute("value") == "russian"
+    d.get(server.url + "material.html?variant=nosuch")
+    wait_text(d, "error", lambda t: "nosuch" in t)

@@ -238,6 +238,25 @@ def test_odd_requests_answered_in_json(server):
     assert status == 404
 
 
+def test_materials(server, tables):
+    """/api/<variant>/materials: STATS's counts of every table, without the build's times."""
+    status, _, body = server.get("/api/international/materials")
+    assert status == 200
+    answer = json.loads(body)
+    assert answer["variant"] == "international"
+    got = {m["material"]: m for m in answer["materials"]}
+    with open(os.path.join(tables, "international", "STATS")) as f:
+        lines = [json.loads(line) for line in f if line.strip()]
+    assert set(got) == {m["material"] for m in lines}
+    for m in lines:
+        g = got[m["material"]]
+        assert all(g[k] == m[k] for k in ("positions", "wins", "draws", "losses", "longest_win"))
+        assert g["wins"] + g["draws"] + g["losses"] == g["positions"]
+        assert "seconds" not in g and "peak_resident_bytes" not in g
+    status, _, _ = server.get("/api/chess/materials")
+    assert status == 404
+
+
 def test_keep_alive(server):
     """Several requests over one connection; the answers do not say Connection: close."""
     c = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
