@@ -4,6 +4,7 @@
 #include "cli_options.h"
 
 #include <assert.h>
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -57,6 +58,15 @@ static dtb_cli_result take_value(const dtb_cli_option *o, int k, const char *val
             return fail(a, "%s: '%s' is not a positive number%s%s", o->name, value,
                         o->metavar ? " of " : "", o->metavar ? o->metavar : "");
         a->real[k] = v;
+        break;
+    }
+    case DTB_CLI_NAME: {
+        const size_t len = strlen(value);
+        if (len >= sizeof a->lowered[k])
+            return fail(a, "%s: '%.40s...' is too long for a name", o->name, value);
+        for (size_t i = 0; i <= len; i++)
+            a->lowered[k][i] = (char)tolower((unsigned char)value[i]);
+        a->text[k] = a->lowered[k];
         break;
     }
     case DTB_CLI_TEXT:
