@@ -197,6 +197,8 @@ def test_open_errors(tables, tmp_path):
     # several directories, searched in order; pydraughts' name for international
     with dtb.open_tablebase([str(tmp_path), tables], variant="standard", cache_mb=1) as t:
         assert t.variant == "international" and t.probe_wdl("W:WK46,28:BK5") == 1
+    with dtb.open_tablebase(tables, variant="Russian", cache_mb=0.5) as t:  # any case
+        assert t.variant == "russian"
 
 
 @pytest.mark.parametrize("args, error, words", [

@@ -332,3 +332,35 @@ def test_material_page(server, browser):
     assert d.find_element(By.ID, "variant").get_attribute("value") == "russian"
     d.get(server.url + "material.html?variant=nosuch")
     wait_text(d, "error", lambda t: "nosuch" in t)
+
+
+def test_claims_report_reads_on_a_phone(dtbprobe, tables, browser, tmp_path):
+    """dtbprobe verify's HTML report: the summary and contents on the first screen, failing and
+    holding claims before those not checked, no sideways scroll at 400 px."""
+    import subprocess
+    claims = os.path.join(os.path.dirname(__file__), "..", "..", "tables", "claims")
+    files = sorted(os.path.join(claims, f) for f in os.listdir(claims) if f.endswith(".claims"))
+    report = tmp_path / "claims.html"
+    r = subprocess.run([dtbprobe, "verify", "--tables", tables, "--skip-absent", "--quiet",
+                        "--html", str(report)] + files, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    d = browser
+    try:
+        d.set_window_size(400, 900)
+        d.get(report.as_uri())
+        summary = d.find_element(By.CSS_SELECTOR, ".summary")
+        assert summary.location["y"] < 600 and "not checked" in summary.text
+        assert d.find_element(By.TAG_NAME, "nav").location["y"] < 900
+        verdicts = [s.get_attribute("class").split()[-1] for s in
+                    d.find_elements(By.CSS_SELECTOR, "section.claim h2 .verdict")]
+        assert verdicts and "absent" in verdicts
+        first_absent = verdicts.index("absent")
+        assert all(v == "absent" for v in verdicts[first_absent:]), verdicts
+        assert d.execute_script("return document.documentElement.scrollWidth") <= \
+            d.execute_script("return window.innerWidth")
+        shots = os.environ.get("DTB_SCREENSHOT_DIR")
+        if shots:
+            os.makedirs(shots, exist_ok=True)
+            d.save_screenshot(os.path.join(shots, "dtb_claims_400.png"))
+    finally:
+        d.set_window_size(1200, 900)

@@ -150,7 +150,7 @@ def _check_open_arguments(directory, variant, cache_mb):
     if variant is not None:
         if not isinstance(variant, str):
             raise TypeError(f"variant is a name such as 'international', not {variant!r}")
-        if PYDRAUGHTS_VARIANTS.get(variant, variant) not in VARIANTS:
+        if PYDRAUGHTS_VARIANTS.get(variant.lower(), variant.lower()) not in VARIANTS:
             raise ValueError(f"unknown variant {variant!r}: one of {', '.join(VARIANTS)} "
                              f"(or pydraughts' 'standard', 'american')")
     if cache_mb is not None:
@@ -193,8 +193,8 @@ class Tablebase:
         dirs = [os.fsencode(d) for d in directory]
         if not dirs:
             raise TablebaseError("no table directory given", _lib.E_INVALID)
-        if variant is not None:
-            variant = PYDRAUGHTS_VARIANTS.get(variant, variant)
+        if variant is not None:  # (names in any case: "Russian" is russian)
+            variant = PYDRAUGHTS_VARIANTS.get(variant.lower(), variant.lower())
         opening = []  # what libdtb logs while opening: the reason of a failure
         user_log = log if log is not None else (lambda m: _logger.warning("%s", m))
 
