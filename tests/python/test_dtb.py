@@ -276,6 +276,11 @@ def test_walk_a_game_with_play(tbs):
     assert ru.play("W:Wc3:Bd4,h8", "c3:e5") == ru.play("W:Wc3:Bd4,h8", "22x15") == \
         ru.play("W:Wc3:Bd4,h8", "22:15")
     assert ru.play("W:Wc3:Bd4,h8", "c3:e5", notation="numeric").startswith("B:W15")
+    # a capture of two: written with its landing (russian players' way) or by its ends
+    two = "W:Wc5:Bd6,f6"
+    assert [m.move for m in ru.moves(two)] == ["c5:e7:g5"]
+    assert ru.play(two, "c5:e7:g5") == ru.play(two, "c5:g5") == ru.play(two, "c5xg5") == \
+        ru.moves(two)[0].fen
     with pytest.raises(dtb.IllegalMoveError, match="'c3-d4' is not a legal move") as e:
         ru.play("W:Wc3:Bd4,h8", "c3-d4")
     assert isinstance(e.value, ValueError) and "c3:e5" in str(e.value)

@@ -262,6 +262,10 @@ def test_colours_follow_the_player(server, browser):
     assert note.is_displayed() and "compulsory" in note.text
     open_fen(d, server, "international", "W:WK46,K47:BK5")
     assert not d.find_element(By.ID, "note").is_displayed()
+    # Russian captures as russian players write them: every landing square.
+    open_fen(d, server, "russian", "W:Wc5:Bd6,f6,Kh8")
+    assert [r.get_attribute("data-move") for r in d.find_elements(By.CSS_SELECTOR, "#moves tr[data-move]")] == ["c5:e7:g5"]
+    assert d.find_element(By.ID, "note").is_displayed()
 
 
 def test_no_stale_board_under_an_error(server, browser):

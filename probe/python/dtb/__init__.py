@@ -488,13 +488,20 @@ class Tablebase:
             if s != _lib.OK:
                 raise self._raise(db, s)
             wanted = text.strip().lower().replace("x", ":")
-            texts = []
+            texts, by_ends = [], []
             for m in out[:count.value]:
-                names = [self._move_text(db, p, m.move, c)
+                names = [self._move_text(db, p, m.move, c).lower().replace("x", ":")
                          for c in (_lib.NOTATION_NUMERIC, _lib.NOTATION_ALGEBRAIC)]
-                texts.append(names[0 if n == _lib.NOTATION_NUMERIC else 1])
-                if wanted in (t.lower().replace("x", ":") for t in names):
+                texts.append(self._move_text(db, p, m.move, n))
+                if wanted in names:
                     return self._fen_after(db, p, m.move, n)
+                # a capture by its ends alone ("c3:c7" for "c3:e5:c7"), if no other has them
+                ends = {":".join(t.split(":")[::max(1, len(t.split(":")) - 1)]) for t in names
+                        if ":" in t}
+                if wanted in ends:
+                    by_ends.append(m)
+            if len(by_ends) == 1:
+                return self._fen_after(db, p, by_ends[0].move, n)
             raise IllegalMoveError(
                 f"{text!r} is not a legal move of {pos if isinstance(pos, str) else self.fen(pos)!r}"
                 f" (legal: {', '.join(texts) or 'none, the game is over'})", _lib.E_INVALID)
