@@ -298,3 +298,12 @@ def test_no_path_in_answers(dtbprobe, tables):
         finally:
             stop(s)
             s.process.stderr.close()
+
+
+def test_missing_table_directory(dtbprobe, tmp_path):
+    """serve --tables naming a directory that is not there says so (exit 1)."""
+    import subprocess
+    r = subprocess.run([dtbprobe, "serve", "--tables", str(tmp_path / "nonexistent"), "--port", "0"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1
+    assert f"the table directory {tmp_path / 'nonexistent'} does not exist" in r.stderr
