@@ -98,7 +98,10 @@ dtb_status dtb_move_write_in(const dtb_board *b, const dtb_pos *p, const dtb_mov
         legal = same_move(&list.moves[i], m);
     if (!legal)
         return DTB_E_INVALID;
-    const dtb_status rc = write_move(b, p, m, needs_landings(&list, m), &st, &w);
+    /* Players who write squares by name write a capture's every landing (c5:e7:g5); in numbers
+     * "fromxto" is the rule and the landings only tell two captures apart. */
+    const bool long_form = notation == DTB_NOTATION_ALGEBRAIC || needs_landings(&list, m);
+    const dtb_status rc = write_move(b, p, m, long_form, &st, &w);
     if (rc != DTB_OK)
         return rc;
     return w.overflow ? DTB_E_OVERFLOW : DTB_OK;

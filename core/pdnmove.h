@@ -1,5 +1,6 @@
 /* PDN move text: "32-28" for a quiet move, "28x19" for a capture, "28x19x8" (every landing
- * square) when two legal moves share start and end. Read also accepts ':' as the capture
+ * square) when two legal moves share start and end; in algebraic notation every capture with
+ * its landings ("c5:e7:g5"). Read also accepts ':' as the capture
  * separator and the full landing list for any capture. Thread-safe. */
 #ifndef DTB_PDNMOVE_H
 #define DTB_PDNMOVE_H
@@ -17,8 +18,9 @@
 dtb_status dtb_move_write(const dtb_board *b, const dtb_pos *p, const dtb_move *m, char *buf,
                           size_t size);
 
-/* dtb_move_write in notation n: with algebraic squares and ':' for captures ("c3-d4", "c3:e5",
- * "c3:e5:c7") where n is DTB_NOTATION_ALGEBRAIC. */
+/* dtb_move_write in notation n: with algebraic squares and ':' for captures, every landing
+ * square written as russian and brazilian players do ("c3-d4", "c3:e5", "c5:e7:g5") where n is
+ * DTB_NOTATION_ALGEBRAIC. */
 dtb_status dtb_move_write_in(const dtb_board *b, const dtb_pos *p, const dtb_move *m,
                              dtb_notation n, char *buf, size_t size);
 

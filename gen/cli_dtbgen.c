@@ -4,7 +4,8 @@
  * drives both parsing and --help), then exactly one command runs. A new command adds an entry
  * to `commands`, its options to `options`, and a run function. Exit codes: 0 done, 1 bad input
  * or data (an unknown variant, a material that does not fit, a failed build), 2 usage (unknown
- * option, missing value, no command, two commands). */
+ * option, missing value or one out of its range such as --pieces 30, no command, two
+ * commands). Variant names are read in any case. */
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -84,7 +85,7 @@ static const dtb_cli_option options[NOPTIONS] = {
     [OPT_BLOCK_POSITIONS] = {"--block-positions", DTB_CLI_INT, "N",
                              "--compact: positions per block (default 1048576)", 1, 1 << 24},
     [OPT_THREATS] = {"--threats", DTB_CLI_FLAG, NULL, "--compact: leave threat positions to the probe too (smaller)"},
-    [OPT_VARIANT] = {"--variant", DTB_CLI_TEXT, "V", "rules: international, english, russian, brazilian, canadian"},
+    [OPT_VARIANT] = {"--variant", DTB_CLI_NAME, "V", "rules: international, english, russian, brazilian, canadian"},
     [OPT_PIECES] = {"--pieces", DTB_CLI_INT, "N", "largest number of pieces (2..N)"},
     [OPT_JSON] = {"--json", DTB_CLI_FLAG, NULL, "machine-readable output (one JSON object)"},
     [OPT_QUIET] = {"--quiet", DTB_CLI_FLAG, NULL, "no progress or notes on stderr"},
@@ -376,9 +377,10 @@ static int run_list(const dtbgen_options *o)
     dtb_board_init(&b, v);
     const int most = 2 * v->start_rows * b.half; /* every piece of both sides */
     if (o->pieces < 2 || o->pieces > most) {
-        fprintf(stderr, "dtbgen: --pieces %d: %s materials have 2..%d pieces\n", o->pieces,
-                v->name, most);
-        return EXIT_INPUT;
+        char msg[120];
+        snprintf(msg, sizeof msg, "--pieces %d: %s materials have 2..%d pieces", o->pieces,
+                 v->name, most);
+        return usage_error(msg);
     }
     const int n = dtb_material_list(o->pieces, NULL, 0);
     dtb_material *list = malloc((size_t)n * sizeof *list);
@@ -555,6 +557,7 @@ typedef struct progress_state {
     double started; /* of the current material */
     double last;    /* last bar drawn */
     uint64_t read0, write0; /* the process's storage traffic when the material started */
+    int built;              /* materials solved by this run (0: the set was complete already) */
 } progress_state;
 
 static void draw_bar(progress_state *ps, const char *name, uint64_t done, uint64_t total)
@@ -608,6 +611,8 @@ static void on_build(void *user, dtb_build_event ev, const char *name, uint64_t 
                      uint64_t total, const char *text)
 {
     progress_state *ps = user;
+    if (ev == DTB_BUILD_START)
+        ps->built++;
     if (ps->o->quiet)
         return;
     switch (ev) {
@@ -671,10 +676,8 @@ static int run_build(const dtbgen_options *o, dtb_mpi *mpi)
             pieces = dtb_material_pieces(&only[i]);
     dtb_board b;
     dtb_board_init(&b, v);
-    if (pieces < 2 || pieces > 8) {
-        fprintf(stderr, "dtbgen: --pieces %d: dtbgen builds 2..8 pieces\n", pieces);
-        return EXIT_INPUT;
-    }
+    if (pieces < 2 || pieces > 8)
+        return dtb_cli_usage_error("dtbgen", NULL, "--pieces: dtbgen builds 2..8 pieces");
     progress_state ps = {.o = o, .mpi = mpi, .tty = isatty(STDERR_FILENO)};
     const uint64_t budget = memory_budget(o);
     dtb_build_options bo = {
@@ -725,7 +728,12 @@ static int run_build(const dtbgen_options *o, dtb_mpi *mpi)
     }
     if (!o->quiet && mpi)
         print_traffic(mpi, "MPI job");
-    if (!o->quiet)
+    /* Said even with --quiet when nothing was built: a build that does nothing in silence looks
+     * like one that did not run. */
+    if (ps.built == 0)
+        fprintf(stderr, "dtbgen: %s 2..%d pieces already complete in %s/%s: nothing to build\n",
+                v->name, pieces, o->dir, v->name);
+    else if (!o->quiet)
         fprintf(stderr, "dtbgen: %s 2..%d pieces complete in %s/%s (%.1f s)\n", v->name, pieces,
                 o->dir, v->name, omp_get_wtime() - t0);
     return 0;

@@ -11,6 +11,8 @@
 #   --cache   the probes' block cache in MiB (default 1024; 2..6's WLD tables need 12 GB)
 #   --spread  random positions of the rows that spread over the tables (default 1000000; each
 #             costs a block read when the tables do not fit the cache)
+#   --serve   only this: the HTTP server on the set in DIR (international 2..4 at least), with and
+#             without keep-alive; $DTBPROBE names another dtbprobe to measure (an older build)
 #   --mpi     only this: generation of 2..5 (2..4 with --quick) by mpirun -np 2 with one thread
 #             a rank against one process with two threads, one after the other: the time ratio,
 #             bytes exchanged per position, and that the tables are the same bytes
@@ -20,11 +22,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-quick=0 mpi=0 set_dir="" compact_dir="" threats_dir="" cache=1024 spread=1000000
+quick=0 mpi=0 serve_dir="" set_dir="" compact_dir="" threats_dir="" cache=1024 spread=1000000
 threads=$(nproc 2>/dev/null || echo 2)
 while [ $# -gt 0 ]; do
   case "$1" in
-    --threads|--set|--compact-set|--threats-set|--cache|--spread)
+    --threads|--set|--compact-set|--threats-set|--cache|--spread|--serve)
       [ $# -ge 2 ] || { echo "bench.sh: $1 needs a value" >&2; exit 2; } ;;
   esac
   case "$1" in
@@ -32,6 +34,7 @@ while [ $# -gt 0 ]; do
     --mpi) mpi=1; shift ;;
     --threads) threads=$2; shift 2 ;;
     --set) set_dir=$2; shift 2 ;;
+    --serve) serve_dir=$2; shift 2 ;;
     --compact-set) compact_dir=$2; shift 2 ;;
     --threats-set) threats_dir=$2; shift 2 ;;
     --cache) cache=$2; shift 2 ;;
@@ -90,6 +93,54 @@ mpi_rows() {
   row "  table files that differ from the single process's" "$differ"
   rm -rf "$out-mpi"
 }
+# The HTTP server (dtbprobe serve) under load on localhost: 20,000 requests from 16 concurrent
+# clients (ab, Apache's benchmark tool), with keep-alive (-k, as browsers and bots do) or a new
+# connection each ("off"), over four positions of the tables in $out, 5,000 each. Rows: requests per second, the median and 99th percentile latency (the worst
+# of the four runs), failed requests (connection errors and non-200 answers).
+serve_rows() { # keep-alive: on or off
+  local keep=$1 kflag=""
+  [ "$keep" = on ] && kflag="-k"
+  local prog=${DTBPROBE:-$bin/probe/dtbprobe}
+  if ! command -v ab >/dev/null; then
+    echo "bench.sh: installing apache2-utils (ab) for the server load test" >&2
+    local sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends apache2-utils >/dev/null
+  fi
+  local urlfile
+  urlfile=$(mktemp)
+  "$prog" serve --tables "$out" --port 0 --quiet --threads "$threads" >"$urlfile" &
+  local pid=$!
+  local url="" tries=0
+  while [ -z "$url" ] && [ $tries -lt 50 ]; do sleep 0.1; url=$(head -1 "$urlfile"); tries=$((tries + 1)); done
+  [ -n "$url" ] || { echo "bench.sh: dtbprobe serve did not start" >&2; kill "$pid"; return 1; }
+  local rps=0 p50=0 p99=0 failed=0
+  for fen in "W:W28,K46:BK5" "W:WK46,K47:BK5,K10" "W:W31,32:B19,20" "B:W28,K46:BK5,K10"; do
+    local csv report
+    csv=$(mktemp)
+    report=$(ab -q $kflag -n 5000 -c 16 -e "$csv" "${url}api/international?fen=$(python3 -c "import urllib.parse,sys; print(urllib.parse.quote(sys.argv[1]))" "$fen")" 2>&1)
+    rps=$(awk -v a="$rps" -v b="$(echo "$report" | awk '/^Requests per second/{print $4}')" 'BEGIN{print a + b / 4}')
+    failed=$((failed + $(echo "$report" | awk '/^Failed requests/{print $3}') + $(echo "$report" | awk '/^Non-2xx responses/{print $3} END{print 0}' | head -1)))
+    p50=$(awk -F, -v m="$p50" '$1 == 50 {print ($2 > m ? $2 : m)}' "$csv")
+    p99=$(awk -F, -v m="$p99" '$1 == 99 {print ($2 > m ? $2 : m)}' "$csv")
+    rm -f "$csv"
+  done
+  kill "$pid"
+  wait "$pid" 2>/dev/null || true
+  rm -f "$urlfile"
+  row "server: 20000 requests, 16 clients, $threads threads, keep-alive $keep" "$(awk -v r="$rps" 'BEGIN{printf "%.0f requests/s", r}')"
+  row "  latency p50 / p99" "$(awk -v a="$p50" -v b="$p99" 'BEGIN{printf "%.2f ms / %.2f ms", a, b}')"
+  row "  failed requests" "$failed"
+}
+if [ -n "$serve_dir" ]; then
+  out=$serve_dir
+  serve_rows on
+  serve_rows off
+  echo
+  echo "dtb server benchmark, $(date -u +%Y-%m-%d), ${DTBPROBE:-$bin/probe/dtbprobe}, $(nproc) cores"
+  printf '%s\n' "${rows[@]}"
+  exit 0
+fi
 if [ "$mpi" = 1 ]; then
   mpi_rows
   echo
@@ -305,44 +356,9 @@ done < <(engine2_row "engine search, 2 threads, defaults, dtb_warm 2..5" --defau
          engine2_row "engine search, 2 threads, defaults, no dtb_warm" --defaults;
          engine2_row "engine search, 2 threads, 512 MiB, loader (miss latency)" --cache 512 --loaders 1)
 
-# The HTTP server (dtbprobe serve) under load on localhost: 20,000 requests from 16 concurrent
-# clients with keep-alive (ab, Apache's benchmark tool), over four positions of the tables just
-# made, 5,000 each. Rows: requests per second, the median and 99th percentile latency (the worst
-# of the four runs), failed requests (connection errors and non-200 answers).
-serve_rows() {
-  if ! command -v ab >/dev/null; then
-    echo "bench.sh: installing apache2-utils (ab) for the server load test" >&2
-    local sudo=""
-    [ "$(id -u)" -ne 0 ] && sudo="sudo"
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends apache2-utils >/dev/null
-  fi
-  local urlfile
-  urlfile=$(mktemp)
-  "$bin/probe/dtbprobe" serve --tables "$out" --port 0 --quiet --threads "$threads" >"$urlfile" &
-  local pid=$!
-  local url="" tries=0
-  while [ -z "$url" ] && [ $tries -lt 50 ]; do sleep 0.1; url=$(head -1 "$urlfile"); tries=$((tries + 1)); done
-  [ -n "$url" ] || { echo "bench.sh: dtbprobe serve did not start" >&2; kill "$pid"; return 1; }
-  local rps=0 p50=0 p99=0 failed=0
-  for fen in "W:W28,K46:BK5" "W:WK46,K47:BK5,K10" "W:W31,32:B19,20" "B:W28,K46:BK5,K10"; do
-    local csv report
-    csv=$(mktemp)
-    report=$(ab -q -k -n 5000 -c 16 -e "$csv" "${url}api/international?fen=$(python3 -c "import urllib.parse,sys; print(urllib.parse.quote(sys.argv[1]))" "$fen")" 2>&1)
-    rps=$(awk -v a="$rps" -v b="$(echo "$report" | awk '/^Requests per second/{print $4}')" 'BEGIN{print a + b / 4}')
-    failed=$((failed + $(echo "$report" | awk '/^Failed requests/{print $3}') + $(echo "$report" | awk '/^Non-2xx responses/{print $3} END{print 0}' | head -1)))
-    p50=$(awk -F, -v m="$p50" '$1 == 50 {print ($2 > m ? $2 : m)}' "$csv")
-    p99=$(awk -F, -v m="$p99" '$1 == 99 {print ($2 > m ? $2 : m)}' "$csv")
-    rm -f "$csv"
-  done
-  kill "$pid"
-  wait "$pid" 2>/dev/null || true
-  rm -f "$urlfile"
-  row "server: 20000 requests, 16 clients, $threads threads" "$(awk -v r="$rps" 'BEGIN{printf "%.0f requests/s", r}')"
-  row "  latency p50 / p99" "$(awk -v a="$p50" -v b="$p99" 'BEGIN{printf "%.2f ms / %.2f ms", a, b}')"
-  row "  failed requests" "$failed"
-}
 if "$bin/probe/dtbprobe" serve --help >/dev/null 2>&1; then
-  serve_rows
+  serve_rows on
+  serve_rows off
 fi
 
 echo

@@ -44,6 +44,9 @@ expect 2 'only one command' --manifest "$work/a" --out "$work/a" --variant inter
 expect 2 '--pieces is not for --manifest' --manifest "$work/a" --pieces 3
 expect 2 '--material is not for --manifest' --manifest "$work/a" --material KvK
 expect 2 '--block-positions is for --compact' --manifest "$work/a" --block-positions 4096
+# An option's value out of its range is a usage error like one that is no number (issue 39).
+expect 2 'dtbgen builds 2..8 pieces' --variant international --pieces 30 --out "$work/a"
+expect 2 'russian materials have 2..24 pieces' --list --variant russian --pieces 40
 [ ! -e "$work/a" ] || { echo "FAIL: a usage error created $work/a" >&2; failures=$((failures + 1)); }
 
 # Help and version: 0, on stdout.
@@ -54,7 +57,7 @@ expect 0 '^dtbgen [0-9]+\.[0-9]+' --version
 # Bad input: 1.
 expect 1 "unknown variant 'checkers'" --variant checkers --pieces 2 --out "$work/a"
 expect 1 '--material KXvK' --variant international --material KXvK --out "$work/a"
-expect 1 '--pieces 1' --variant international --pieces 1 --out "$work/a"
+expect 2 'dtbgen builds 2..8 pieces' --variant international --pieces 1 --out "$work/a"
 : >"$work/file"
 expect 1 "cannot create directory $work/file/sub" --variant international --pieces 2 --out "$work/file/sub"
 # A budget far too small: refused before anything is written, saying how much is needed.
@@ -101,6 +104,9 @@ fi
 
 # A good build, then --check on it and on damaged copies: 0, then 1 naming the file.
 expect 0 'international 2..2 pieces complete' --variant international --pieces 2 --out "$work/g"
+# A complete set: said even with --quiet; variant names in any case.
+expect 0 'international 2..2 pieces already complete in .*: nothing to build' \
+  --variant International --pieces 2 --out "$work/g" --quiet
 expect 0 '^checked 4 tables, [0-9]+ positions, 0 mismatches' --check "$work/g" --variant international
 # Its manifest: one line per file, by name, the digest in 16 hex digits; the same with and
 # without --variant (the only variant directory).

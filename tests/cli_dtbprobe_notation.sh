@@ -71,4 +71,15 @@ done
 run international "W:Wc3:B1" > /dev/null 2> "$tmp/err"; [ $? -eq 1 ] || fail "international name is not exit 1"
 grep -q "'c3'" "$tmp/err" && [ "$(wc -l < "$tmp/err")" = 1 ] || fail "international name: $(cat "$tmp/err")"
 run russian --notation chess "W:WKc1:BKh8" > /dev/null 2>&1; [ $? -eq 2 ] || fail "bad --notation is not exit 2"
+# Errors about squares name them in the variant's notation (b8, c3), never by number.
+run russian "W:Wb8:BKh8" > /dev/null 2> "$tmp/err"
+grep -q "promotion row (square b8)" "$tmp/err" || fail "russian promotion-row error: $(cat "$tmp/err")"
+run international "W:W3:BK45" > /dev/null 2> "$tmp/err"
+grep -q "promotion row (square 3)" "$tmp/err" || fail "international promotion-row error: $(cat "$tmp/err")"
+# Variant names in any case.
+"$probe" --tables "$tmp/t" --variant Russian "W:WKc1:BKh8" > /dev/null || fail "--variant Russian"
+# A table of another variant (russian files under english/): its error printed once.
+mkdir -p "$tmp/wrong" && cp -r "$tmp/t/russian" "$tmp/wrong/english"
+"$probe" --tables "$tmp/wrong" --variant english "W:W21,22:B1" > /dev/null 2> "$tmp/err"
+[ "$(grep -c "variant russian, expected english" "$tmp/err")" = 1 ] || fail "wrong variant said other than once: $(cat "$tmp/err")"
 echo ok

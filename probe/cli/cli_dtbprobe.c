@@ -121,7 +121,7 @@ static double now_seconds(void)
 
 enum { PERFT_VARIANT, PERFT_DEPTH, PERFT_DIVIDE };
 static const dtb_cli_option perft_options[] = {
-    [PERFT_VARIANT] = {"--variant", DTB_CLI_TEXT, "V",
+    [PERFT_VARIANT] = {"--variant", DTB_CLI_NAME, "V",
                        "rules: international, english, russian, brazilian, canadian"},
     [PERFT_DEPTH] = {"--depth", DTB_CLI_INT, "D", "count to depth D, 1..40 (default 6)", 1, PERFT_MAX_DEPTH},
     [PERFT_DIVIDE] = {"--divide", DTB_CLI_FLAG, NULL, "at depth D, the count below each root move"},
@@ -182,7 +182,7 @@ enum { PROBE_TABLES, PROBE_VARIANT, PROBE_JSON, PROBE_CACHE, PROBE_NOTATION };
 static const dtb_cli_option probe_options[] = {
     [PROBE_TABLES] = {"--tables", DTB_CLI_TEXT, "DIR",
                       "table directories, ':'-separated (default: $DTB_PATH)"},
-    [PROBE_VARIANT] = {"--variant", DTB_CLI_TEXT, "V", "rules (default: the variant of the tables)"},
+    [PROBE_VARIANT] = {"--variant", DTB_CLI_NAME, "V", "rules (default: the variant of the tables)"},
     [PROBE_JSON] = {"--json", DTB_CLI_FLAG, NULL, "one JSON object per position"},
     [PROBE_CACHE] = {"--cache", DTB_CLI_INT, "MIB", "block cache size in MiB (default 64)", 1, 1L << 20},
     [PROBE_NOTATION] = {"--notation", DTB_CLI_TEXT, "N",
@@ -191,10 +191,31 @@ static const dtb_cli_option probe_options[] = {
 
 #define MAX_TABLE_DIRS 32
 
+/* libdtb's messages about the files. While positions are probed they are held until the probe
+ * is done: one that the probe's error repeats (a table of another variant, a damaged file) is
+ * then not printed twice. */
+static struct {
+    bool holding;
+    int n;
+    char msgs[8][DTB_MESSAGE_SIZE + 128];
+} held_log;
+
 static void print_log(void *user, const char *msg)
 {
     (void)user;
-    fprintf(stderr, "dtbprobe: %s\n", msg);
+    if (held_log.holding && held_log.n < 8)
+        snprintf(held_log.msgs[held_log.n++], sizeof held_log.msgs[0], "%s", msg);
+    else
+        fprintf(stderr, "dtbprobe: %s\n", msg);
+}
+
+/* Prints the messages held during a probe but those its error (when it failed) says. */
+static void flush_log(const dtb_answer *a, bool failed)
+{
+    for (int i = 0; i < held_log.n; i++)
+        if (!(failed && a->status != DTB_OK && strstr(a->error, held_log.msgs[i])))
+            fprintf(stderr, "dtbprobe: %s\n", held_log.msgs[i]);
+    held_log.n = 0;
 }
 
 /* The board as text: one line per row, top row first, two characters per square ('.' an empty
@@ -350,10 +371,15 @@ static int run_probe(const command *c, const dtb_cli_args *a)
                            : strcmp(notation, "algebraic") == 0 ? DTB_NOTATION_ALGEBRAIC
                                                                 : DTB_NOTATION_NUMERIC;
     int rc = 0;
+    held_log.holding = true;
     if (a->npositional > 0) {
-        for (int i = 0; i < a->npositional; i++)
-            if (probe_one(db, &b, a->positional[i], json, n, ans))
+        for (int i = 0; i < a->npositional; i++) {
+            ans->status = DTB_OK;
+            const bool failed = probe_one(db, &b, a->positional[i], json, n, ans) != 0;
+            flush_log(ans, failed);
+            if (failed)
                 rc = EXIT_INPUT;
+        }
     } else {
         char line[4096];
         while (fgets(line, sizeof line, stdin)) {
@@ -364,10 +390,14 @@ static int run_probe(const command *c, const dtb_cli_args *a)
                 *--end = '\0';
             if (*s == '\0' || *s == '#')
                 continue;
-            if (probe_one(db, &b, s, json, n, ans))
+            ans->status = DTB_OK;
+            const bool failed = probe_one(db, &b, s, json, n, ans) != 0;
+            flush_log(ans, failed);
+            if (failed)
                 rc = EXIT_INPUT;
         }
     }
+    held_log.holding = false;
     free(ans);
     dtb_close(db);
     return rc;

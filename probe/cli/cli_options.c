@@ -4,6 +4,7 @@
 #include "cli_options.h"
 
 #include <assert.h>
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -57,6 +58,18 @@ static dtb_cli_result take_value(const dtb_cli_option *o, int k, const char *val
             return fail(a, "%s: '%s' is not a positive number%s%s", o->name, value,
                         o->metavar ? " of " : "", o->metavar ? o->metavar : "");
         a->real[k] = v;
+        break;
+    }
+    case DTB_CLI_NAME: {
+        /* Like argv's own texts, a value outlives the dtb_cli_args (callers keep a->text[k] and
+         * free a): static storage, one per option index (a command line is parsed once). */
+        static char lowered[DTB_CLI_MAX_OPTIONS][32];
+        const size_t len = strlen(value);
+        if (len >= sizeof lowered[k])
+            return fail(a, "%s: '%.40s...' is too long for a name", o->name, value);
+        for (size_t i = 0; i <= len; i++)
+            lowered[k][i] = (char)tolower((unsigned char)value[i]);
+        a->text[k] = lowered[k];
         break;
     }
     case DTB_CLI_TEXT:

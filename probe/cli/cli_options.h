@@ -32,6 +32,8 @@ typedef enum dtb_cli_kind {
     DTB_CLI_TEXT, /* any text */
     DTB_CLI_INT,  /* a whole number within [min, max] */
     DTB_CLI_REAL, /* a number > 0 (a size, a budget) */
+    DTB_CLI_NAME, /* a name read without regard to case ("Russian"): text holds it in lower case,
+                     in storage of the parser's that lasts as long as the program */
 } dtb_cli_kind;
 
 typedef struct dtb_cli_option {
@@ -52,7 +54,7 @@ enum {
 /* What a command line said, by index in the option table. */
 typedef struct dtb_cli_args {
     int count[DTB_CLI_MAX_OPTIONS];          /* times given (0: absent) */
-    const char *text[DTB_CLI_MAX_OPTIONS];   /* the last value given (TEXT, INT, REAL) */
+    const char *text[DTB_CLI_MAX_OPTIONS];   /* the last value given (TEXT, INT, REAL, NAME) */
     long number[DTB_CLI_MAX_OPTIONS];        /* DTB_CLI_INT: the last value */
     double real[DTB_CLI_MAX_OPTIONS];        /* DTB_CLI_REAL: the last value */
     bool given[DTB_CLI_MAX_OPTIONS];         /* count > 0 */

@@ -17,14 +17,15 @@
 
 enum { EXIT_INPUT = 1, MAX_DIRS = 16 };
 
-enum { OPT_TABLES, OPT_BIND, OPT_PORT, OPT_THREADS, OPT_CACHE, OPT_TIMEOUT, OPT_WEB, OPT_QUIET, NOPTIONS };
+enum { OPT_TABLES, OPT_BIND, OPT_PORT, OPT_THREADS, OPT_CACHE, OPT_TIMEOUT, OPT_PER_ADDRESS, OPT_WEB, OPT_QUIET, NOPTIONS };
 static const dtb_cli_option serve_options[NOPTIONS] = {
     [OPT_TABLES] = {"--tables", DTB_CLI_TEXT, "DIR", "table directories, ':'-separated (default: $DTB_PATH, else tables)"},
     [OPT_BIND] = {"--bind", DTB_CLI_TEXT, "ADDR", "address to listen on (default 127.0.0.1; :: or 0.0.0.0 for all)"},
     [OPT_PORT] = {"--port", DTB_CLI_INT, "P", "port (default 8428; 0: any free port)", 0, 65535},
     [OPT_THREADS] = {"--threads", DTB_CLI_INT, "T", "threads answering requests (default: the cores)", 1, 256},
     [OPT_CACHE] = {"--cache", DTB_CLI_INT, "MIB", "block cache per variant in MiB (default 256)", 1, 1L << 20},
-    [OPT_TIMEOUT] = {"--timeout", DTB_CLI_INT, "S", "seconds before an idle or slow connection is closed (default 10)", 1, 3600},
+    [OPT_TIMEOUT] = {"--timeout", DTB_CLI_INT, "S", "seconds a request has to arrive whole, however slowly it trickles (default 10)", 1, 3600},
+    [OPT_PER_ADDRESS] = {"--per-address", DTB_CLI_INT, "N", "connections at once from one client address (default 64)", 1, 1024},
     [OPT_WEB] = {"--web", DTB_CLI_TEXT, "DIR", "the web page's files (default: those of this build)"},
     [OPT_QUIET] = {"--quiet", DTB_CLI_FLAG, NULL, "print only the address"},
 };
@@ -121,6 +122,7 @@ int dtbprobe_serve_main(int argc, char **argv)
             .threads = (unsigned)(a->given[OPT_THREADS] ? a->number[OPT_THREADS] : cores > 0 ? cores : 1),
             .cache_bytes = (uint64_t)(a->given[OPT_CACHE] ? a->number[OPT_CACHE] : 256) << 20,
             .timeout = (unsigned)(a->given[OPT_TIMEOUT] ? a->number[OPT_TIMEOUT] : 10),
+            .per_address = (unsigned)(a->given[OPT_PER_ADDRESS] ? a->number[OPT_PER_ADDRESS] : 64),
             .web_dir = a->given[OPT_WEB] ? a->text[OPT_WEB] : NULL,
             .log = print_log,
         };

@@ -3,7 +3,7 @@
 #define DTB_CLI_SERVE_H
 
 #define DTBPROBE_SERVE_SYNOPSIS \
-    "[--tables DIR] [--bind ADDR] [--port P] [--threads T] [--cache MIB] [--timeout S] [--web DIR]"
+    "[--tables DIR] [--bind ADDR] [--port P] [--threads T] [--cache MIB] [--timeout S] [--per-address N] [--web DIR]"
 
 /* Runs `dtbprobe serve` with the words after "serve"; returns the exit status (0 after SIGINT or
  * SIGTERM, 1 bad input or data, 2 usage). Prints the address to open on stdout. */

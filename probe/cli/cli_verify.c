@@ -582,15 +582,82 @@ static void html_figure(FILE *f, const char *variant, dtb_notation n, const char
     fprintf(f, "</figcaption>\n</figure>\n");
 }
 
+/* Memory streams of the HTML report: per verdict, the claims' sections and their entries in
+ * the table of contents. */
+typedef struct report_buffers {
+    FILE *sections[4], *toc[4];
+    char *text[8];
+    size_t len[8];
+} report_buffers;
+
+static bool report_buffers_open(report_buffers *rb)
+{
+    for (int i = 0; i < 4; i++) {
+        rb->sections[i] = open_memstream(&rb->text[i], &rb->len[i]);
+        rb->toc[i] = open_memstream(&rb->text[4 + i], &rb->len[4 + i]);
+        if (!rb->sections[i] || !rb->toc[i])
+            return false;
+    }
+    return true;
+}
+
+static void html_toc_entry(FILE *f, const dtb_claim *c)
+{
+    fprintf(f, "<li><a href=\"#");
+    html_text(f, c->id);
+    fprintf(f, "\">");
+    html_text(f, c->id);
+    fprintf(f, "</a>: ");
+    html_text(f, c->statement);
+    fprintf(f, "</li>\n");
+}
+
+/* The summary, the table of contents and the sections into f, in the order a reader needs them:
+ * failing claims, claims without data, holding claims, then those not checked; frees rb. */
+static bool report_buffers_write(report_buffers *rb, FILE *f, const char *summary)
+{
+    static const report_verdict order[4] = {SHOWN_FAILS, SHOWN_NODATA, SHOWN_HOLDS, SHOWN_ABSENT};
+    static const char *const titles[4] = {
+        [SHOWN_FAILS] = "Failing", [SHOWN_NODATA] = "Missing data", [SHOWN_HOLDS] = "Holding",
+        [SHOWN_ABSENT] = "Not checked (tables absent)"};
+    bool ok = true;
+    for (int i = 0; i < 4; i++) {
+        ok &= rb->sections[i] && fclose(rb->sections[i]) == 0;
+        ok &= rb->toc[i] && fclose(rb->toc[i]) == 0;
+    }
+    if (ok) {
+        fprintf(f, "<p class=\"summary\">%s.</p>\n<nav>\n<h2>Contents</h2>\n", summary);
+        for (int k = 0; k < 4; k++) {
+            const int v = order[k];
+            if (rb->len[4 + v])
+                fprintf(f, "<h3><span class=\"verdict %s\">%s</span></h3>\n<ul>\n%s</ul>\n",
+                        verdict_words[v].html_class, titles[v], rb->text[4 + v]);
+        }
+        fprintf(f, "</nav>\n");
+        for (int k = 0; k < 4; k++)
+            if (rb->len[order[k]])
+                fwrite(rb->text[order[k]], 1, rb->len[order[k]], f);
+    }
+    for (int i = 0; i < 8; i++)
+        free(rb->text[i]);
+    return ok;
+}
+
 static void html_head(FILE *f, const char *tables)
 {
     fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
+               "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n"
                "<title>dtb: textbook claims</title>\n<style>\n"
-               "body{font-family:sans-serif;max-width:75em;margin:1em auto;padding:0 1em;color:#222}\n"
+               "body{font-family:sans-serif;max-width:75em;margin:1em auto;padding:0 1em;color:#222;"
+               "overflow-wrap:anywhere}\n"
+               "svg.board{max-width:100%%;height:auto}\n"
+               ".summary{font-size:1.2em;font-weight:bold}nav li{margin:.15em 0}\n"
+               "@media (max-width:600px){dt{float:none;width:auto}dd{margin-left:1em}"
+               "figure.position{margin-right:0}}\n"
                "section{border-top:1px solid #ccc;padding:.5em 0}\n"
                ".verdict{font-weight:bold;padding:0 .4em;border-radius:3px;color:#fff}\n"
                ".holds{background:#2e7d32}.fails{background:#c62828}.nodata{background:#ef6c00}.absent{background:#757575}\n"
-               "figure.position{display:inline-block;vertical-align:top;margin:.5em 1em .5em 0;max-width:24em}\n"
+               "figure.position{display:inline-block;vertical-align:top;margin:.5em 1em .5em 0;max-width:min(24em,100%%)}\n"
                "figcaption{font-size:.85em;word-wrap:break-word}\n"
                "table.counts td,table.counts th{padding:0 .6em;text-align:right}\n"
                "dt{font-weight:bold;float:left;clear:left;width:7em}dd{margin-left:8em}\n"
@@ -735,6 +802,17 @@ int dtbprobe_verify_main(int argc, char **argv)
         }
         html_head(html, tables);
     }
+    /* The report's claims are grouped by verdict, those that need a look first, under a summary
+     * and a table of contents; so each claim's section and contents entry is kept in its
+     * verdict's buffer until all are known. */
+    report_buffers rb = {0};
+    if (html && !report_buffers_open(&rb)) {
+        fprintf(stderr, "dtbprobe: verify: out of memory\n");
+        fclose(html);
+        free(dirlist);
+        dtb_claims_free(set);
+        return EXIT_FAIL;
+    }
 
     const int n = dtb_claims_count(set);
     variant_db dbs[16];
@@ -777,8 +855,11 @@ int dtbprobe_verify_main(int argc, char **argv)
             json_claim(stdout, c, &r, &w, run == 0);
         else if (!o.quiet || r.verdict != DTB_CLAIM_HOLDS)
             print_claim_text(c, &r, &w);
-        if (html)
-            html_claim(html, c, &r, &w);
+        if (html) {
+            const report_verdict rv = verdict_of(&r);
+            html_claim(rb.sections[rv], c, &r, &w);
+            html_toc_entry(rb.toc[rv], c);
+        }
         run++;
         fflush(stdout);
         dtb_claim_result_free(&r);
@@ -793,7 +874,9 @@ int dtbprobe_verify_main(int argc, char **argv)
         printf("%s\n", summary);
     bool failed = counted[SHOWN_FAILS] || counted[SHOWN_NODATA] || (counted[SHOWN_ABSENT] && !o.skip_absent);
     if (html) {
-        fprintf(html, "<p>%s.</p>\n</body>\n</html>\n", summary);
+        if (!report_buffers_write(&rb, html, summary))
+            failed = true;
+        fprintf(html, "</body>\n</html>\n");
         if (fclose(html) != 0) {
             fprintf(stderr, "dtbprobe: verify: cannot write '%s'\n", o.html);
             failed = true;

@@ -4,11 +4,16 @@
  * same JSON as dtbprobe --json); the web page's files are held in memory from the start, so no
  * path in a request ever reaches the file system.
  *
- * Limits, all libmicrohttpd's: a connection's memory (request line and headers; a longer request
- * is refused by libmicrohttpd with 414 or 431), an idle or slow connection closed after the
- * timeout, a bound on simultaneous connections. A probe itself is bounded (one position, its
- * moves and its line). Nothing here prints: problems go to the caller's log callback or come
- * back as a status and message (the command line, probe/cli/cli_serve.c, prints them). */
+ * Limits, so that it can face a public address: a request target or headers beyond 8 KiB are
+ * refused here with a JSON 414 or 431 (libmicrohttpd holds up to 32 KiB per connection and
+ * answers a longer request itself); every request must be complete within the timeout counted
+ * from the connection's start or its previous answer (a deadline, not an idle time: a client
+ * sending a byte a second is cut too, by a watchdog thread that shuts the late sockets down);
+ * connections are bounded in number and per client address; keep-alive lets a client reuse its
+ * connection. A probe itself is bounded (one position, its moves and its line). No answer shows
+ * a file system path (a table's message keeps only file names; the whole goes to the log).
+ * Nothing here prints: problems go to the caller's log callback or come back as a status and
+ * message (the command line, probe/cli/cli_serve.c, prints them). */
 #define _POSIX_C_SOURCE 200809L
 
 #include "server.h"
@@ -16,19 +21,23 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
 
 #include "answer.h"
 #include "board.h"
+#include "materials.h"
 #include "dtb.h"
 #include "variant.h"
 
@@ -41,16 +50,36 @@
 
 /* Requests beyond these are refused before they reach handle(). */
 enum {
-    CONNECTION_MEMORY = 16 * 1024, /* request line and headers of one connection */
+    /* libmicrohttpd's bound per connection (beyond it, its own HTML 414 / 431). Above 32 KiB its
+     * pools are mapped and unmapped per connection: 4 times fewer new connections a second. */
+    CONNECTION_MEMORY = 32 * 1024,
+    MAX_URI = 8 * 1024,     /* the request line's target: beyond it, our JSON 414 */
+    MAX_HEADERS = 8 * 1024, /* the headers' names and values: beyond, our JSON 431 */
     CONNECTION_LIMIT = 512,
     MAX_FEN = 1024, /* characters of the fen argument */
     MAX_VARIANTS = 8,
+    WATCH_MS = 200, /* how often the watchdog looks for requests past their deadline */
+    NWEB = 6,       /* the page's files */
 };
+
+/* What the raw request target (seen before libmicrohttpd decodes it) says about the request,
+ * and whether handle() has been called for it yet: the request's context points into this. */
+enum { URI_FINE, URI_CONTROL, URI_LONG };
+static const int request_kinds[2][3]; /* [called before][URI_...] */
+
+/* A connection under the deadline (a doubly linked list of the server, under its mutex). */
+typedef struct watched {
+    struct watched *prev, *next;
+    int fd;
+    _Atomic int64_t start_ms; /* the connection's start, or the end of its previous answer */
+    bool cut;                 /* shut down by the watchdog already */
+} watched;
 
 typedef struct served {
     const dtb_variant *v;
     dtb_board board;
     dtb_db *db;
+    char *materials_json; /* the answer of /api/<variant>/materials, made once */
 } served;
 
 typedef struct web_file {
@@ -65,12 +94,29 @@ struct dtb_server {
     served vars[MAX_VARIANTS];
     int nvars;
     char *variants_json; /* the answer of /api/variants, made once */
-    web_file files[3];
-    atomic_uint_fast64_t requests, failures;
+    web_file files[NWEB];
+    atomic_uint_fast64_t requests, failures, cut;
+    dtb_log_fn log;
+    void *log_user;
+    /* the deadline's watchdog */
+    int64_t deadline_ms;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    bool watching, stopping;
+    pthread_t watchdog;
+    watched *conns;
 };
 typedef struct dtb_server server;
 
 /* ---- answers -------------------------------------------------------------------------------- */
+
+/* The response headers every answer carries. CORS: any site's page may call the API, with any
+ * request headers it declares in the preflight. */
+static void common_headers(struct MHD_Response *r)
+{
+    MHD_add_response_header(r, "Access-Control-Allow-Origin", "*");
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+}
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *type, char *body,
                             size_t len, bool owned, bool cacheable)
@@ -83,10 +129,11 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char
         return MHD_NO; /* out of memory: libmicrohttpd closes the connection */
     }
     MHD_add_response_header(r, "Content-Type", type);
-    MHD_add_response_header(r, "Access-Control-Allow-Origin", "*");
-    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    common_headers(r);
     /* A table's answer never changes while its files stay; errors are not kept. */
     MHD_add_response_header(r, "Cache-Control", cacheable ? "public, max-age=3600" : "no-store");
+    if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
+        MHD_add_response_header(r, "Allow", "GET, HEAD, OPTIONS");
     const enum MHD_Result ok = MHD_queue_response(c, code, r);
     MHD_destroy_response(r);
     return ok;
@@ -138,15 +185,66 @@ static unsigned http_status_of(dtb_status s)
     }
 }
 
+/* msg without the server's directories: a word holding '/' keeps only what follows its last '/'
+ * when that is a table file's name ("KKvK.dtw"), and is otherwise (a directory) written "the
+ * tables". A client learns which table failed, never where the tables are. */
+static void scrub_paths(const char *msg, char *out, size_t size)
+{
+    size_t o = 0;
+    for (const char *w = msg; *w && o + 1 < size;) {
+        const char *end = w + strcspn(w, " \t'\"(),;");
+        if (end == w) { /* a separator */
+            out[o++] = *w++;
+            continue;
+        }
+        const char *keep = w, *stop = end;
+        for (const char *q = w; q < end; q++)
+            if (*q == '/')
+                keep = q + 1;
+        if (keep != w) { /* a path: a file's name, or a directory */
+            const char *dot = memchr(keep, '.', (size_t)(end - keep));
+            if (!dot || dot == keep) {
+                keep = "the tables";
+                stop = keep + strlen(keep);
+            }
+        }
+        while (keep < stop && o + 1 < size)
+            out[o++] = *keep++;
+        w = end;
+    }
+    out[o] = 0;
+}
+
+/* The value of argument key as it came (decoded); NULL when absent. *bad is set when it holds a
+ * NUL or another control byte: libmicrohttpd decodes %00 and C strings would end there, so such
+ * a value would be read as a shorter one. */
+static const char *argument(struct MHD_Connection *c, const char *key, bool *bad)
+{
+    const char *value = NULL;
+    size_t len = 0;
+    if (MHD_lookup_connection_value_n(c, MHD_GET_ARGUMENT_KIND, key, strlen(key), &value, &len) !=
+            MHD_YES ||
+        !value)
+        return NULL;
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)value[i] < 0x20 || value[i] == 0x7f)
+            *bad = true;
+    return value;
+}
+
 static enum MHD_Result probe(server *sv, struct MHD_Connection *c, const served *s)
 {
-    const char *fen = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "fen");
+    bool bad = false;
+    const char *fen = argument(c, "fen", &bad);
+    /* The texts in the variant's notation unless the request asks for the other. */
+    const char *notation = argument(c, "notation", &bad);
+    if (bad)
+        return send_error(c, MHD_HTTP_BAD_REQUEST, NULL,
+                          "a control character (%00..%1F, %7F) in the request");
     if (!fen || !*fen)
         return send_error(c, MHD_HTTP_BAD_REQUEST, NULL, "no position: give ?fen=<PDN FEN>");
     if (strlen(fen) > MAX_FEN)
         return send_error(c, MHD_HTTP_BAD_REQUEST, NULL, "the fen is longer than 1024 characters");
-    /* The texts in the variant's notation unless the request asks for the other. */
-    const char *notation = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "notation");
     dtb_notation n = dtb_db_notation(s->db);
     if (notation && strcmp(notation, "numeric") == 0)
         n = DTB_NOTATION_NUMERIC;
@@ -168,7 +266,11 @@ static enum MHD_Result probe(server *sv, struct MHD_Connection *c, const served 
     enum MHD_Result r;
     if (a->status != DTB_OK) {
         atomic_fetch_add(&sv->failures, 1);
-        r = send_error(c, http_status_of(a->status), fen, a->error);
+        const unsigned code = http_status_of(a->status);
+        if (code >= 500 && sv->log) /* the whole message, paths included, for the operator */
+            sv->log(sv->log_user, a->error);
+        scrub_paths(a->error, msg, sizeof msg);
+        r = send_error(c, code, fen, msg);
     } else {
         dtb_text t = {0};
         dtb_answer_json(&t, s->db, &p, a);
@@ -178,33 +280,109 @@ static enum MHD_Result probe(server *sv, struct MHD_Connection *c, const served 
     return r;
 }
 
+/* The CORS preflight: the methods, and the request headers the caller declared (when they are
+ * plain header names) or the simple ones. */
+static enum MHD_Result preflight(struct MHD_Connection *c)
+{
+    static char empty[] = "";
+    struct MHD_Response *r = MHD_create_response_from_buffer(0, empty, MHD_RESPMEM_PERSISTENT);
+    if (!r)
+        return MHD_NO;
+    common_headers(r);
+    MHD_add_response_header(r, "Access-Control-Allow-Methods", "GET, HEAD, OPTIONS");
+    const char *asked =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Access-Control-Request-Headers");
+    const bool plain = asked && *asked && strlen(asked) <= 512 &&
+                       strspn(asked, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                     "0123456789-_, ") == strlen(asked);
+    MHD_add_response_header(r, "Access-Control-Allow-Headers",
+                            plain ? asked : "Accept, Content-Type");
+    MHD_add_response_header(r, "Access-Control-Max-Age", "86400");
+    MHD_add_response_header(r, "Allow", "GET, HEAD, OPTIONS");
+    const enum MHD_Result ok = MHD_queue_response(c, MHD_HTTP_NO_CONTENT, r);
+    MHD_destroy_response(r);
+    return ok;
+}
+
+static enum MHD_Result add_length(void *cls, enum MHD_ValueKind kind, const char *key,
+                                  const char *value)
+{
+    (void)kind;
+    *(size_t *)cls += strlen(key) + (value ? strlen(value) : 0) + 4; /* ": " and CRLF */
+    return MHD_YES;
+}
+
+/* Called by libmicrohttpd with the raw request target (before decoding) as soon as the request
+ * line is in; what it returns is the request's context, given to handle(). */
+static void *look_at_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+    (void)cls;
+    (void)c;
+    const size_t len = strlen(uri);
+    if (len > MAX_URI)
+        return (void *)&request_kinds[0][URI_LONG];
+    for (const char *q = uri; *q; q++) {
+        if ((unsigned char)*q < 0x20 || *q == 0x7f)
+            return (void *)&request_kinds[0][URI_CONTROL];
+        /* %00..%1F and %7F: a control byte once decoded (a NUL would cut the text short) */
+        if (q[0] == '%' && q[1] && q[2] &&
+            (q[1] == '0' || q[1] == '1' ||
+             (q[1] == '7' && (q[2] == 'f' || q[2] == 'F'))) &&
+            strchr("0123456789abcdefABCDEF", q[2]))
+            return (void *)&request_kinds[0][URI_CONTROL];
+    }
+    return (void *)&request_kinds[0][URI_FINE];
+}
+
+static enum MHD_Result route(server *sv, struct MHD_Connection *c, const char *url);
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
                               const char *method, const char *version, const char *upload_data,
                               size_t *upload_data_size, void **req_cls)
 {
     (void)version;
     (void)upload_data;
-    (void)req_cls;
+    (void)url;
     server *sv = cls;
-    atomic_fetch_add(&sv->requests, 1);
-    if (strcmp(method, "OPTIONS") == 0) { /* a cross-origin caller asking first */
-        static char empty[] = "";
-        struct MHD_Response *r = MHD_create_response_from_buffer(0, empty, MHD_RESPMEM_PERSISTENT);
-        if (!r)
-            return MHD_NO;
-        MHD_add_response_header(r, "Access-Control-Allow-Origin", "*");
-        MHD_add_response_header(r, "Access-Control-Allow-Methods", "GET, HEAD, OPTIONS");
-        MHD_add_response_header(r, "Access-Control-Max-Age", "86400");
-        const enum MHD_Result ok = MHD_queue_response(c, MHD_HTTP_NO_CONTENT, r);
-        MHD_destroy_response(r);
-        return ok;
+    const int *kind = *req_cls;
+    if (kind == &request_kinds[1][URI_FINE]) { /* the second call: the answer */
+        if (*upload_data_size != 0) { /* (a body the headers did not announce) */
+            *upload_data_size = 0;
+            return MHD_YES;
+        }
+        return route(sv, c, url);
     }
+    /* The first call, with the headers. A bad request is answered at once (libmicrohttpd then
+     * closes the connection); a good one on the second call, which keeps it open for the next
+     * request (keep-alive). */
+    atomic_fetch_add(&sv->requests, 1);
+    *req_cls = (void *)&request_kinds[1][URI_FINE];
+    if (kind == &request_kinds[0][URI_LONG])
+        return send_error(c, MHD_HTTP_URI_TOO_LONG, NULL,
+                          "the request target is longer than 8 KiB");
+    size_t headers = 0;
+    MHD_get_connection_values(c, MHD_HEADER_KIND, add_length, &headers);
+    if (headers > MAX_HEADERS)
+        return send_error(c, MHD_HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE, NULL,
+                          "the request's headers are larger than 8 KiB");
+    if (kind == &request_kinds[0][URI_CONTROL])
+        return send_error(c, MHD_HTTP_BAD_REQUEST, NULL,
+                          "a control character (%00..%1F, %7F) in the request");
+    if (strcmp(method, "OPTIONS") == 0) /* a cross-origin caller asking first */
+        return preflight(c);
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
         return send_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, NULL, "only GET, HEAD and OPTIONS");
-    if (*upload_data_size != 0)
+    const char *length = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    if ((length && strspn(length, "0") != strlen(length)) ||
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding"))
         return send_error(c, MHD_HTTP_BAD_REQUEST, NULL, "a GET request has no body");
+    return MHD_YES;
+}
 
-    for (int i = 0; i < 3; i++)
+/* The answer to a good request for url. */
+static enum MHD_Result route(server *sv, struct MHD_Connection *c, const char *url)
+{
+    for (int i = 0; i < NWEB; i++)
         if (strcmp(url, sv->files[i].url) == 0)
             return reply(c, MHD_HTTP_OK, sv->files[i].type, sv->files[i].data, sv->files[i].len,
                         false, false);
@@ -212,19 +390,118 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         static char none[] = "";
         return reply(c, MHD_HTTP_NO_CONTENT, "image/x-icon", none, 0, false, true);
     }
-    if (strcmp(url, "/api/variants") == 0)
+    if (strcmp(url, "/api/variants") == 0 || strcmp(url, "/api/variants/") == 0)
         return reply(c, MHD_HTTP_OK, "application/json; charset=utf-8", sv->variants_json,
                     strlen(sv->variants_json), false, false);
     if (strncmp(url, "/api/", 5) == 0) {
         const char *name = url + 5;
-        for (int i = 0; i < sv->nvars; i++)
-            if (strcmp(name, sv->vars[i].v->name) == 0)
-                return probe(sv, c, &sv->vars[i]);
+        size_t len = strlen(name);
+        if (len && name[len - 1] == '/') /* /api/russian/ is /api/russian */
+            len--;
+        for (int i = 0; i < sv->nvars; i++) {
+            const served *s = &sv->vars[i];
+            const size_t n = strlen(s->v->name);
+            if (len == n && strncmp(name, s->v->name, n) == 0)
+                return probe(sv, c, s);
+            if (len == n + 10 && strncmp(name, s->v->name, n) == 0 &&
+                strncmp(name + n, "/materials", 10) == 0)
+                return reply(c, MHD_HTTP_OK, "application/json; charset=utf-8", s->materials_json,
+                            strlen(s->materials_json), false, false);
+        }
         char msg[200];
         snprintf(msg, sizeof msg, "no tables of variant '%.60s' here (see /api/variants)", name);
         return send_error(c, MHD_HTTP_NOT_FOUND, NULL, msg);
     }
     return send_error(c, MHD_HTTP_NOT_FOUND, NULL, "no such page (the API is under /api/)");
+}
+
+/* ---- the deadline ---------------------------------------------------------------------------- */
+
+static int64_t now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* A connection starts or ends: it joins or leaves the watched list. libmicrohttpd calls "closed"
+ * before it closes the socket, so under the lock the watchdog never shuts down a reused fd. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    server *sv = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *info =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        watched *w = calloc(1, sizeof *w);
+        if (!w || !info) { /* unwatched: libmicrohttpd's idle timeout still applies */
+            free(w);
+            *socket_context = NULL;
+            return;
+        }
+        w->fd = info->connect_fd;
+        atomic_store(&w->start_ms, now_ms());
+        pthread_mutex_lock(&sv->lock);
+        w->next = sv->conns;
+        if (sv->conns)
+            sv->conns->prev = w;
+        sv->conns = w;
+        pthread_mutex_unlock(&sv->lock);
+        *socket_context = w;
+    } else {
+        watched *w = *socket_context;
+        if (!w)
+            return;
+        pthread_mutex_lock(&sv->lock);
+        if (w->prev)
+            w->prev->next = w->next;
+        else
+            sv->conns = w->next;
+        if (w->next)
+            w->next->prev = w->prev;
+        pthread_mutex_unlock(&sv->lock);
+        free(w);
+        *socket_context = NULL;
+    }
+}
+
+/* An answer is sent: the connection's next request (keep-alive) has a deadline of its own. */
+static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)cls;
+    (void)req_cls;
+    (void)toe;
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    watched *w = info ? info->socket_context : NULL;
+    if (w)
+        atomic_store(&w->start_ms, now_ms());
+}
+
+/* Shuts down the sockets of the connections past their deadline; libmicrohttpd sees the end of
+ * the stream and closes them (a client that trickles bytes resets no idle timer here). */
+static void *watchdog(void *arg)
+{
+    server *sv = arg;
+    pthread_mutex_lock(&sv->lock);
+    while (!sv->stopping) {
+        const int64_t now = now_ms();
+        for (watched *w = sv->conns; w; w = w->next)
+            if (!w->cut && now - atomic_load(&w->start_ms) > sv->deadline_ms) {
+                shutdown(w->fd, SHUT_RDWR);
+                w->cut = true;
+                atomic_fetch_add(&sv->cut, 1);
+            }
+        struct timespec t;
+        clock_gettime(CLOCK_REALTIME, &t);
+        t.tv_nsec += WATCH_MS * 1000000L;
+        t.tv_sec += t.tv_nsec / 1000000000L;
+        t.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&sv->wake, &sv->lock, &t);
+    }
+    pthread_mutex_unlock(&sv->lock);
+    return NULL;
 }
 
 /* ---- start ---------------------------------------------------------------------------------- */
@@ -258,6 +535,14 @@ static bool open_variants(server *sv, const dtb_server_config *cf)
         served *s = &sv->vars[sv->nvars];
         if (dtb_open(&o, &s->db) != DTB_OK)
             continue; /* the log said why; the other variants are still served */
+        dtb_text t = {0};
+        dtb_materials_json(&t, cf->dirs, cf->ndirs, v->name);
+        if (t.failed) {
+            dtb_text_free(&t);
+            dtb_close(s->db);
+            return false;
+        }
+        s->materials_json = t.s;
         s->v = v;
         dtb_board_init(&s->board, v);
         sv->nvars++;
@@ -339,8 +624,11 @@ static char *read_file(const char *path, size_t *len)
 /* The page's files from dir, or the first of the usual places that has them. */
 static dtb_status load_web(server *sv, const char *dir, dtb_error *e)
 {
-    static const web_file names[3] = {
+    static const web_file names[NWEB] = {
         {"/", "index.html", "text/html; charset=utf-8", NULL, 0},
+        {"/index.html", "index.html", "text/html; charset=utf-8", NULL, 0},
+        {"/material.html", "material.html", "text/html; charset=utf-8", NULL, 0},
+        {"/material.js", "material.js", "text/javascript; charset=utf-8", NULL, 0},
         {"/dtb.js", "dtb.js", "text/javascript; charset=utf-8", NULL, 0},
         {"/dtb.css", "dtb.css", "text/css; charset=utf-8", NULL, 0},
     };
@@ -350,7 +638,7 @@ static dtb_status load_web(server *sv, const char *dir, dtb_error *e)
               : is_dir(DTB_WEB_SOURCE_DIR)     ? DTB_WEB_SOURCE_DIR
                                                : DTB_WEB_INSTALL_DIR;
     }
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < NWEB; i++) {
         sv->files[i] = names[i];
         char path[4200];
         snprintf(path, sizeof path, "%s/%s", dir, names[i].name);
@@ -363,9 +651,11 @@ static dtb_status load_web(server *sv, const char *dir, dtb_error *e)
 
 static void server_free(server *sv)
 {
-    for (int i = 0; i < sv->nvars; i++)
+    for (int i = 0; i < sv->nvars; i++) {
         dtb_close(sv->vars[i].db);
-    for (int i = 0; i < 3; i++)
+        free(sv->vars[i].materials_json);
+    }
+    for (int i = 0; i < NWEB; i++)
         free(sv->files[i].data);
     free(sv->variants_json);
 }
@@ -401,9 +691,35 @@ dtb_status dtb_server_start(const dtb_server_config *cf, dtb_server **out, dtb_e
     server *sv = calloc(1, sizeof *sv);
     if (!sv)
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    sv->log = cf->log;
+    sv->log_user = cf->log_user;
+    sv->deadline_ms = (int64_t)(cf->timeout ? cf->timeout : 10) * 1000;
+    pthread_mutex_init(&sv->lock, NULL);
+    pthread_cond_init(&sv->wake, NULL);
     dtb_status s = load_web(sv, cf->web_dir, e);
+    int missing = 0;
+    for (int d = 0; d < cf->ndirs; d++)
+        if (!is_dir(cf->dirs[d])) {
+            missing++;
+            if (cf->log && cf->ndirs > 1) {
+                char msg[4200];
+                snprintf(msg, sizeof msg, "table directory %s does not exist", cf->dirs[d]);
+                cf->log(cf->log_user, msg);
+            }
+        }
+    if (s == DTB_OK && missing == cf->ndirs)
+        s = dtb_error_set(e, DTB_E_NOTFOUND, cf->ndirs == 1
+                                                 ? "the table directory %.3000s does not exist"
+                                                 : "none of the table directories exists",
+                          cf->dirs[0]);
     if (s == DTB_OK && !open_variants(sv, cf))
         s = dtb_error_set(e, DTB_E_NOTFOUND, "no tables of any variant in the table directories");
+    if (s == DTB_OK) {
+        if (pthread_create(&sv->watchdog, NULL, watchdog, sv) != 0)
+            s = dtb_error_set(e, DTB_E_NOMEM, "cannot start a thread");
+        else
+            sv->watching = true;
+    }
     if (s == DTB_OK && !variants_json(sv))
         s = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
     if (s == DTB_OK) {
@@ -414,7 +730,10 @@ dtb_status dtb_server_start(const dtb_server_config *cf, dtb_server **out, dtb_e
             MHD_OPTION_THREAD_POOL_SIZE, cf->threads ? cf->threads : 1u,
             MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
             MHD_OPTION_CONNECTION_TIMEOUT, cf->timeout, MHD_OPTION_CONNECTION_LIMIT,
-            (unsigned)CONNECTION_LIMIT, MHD_OPTION_END);
+            (unsigned)CONNECTION_LIMIT, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+            cf->per_address ? cf->per_address : 64u, MHD_OPTION_URI_LOG_CALLBACK, look_at_uri,
+            sv, MHD_OPTION_NOTIFY_CONNECTION, on_connection, sv, MHD_OPTION_NOTIFY_COMPLETED,
+            on_completed, sv, MHD_OPTION_END);
         if (!sv->daemon)
             s = dtb_error_set(e, DTB_E_IO, "cannot listen on %s port %d: %s", cf->bind, cf->port,
                               strerror(errno ? errno : EADDRINUSE));
@@ -448,6 +767,15 @@ void dtb_server_stop(dtb_server *sv)
         return;
     if (sv->daemon)
         MHD_stop_daemon(sv->daemon);
+    if (sv->watching) {
+        pthread_mutex_lock(&sv->lock);
+        sv->stopping = true;
+        pthread_cond_signal(&sv->wake);
+        pthread_mutex_unlock(&sv->lock);
+        pthread_join(sv->watchdog, NULL);
+    }
+    pthread_mutex_destroy(&sv->lock);
+    pthread_cond_destroy(&sv->wake);
     server_free(sv);
     free(sv);
 }

@@ -5,12 +5,13 @@
  *   GET /api/<variant>?fen=<FEN>   the object of `dtbprobe --json` for that position (numbers)
  *   GET /  /dtb.js  /dtb.css       the web explorer (files of probe/web, read once at start)
  *
- * Errors are JSON {"error": "..."} with 400 (bad FEN, bad request), 404 (unknown variant, missing
- * table, unknown path), 405 (a method other than GET, HEAD or OPTIONS), and libmicrohttpd's own
- * answers for requests beyond its limits (a request line or headers over the connection's
- * memory, a client slower than the timeout). Every answer carries
- * Access-Control-Allow-Origin: *, so another site's page may call the API. Nothing is read from
- * disk after start but the tables: no request names a file. Nothing here prints. */
+ * Errors are JSON {"error": "..."} with 400 (bad FEN, bad request, a control byte), 404 (unknown
+ * variant, missing table, unknown path), 405 (a method other than GET, HEAD or OPTIONS, with
+ * Allow), 414 / 431 (a request target or headers beyond 8 KiB), and libmicrohttpd's own answers
+ * only for requests beyond its 32 KiB per connection. A request not whole within the timeout
+ * is cut. Every answer carries Access-Control-Allow-Origin: *, so another site's page may call
+ * the API. Nothing is read from disk after start but the tables: no request names a file.
+ * Nothing here prints. */
 #ifndef DTB_SERVER_H
 #define DTB_SERVER_H
 
@@ -26,7 +27,9 @@ typedef struct dtb_server_config {
     int port;                /* 0: any free port (dtb_server_port says which) */
     unsigned threads;        /* request threads */
     uint64_t cache_bytes;    /* block cache of each variant's tables */
-    unsigned timeout;        /* seconds before an idle or trickling connection is closed */
+    unsigned timeout;        /* seconds a request has to arrive whole, counted from the
+                                connection's start or its previous answer (0: 10) */
+    unsigned per_address;    /* connections at once from one client address (0: 64) */
     const char *web_dir;     /* the page's files; NULL: $DTB_WEB_DIR, this build's, or installed */
     dtb_log_fn log;          /* a table that cannot be opened, per file; NULL: none */
     void *log_user;

@@ -13,7 +13,9 @@ const state = {
   variant: null,     // one of them
   pieces: new Map(), // square number -> "wm" | "wk" | "bm" | "bk"
   side: "W",
-  tool: "wm",
+  tool: "move",      // "move" (play), or the piece a click places ("" empties)
+  flipped: false,    // black at the bottom
+  selected: null,    // the square of the piece about to move
   answer: null,      // the last good answer
   history: [],       // FENs before the moves played, for "back"
   request: 0,        // answers to older requests are ignored
@@ -71,17 +73,22 @@ function drawBoard() {
   const svg = document.createElementNS(SVG, "svg");
   svg.setAttribute("viewBox", `0 0 ${v.size * CELL} ${v.size * CELL}`);
   svg.setAttribute("role", "img");
+  svg.classList.toggle("flipped", state.flipped);
   const squareAt = new Map(v.layout.map(([r, c], i) => [r * v.size + c, i + 1]));
   const lastMove = state.lastMove || {};
-  for (let r = 0; r < v.size; r++) {
-    for (let c = 0; c < v.size; c++) {
-      const sq = squareAt.get(r * v.size + c);
+  const targets = new Set(movesFrom(state.selected).map((m) => m.to));
+  for (let row = 0; row < v.size; row++) {
+    for (let col = 0; col < v.size; col++) {
+      const sq = squareAt.get(row * v.size + col);
+      // where the square is drawn: turned round when flipped
+      const r = state.flipped ? v.size - 1 - row : row, c = state.flipped ? v.size - 1 - col : col;
       const rect = document.createElementNS(SVG, "rect");
       rect.setAttribute("x", c * CELL);
       rect.setAttribute("y", r * CELL);
       rect.setAttribute("width", CELL);
       rect.setAttribute("height", CELL);
-      rect.setAttribute("class", sq ? (sq === lastMove.from ? "from" : sq === lastMove.to ? "to" : "dark") : "light");
+      rect.setAttribute("class", !sq ? "light" : sq === state.selected ? "selected" :
+        targets.has(sq) ? "target" : sq === lastMove.from ? "from" : sq === lastMove.to ? "to" : "dark");
       if (sq) {
         rect.dataset.square = sq;
         rect.addEventListener("click", () => clickSquare(sq));
@@ -116,17 +123,66 @@ function drawBoard() {
       }
     }
   }
+  svg.addEventListener("pointerdown", pointerDown);
+  svg.addEventListener("pointerup", pointerUp);
   $("board").replaceChildren(svg);
   $("side").textContent = state.side === "W" ? "white to move" : "black to move";
   $("fen").value = fenOf();
 }
 
+// A move's squares from its text ("32-28", "28x19x8", "c3:e5"): from is the first, to the last.
+function moveSquares(m) {
+  const path = m.move.split(/[-x:]/).map(squareNumber);
+  return { from: path[0], to: path[path.length - 1] };
+}
+
+// The legal moves (of the last answer, best first) that start on square sq.
+function movesFrom(sq) {
+  if (!sq || !state.answer || !state.answer.moves) return [];
+  return state.answer.moves.map((m) => ({ ...moveSquares(m), m })).filter((x) => x.from === sq);
+}
+
 function clickSquare(sq) {
+  if (state.tool === "move") return moveClick(sq);
   if (state.pieces.get(sq) === state.tool || !state.tool) state.pieces.delete(sq);
   else state.pieces.set(sq, state.tool);
   state.history = [];
   state.lastMove = null;
   show(fenOf());
+}
+
+// Moving by clicks: a piece that has moves is chosen, then one of its targets plays the best
+// move from it to there (two captures with the same ends: the better is played; the list
+// offers both).
+function moveClick(sq) {
+  const to = movesFrom(state.selected).find((x) => x.to === sq);
+  if (to) {
+    state.selected = null;
+    play(to.m);
+    return;
+  }
+  state.selected = movesFrom(sq).length && sq !== state.selected ? sq : null;
+  drawBoard();
+}
+
+// Moving by dragging: pressed on a piece, released on one of its targets.
+let dragFrom = null;
+function squareUnder(e) {
+  const el = document.elementFromPoint(e.clientX, e.clientY);
+  return el && el.dataset && el.dataset.square ? parseInt(el.dataset.square, 10) : null;
+}
+function pointerDown(e) {
+  dragFrom = state.tool === "move" ? squareUnder(e) : null;
+}
+function pointerUp(e) {
+  const from = dragFrom, to = squareUnder(e);
+  dragFrom = null;
+  if (!from || !to || from === to) return; // a click: the click handlers do it
+  const x = movesFrom(from).find((y) => y.to === to);
+  if (x) {
+    state.selected = null;
+    play(x.m);
+  }
 }
 
 const colourName = (s) => (s === "W" ? "White" : "Black");
@@ -137,49 +193,134 @@ function showError(message) {
   $("value").textContent = "";
   $("value").className = "";
   $("dtw").textContent = "";
-  $("line").textContent = "";
+  $("dtw").className = "";
+  $("line").replaceChildren();
+  $("note").hidden = true;
   $("moves").tBodies[0].replaceChildren();
   state.answer = null;
+  state.selected = null;
   updateButtons();
+}
+
+// The board under an error about a FEN typed or in the address: empty, since the position
+// shown before is not the one the message is about. The FEN box keeps the text as typed.
+function showFenError(message, typed) {
+  state.pieces.clear();
+  state.lastMove = null;
+  drawBoard();
+  $("fen").value = typed;
+  showError(message);
+}
+
+const isCapture = (m) => /[x:]/.test(m.move);
+
+// The best line as numbered moves, each a button that plays the line up to it: "1. 47-41 5-10
+// 2. 41x5", or "1... 5-10 2. 41x5" from a black-to-move position.
+function lineNodes(a) {
+  const nodes = [];
+  let number = 1;
+  a.line.forEach((text, i) => {
+    const white = (a.side === "white") === (i % 2 === 0);
+    if (white || i === 0) {
+      const n = document.createElement("span");
+      n.className = "number";
+      n.textContent = white ? `${number}.` : `${number}...`;
+      nodes.push(n);
+    }
+    if (!white) number++;
+    const b = document.createElement("button");
+    b.className = "ply";
+    b.dataset.ply = i;
+    b.textContent = text;
+    b.addEventListener("click", () => playLine(i));
+    nodes.push(b);
+  });
+  return nodes;
+}
+
+function lineText(a) {
+  return lineNodes(a).map((n) => n.textContent).join(" ");
+}
+
+// The material of the board as the tables name it: white first, kings (K) then men (M), "v".
+function materialName() {
+  const count = (p) => [...state.pieces.values()].filter((x) => x === p).length;
+  const side = (c) => "K".repeat(count(c + "k")) + "M".repeat(count(c + "m"));
+  return `${side("w")}v${side("b")}`;
 }
 
 function showAnswer(a) {
   $("error").hidden = true;
+  const material = materialName();
+  $("materiallink").href = `material.html?${new URLSearchParams({ variant: state.variant.name, material })}`;
+  $("materiallink").textContent = `${material}: the table's counts, and every table of ${state.variant.name}`;
   const mover = a.side === "white" ? "W" : "B";
   const other = mover === "W" ? "B" : "W";
+  const winner = a.wdl === "win" ? mover : a.wdl === "loss" ? other : null;
+  // The headline names the winner in the winner's colours (never the mover's green or red: "White
+  // wins" in red misread as a loss for White); the line below gives the mover's view.
   const value = $("value");
-  value.className = a.wdl;
-  value.textContent = a.wdl === "draw" ? "Draw" : `${colourName(a.wdl === "win" ? mover : other)} wins`;
-  $("dtw").textContent = a.dtw === null ? "" :
-    a.dtw === 0 ? `${colourName(mover)} to move has no move: the game is over` :
-    `in ${a.dtw} ${a.dtw === 1 ? "ply" : "plies"} (DTW), ${colourName(mover).toLowerCase()} to move`;
-  $("line").textContent = a.line ? a.line.join(" ") : "(no DTW tables)";
+  value.className = winner ? (winner === "W" ? "white" : "black") : "draw";
+  value.textContent = winner ? `${colourName(winner)} wins` : "Draw";
+  const moverText = `${colourName(mover)} to move`;
+  $("dtw").className = a.wdl;
+  $("dtw").textContent = a.dtw === null ? (a.wdl === "draw" ? `${moverText.toLowerCase()}` :
+    `${moverText.toLowerCase()} (no DTW tables)`) :
+    a.dtw === 0 ? `${moverText} has no move: the game is over` :
+    `${moverText.toLowerCase()} ${a.wdl === "win" ? "wins" : "loses"} in ${a.dtw} ` +
+    `${a.dtw === 1 ? "ply" : "plies"} (DTW)`;
+  $("line").replaceChildren(...(a.line ? a.line.length ? lineNodes(a) :
+    [document.createTextNode(a.wdl === "draw" ? "(a draw has no end)" : "")] :
+    [document.createTextNode("(no DTW tables)")]));
+  const moves = a.moves || [];
+  const note = $("note");
+  note.hidden = !(moves.length && moves.every(isCapture));
+  note.textContent = "Captures are compulsory: only the captures are legal here.";
   const body = $("moves").tBodies[0];
   body.replaceChildren();
-  for (const m of a.moves || []) {
-    const tr = document.createElement("tr");
-    tr.className = m.wdl;
-    tr.dataset.move = m.move;
-    const cells = [m.move, m.wdl, m.dtw === null ? "" : String(m.dtw)];
-    for (const text of cells) {
-      const td = document.createElement("td");
-      td.textContent = text;
-      tr.appendChild(td);
+  const groups = [["win", `winning for ${colourName(mover)}`], ["draw", "drawing"],
+                  ["loss", `losing for ${colourName(mover)}`]];
+  for (const [wdl, title] of groups) {
+    const group = moves.filter((m) => m.wdl === wdl);
+    if (!group.length) continue;
+    const head = document.createElement("tr");
+    head.className = `group ${wdl}`;
+    const th = document.createElement("th");
+    th.colSpan = 3;
+    th.textContent = `${group.length} ${group.length === 1 ? "move" : "moves"} ${title}`;
+    head.appendChild(th);
+    body.appendChild(head);
+    for (const m of group) {
+      const tr = document.createElement("tr");
+      tr.className = m.wdl;
+      tr.dataset.move = m.move;
+      const cells = [m.move, m.wdl, m.dtw === null ? "" : String(m.dtw)];
+      for (const text of cells) {
+        const td = document.createElement("td");
+        td.textContent = text;
+        tr.appendChild(td);
+      }
+      tr.addEventListener("click", () => play(m));
+      body.appendChild(tr);
     }
-    tr.addEventListener("click", () => play(m));
-    body.appendChild(tr);
   }
   updateButtons();
 }
 
+// ▶ follows the best line: nothing to follow in a draw (it has no end) or after the end.
+const canForward = () => !!(state.answer && state.answer.line && state.answer.line.length &&
+                            state.answer.moves && state.answer.moves.length);
+
 function updateButtons() {
   $("back").disabled = state.history.length === 0;
-  $("forward").disabled = !(state.answer && state.answer.moves && state.answer.moves.length);
+  $("forward").disabled = !canForward();
+  $("copyfen").disabled = !state.answer;
+  $("copyline").disabled = !(state.answer && state.answer.line && state.answer.line.length);
 }
 
 // The server's answer for fen, or null after showing why there is none (an error, or a newer
 // request made since: request id is then no longer the latest).
-async function ask(fen, id) {
+async function ask(fen, id, typed) {
   const url = `api/${encodeURIComponent(state.variant.name)}?fen=${encodeURIComponent(fen)}`;
   let a;
   try {
@@ -188,9 +329,11 @@ async function ask(fen, id) {
     if (id === state.request) showError(`no answer from the server (${e.message})`);
     return null;
   }
+  // (an answer to an older request is dropped: a newer one is under way)
   if (id !== state.request) return null;
   if (a.error) {
-    showError(a.error);
+    if (typed !== undefined) showFenError(a.error, typed);
+    else showError(a.error);
     return null;
   }
   return a;
@@ -203,6 +346,7 @@ async function show(fen) {
   const a = await ask(fen, id);
   if (!a) return;
   state.answer = a;
+  state.selected = null;
   setFromFen(a.fen);
   drawBoard();
   showAnswer(a);
@@ -211,19 +355,61 @@ async function show(fen) {
 }
 
 function play(m) {
-  if (!m.fen) return;
+  if (!m.fen) return Promise.resolve();
   state.history.push(state.answer.fen);
-  const path = m.move.split(/[-x:]/).map(squareNumber);
-  state.lastMove = { from: path[0], to: path[path.length - 1] };
-  show(m.fen);
+  state.lastMove = moveSquares(m);
+  state.selected = null;
+  return show(m.fen);
+}
+
+// Plays the best line up to its ply-th move (from 0), one answer after another.
+async function playLine(ply) {
+  const line = state.answer && state.answer.line ? state.answer.line.slice(0, ply + 1) : [];
+  for (const text of line) {
+    const m = state.answer && (state.answer.moves || []).find((x) => x.move === text);
+    if (!m) return;
+    await play(m);
+  }
+}
+
+async function copy(text, button) {
+  try {
+    await navigator.clipboard.writeText(text);
+  } catch (e) { // no clipboard API (an insecure origin): the old way
+    const t = document.createElement("textarea");
+    t.value = text;
+    document.body.appendChild(t);
+    t.select();
+    document.execCommand("copy");
+    t.remove();
+  }
+  button.dataset.copied = text;
+  const label = button.textContent;
+  button.textContent = "copied";
+  setTimeout(() => { button.textContent = label; }, 1200);
 }
 
 function chooseVariant(name, fen) {
-  state.variant = state.variants.find((v) => v.name === name) || state.variants[0];
+  const found = state.variants.find((v) => v.name === name);
+  state.variant = found || state.variants[0];
   $("variant").value = state.variant.name;
+  $("materiallink").href = `material.html?variant=${encodeURIComponent(state.variant.name)}`;
   state.history = [];
   state.lastMove = null;
-  const start = fen || EXAMPLES[state.variant.squares] || "W:W:B";
+  state.selected = null;
+  if (name && !found) { // an address naming a variant not served here: say so, show nothing
+    state.pieces.clear();
+    drawBoard();
+    showError(`no tables of variant '${name}' here; this server has ` +
+              state.variants.map((v) => v.name).join(", "));
+    return;
+  }
+  if (fen) { // from the address: sent as it is, as if typed
+    state.pieces.clear();
+    showFenTyped(fen);
+    return;
+  }
+  const start = EXAMPLES[state.variant.squares] || "W:W:B";
   setFromFen(start);
   show(start);
 }
@@ -232,11 +418,25 @@ async function init() {
   for (const b of document.querySelectorAll("#palette button[data-piece]")) {
     b.addEventListener("click", () => {
       state.tool = b.dataset.piece;
+      state.selected = null;
       for (const o of document.querySelectorAll("#palette button[data-piece]"))
         o.classList.toggle("active", o === b);
     });
   }
-  document.querySelector('#palette button[data-piece="wm"]').classList.add("active");
+  document.querySelector('#palette button[data-piece="move"]').classList.add("active");
+  $("flip").addEventListener("click", flip);
+  $("copyfen").addEventListener("click", () => state.answer && copy(state.answer.fen, $("copyfen")));
+  $("copyline").addEventListener("click", () => state.answer && state.answer.line &&
+    copy(lineText(state.answer), $("copyline")));
+  document.addEventListener("keydown", (e) => {
+    if (e.target.closest && e.target.closest("input, select, textarea")) return;
+    if (e.altKey || e.ctrlKey || e.metaKey) return;
+    if (e.key === "ArrowLeft") $("back").click();
+    else if (e.key === "ArrowRight") $("forward").click();
+    else if (e.key === "f") flip();
+    else return;
+    e.preventDefault();
+  });
   $("side").addEventListener("click", () => {
     state.side = state.side === "W" ? "B" : "W";
     state.history = [];
@@ -260,7 +460,7 @@ async function init() {
     show(state.history.pop());
   });
   $("forward").addEventListener("click", () => {
-    if (state.answer && state.answer.moves && state.answer.moves.length) play(state.answer.moves[0]);
+    if (canForward()) play(state.answer.moves[0]);
   });
   $("variant").addEventListener("change", () => chooseVariant($("variant").value, null));
 
@@ -275,7 +475,8 @@ async function init() {
   for (const v of state.variants) {
     const o = document.createElement("option");
     o.value = v.name;
-    o.textContent = `${v.name} (2..${v.wdl_pieces})`;
+    // (a set without even every 2-piece table has no "2..n" to show)
+    o.textContent = v.wdl_pieces >= 2 ? `${v.name} (2..${v.wdl_pieces})` : `${v.name} (partial set)`;
     $("variant").appendChild(o);
   }
   const params = new URLSearchParams(location.search);
@@ -284,12 +485,17 @@ async function init() {
 
 // A typed FEN is sent as typed, in either notation (the server reads ranges and the like, and
 // names a square the board does not have); the board keeps its position until the server
-// accepts the FEN.
+// answers, and is emptied if it refuses the FEN.
 async function showFenTyped(fen) {
-  const a = await ask(fen, ++state.request);
+  const a = await ask(fen, ++state.request, fen);
   if (!a) return;
   setFromFen(a.fen);
-  show(a.fen);
+  await show(a.fen);
+}
+
+function flip() {
+  state.flipped = !state.flipped;
+  drawBoard();
 }
 
 init();

@@ -187,7 +187,7 @@ def test_open_errors(tables, tmp_path):
     with pytest.raises(dtb.TablebaseError, match="no such directory") as e:
         dtb.open_tablebase(str(tmp_path / "none"), variant="english")
     assert e.value.status == _lib.E_NOTFOUND
-    with pytest.raises(dtb.TablebaseError, match="variant"):
+    with pytest.raises(ValueError, match="'chess'"):
         dtb.open_tablebase(tables, variant="chess")
     with pytest.raises(dtb.TablebaseError):
         dtb.open_tablebase([], variant="english")
@@ -197,6 +197,95 @@ def test_open_errors(tables, tmp_path):
     # several directories, searched in order; pydraughts' name for international
     with dtb.open_tablebase([str(tmp_path), tables], variant="standard", cache_mb=1) as t:
         assert t.variant == "international" and t.probe_wdl("W:WK46,28:BK5") == 1
+    with dtb.open_tablebase(tables, variant="Russian", cache_mb=0.5) as t:  # any case
+        assert t.variant == "russian"
+
+
+@pytest.mark.parametrize("args, error, words", [
+    (dict(cache_mb="big"), TypeError, "'big'"),
+    (dict(cache_mb=True), TypeError, "True"),
+    (dict(cache_mb=-1), ValueError, "-1"),
+    (dict(cache_mb=0), ValueError, "not 0"),
+    (dict(cache_mb=1e30), ValueError, "1e+30"),
+    (dict(cache_mb=float("nan")), ValueError, "nan"),
+    (dict(variant=5), TypeError, "5"),
+    (dict(variant="chess"), ValueError, "'chess'"),
+    (dict(variant=b"english"), TypeError, "b'english'"),
+    (dict(directory=None), TypeError, "None"),
+    (dict(directory=42), TypeError, "42"),
+    (dict(directory=["ok", None]), TypeError, "None"),
+    (dict(directory="tab\0les"), ValueError, "NUL"),
+])
+def test_bad_open_arguments(tables, args, error, words):
+    """Each argument open_tablebase cannot mean raises the documented exception, quoting it,
+    before anything is opened."""
+    kw = dict(directory=tables, variant="english")
+    kw.update(args)
+    with pytest.raises(error) as e:
+        dtb.open_tablebase(kw.pop("directory"), **kw)
+    assert words in str(e.value)
+
+
+def test_open_without_tables_of_the_variant(tables, tmp_path):
+    """Directories without a table of the variant asked for: the open fails, not every probe."""
+    with pytest.raises(dtb.TablebaseError, match="no canadian tables") as e:
+        dtb.open_tablebase(tables, variant="canadian")
+    assert e.value.status == _lib.E_NOTFOUND
+    with pytest.raises(dtb.TablebaseError):
+        dtb.open_tablebase(str(tmp_path), variant="english")
+
+
+def test_errors_quote_the_text_given(tbs):
+    """A FEN is quoted as the caller wrote it, not as converted (algebraic to numbers)."""
+    with pytest.raises(dtb.InvalidPositionError) as e:
+        tbs["russian"].probe_wdl("W:Wc3,c3:Bf6")
+    assert "'W:Wc3,c3:Bf6'" in str(e.value) and "W:W22" not in str(e.value)
+    # NUL and other control characters are refused, never read as a shorter FEN
+    for fen in ("W:WK46\0,28:BK5", "W:WK46,28:BK5\0", "W:WK46,28\x01:BK5", "W:WK46\n:BK5"):
+        with pytest.raises(dtb.InvalidPositionError, match="control character"):
+            tbs["international"].probe_wdl(fen)
+        with pytest.raises(dtb.InvalidPositionError):
+            tbs["international"].moves(fen.encode())
+
+
+def test_walk_a_game_with_play(tbs):
+    """Every move's fen is the position after it; play() walks the best line to the end in
+    exactly DTW plies, in numbers and in algebraic notation."""
+    for variant, fen in (("international", "W:WK46,28:BK5"), ("russian", "W:Wc3,e3:Bh8"),
+                         ("english", "W:W21,22:B1")):
+        tb = tbs[variant]
+        wdl, dtw = tb.probe_dtw(fen)
+        assert wdl == 1 and dtw > 0
+        plies = 0
+        while True:
+            moves = tb.moves(fen)
+            if not moves:
+                break
+            best = moves[0]
+            for m in moves:
+                assert m.fen == tb.play(fen, m.move) == tb.play(fen, m)
+                move, w, d = m  # still a 3-tuple
+            after = tb.play(fen, best)
+            assert tb.fen(after) == after
+            fen = after
+            plies += 1
+            assert plies <= dtw
+        assert plies == dtw, (variant, plies, dtw)
+    # texts in the other notation, and captures with 'x' or ':'
+    ru = tbs["russian"]
+    assert ru.play("W:Wc3:Bd4,h8", "c3:e5") == ru.play("W:Wc3:Bd4,h8", "22x15") == \
+        ru.play("W:Wc3:Bd4,h8", "22:15")
+    assert ru.play("W:Wc3:Bd4,h8", "c3:e5", notation="numeric").startswith("B:W15")
+    # a capture of two: written with its landing (russian players' way) or by its ends
+    two = "W:Wc5:Bd6,f6"
+    assert [m.move for m in ru.moves(two)] == ["c5:e7:g5"]
+    assert ru.play(two, "c5:e7:g5") == ru.play(two, "c5:g5") == ru.play(two, "c5xg5") == \
+        ru.moves(two)[0].fen
+    with pytest.raises(dtb.IllegalMoveError, match="'c3-d4' is not a legal move") as e:
+        ru.play("W:Wc3:Bd4,h8", "c3-d4")
+    assert isinstance(e.value, ValueError) and "c3:e5" in str(e.value)
+    with pytest.raises(TypeError):
+        ru.play("W:Wc3:Bd4,h8", 22)
 
 
 def test_log_callback(tables, tmp_path):

@@ -8,6 +8,8 @@ of python-chess's chess.syzygy::
         tb.probe_wdl("W:WK46,28:BK5")        # 1 (win), 0 (draw) or -1 (loss), side to move
         tb.probe_dtw("W:WK46,28:BK5")        # (1, 3): the win takes 3 plies
         tb.moves("W:WK46,28:BK5")            # [Move(move='28-22', wdl=1, dtw=3), ...] best first
+        tb.moves("W:WK46,28:BK5")[0].fen     # 'B:W22,K46:BK5': the position after the move
+        tb.play("W:WK46,28:BK5", "28-22")    # 'B:W22,K46:BK5' (any legal move, either notation)
         tb.line("W:WK46,28:BK5")             # ['28-22', '5-10', '46x5']
         tb.get_wdl("W:W31-50:B1-20")         # None: no table for 40 pieces
 
@@ -34,8 +36,13 @@ Positions (`pos` below) may be given as
   * any other object with a `fen` attribute or method returning a PDN FEN.
 
 Errors: dtb.MissingTableError (a KeyError) when a table the position needs is not there,
-dtb.InvalidPositionError (a ValueError) for a malformed FEN or an impossible position, and
-dtb.TablebaseError, the base of both, for everything else (a damaged file, ...).
+dtb.InvalidPositionError (a ValueError) for a malformed FEN (a NUL or other control character
+included) or an impossible position, dtb.IllegalMoveError (a ValueError) for a move play() does
+not find among the legal ones, and dtb.TablebaseError, the base of these, for everything else (a
+damaged file, no tables of the variant in the directories, ...). Messages quote the text given.
+Arguments of the wrong type raise TypeError (cache_mb="big", variant=5, open_tablebase(None)),
+of the right type but a wrong value ValueError (cache_mb=-1 or 1e30, variant="chess",
+notation="chess").
 
 Threads: a Tablebase may be probed from any number of threads at once (libdtb is thread-safe
 and ctypes releases the GIL during each call); close() waits for running probes to finish.
@@ -58,7 +65,8 @@ from ._notation import (algebraic_to_square, square_to_algebraic, move_to_algebr
 
 __all__ = [
     "open_tablebase", "Tablebase", "version", "version_number", "Move",
-    "TablebaseError", "MissingTableError", "InvalidPositionError", "LibraryNotFoundError",
+    "TablebaseError", "MissingTableError", "InvalidPositionError", "IllegalMoveError",
+    "LibraryNotFoundError",
     "WIN", "DRAW", "LOSS", "VARIANTS",
     "algebraic_to_square", "square_to_algebraic", "move_to_algebraic",
 ]
@@ -89,6 +97,10 @@ class InvalidPositionError(TablebaseError, ValueError):
     a man on its promotion row, the side not to move without pieces), or of another variant."""
 
 
+class IllegalMoveError(TablebaseError, ValueError):
+    """A move that is not one of the position's legal moves (play())."""
+
+
 class LibraryNotFoundError(TablebaseError, OSError):
     """libdtb was not found in any of the places searched (the message lists them)."""
 
@@ -96,8 +108,18 @@ class LibraryNotFoundError(TablebaseError, OSError):
 class Move(collections.namedtuple("Move", "move wdl dtw")):
     """A legal move with its value for the side to move of the probed position: move is its
     text ("32-28", "28x19"; "c3-d4", "c3:e5" in algebraic notation), wdl the result if it is
-    played, dtw the plies to the end of the game with this move included (0 for a draw)."""
-    __slots__ = ()
+    played, dtw the plies to the end of the game with this move included (0 for a draw).
+    fen: the canonical FEN of the position after the move, in the notation of the move's text
+    (an attribute, not a tuple field: `move, wdl, dtw = m` still unpacks)."""
+
+    def __new__(cls, move, wdl, dtw, fen=None):
+        self = super().__new__(cls, move, wdl, dtw)
+        self.__dict__["fen"] = fen
+        return self
+
+    @property
+    def fen(self):
+        return self.__dict__.get("fen")
 
 
 def version(library=None):
@@ -112,6 +134,33 @@ def version_number(library=None):
     return _lib.load(library).dtb_version(None)
 
 
+# Most block cache one may ask for (1 TiB): beyond it a number is a mistake (1e30), not a wish.
+MAX_CACHE_MB = 1 << 20
+
+
+def _check_open_arguments(directory, variant, cache_mb):
+    """TypeError or ValueError for arguments open_tablebase cannot mean."""
+    paths = [directory] if isinstance(directory, (str, bytes, os.PathLike)) else directory
+    if not isinstance(paths, (list, tuple)) or not all(
+            isinstance(d, (str, bytes, os.PathLike)) for d in paths):
+        raise TypeError(f"directory is a path or a list of paths, not {directory!r}")
+    for d in paths:
+        if "\0" in (os.fsdecode(d)):
+            raise ValueError(f"directory {os.fsdecode(d)!r} holds a NUL character")
+    if variant is not None:
+        if not isinstance(variant, str):
+            raise TypeError(f"variant is a name such as 'international', not {variant!r}")
+        if PYDRAUGHTS_VARIANTS.get(variant.lower(), variant.lower()) not in VARIANTS:
+            raise ValueError(f"unknown variant {variant!r}: one of {', '.join(VARIANTS)} "
+                             f"(or pydraughts' 'standard', 'american')")
+    if cache_mb is not None:
+        if isinstance(cache_mb, bool) or not isinstance(cache_mb, (int, float)):
+            raise TypeError(f"cache_mb is a number of MiB, not {cache_mb!r}")
+        if not 0 < cache_mb <= MAX_CACHE_MB:  # (NaN fails this too)
+            raise ValueError(f"cache_mb is a number of MiB above 0 and at most {MAX_CACHE_MB}, "
+                             f"not {cache_mb!r}")
+
+
 def open_tablebase(directory, variant=None, cache_mb=None, *, library=None, log=None):
     """Opens the tables in directory (a path, or a list of paths searched in order; each may
     hold <variant>/ subdirectories as dtbgen writes them, or the table files).
@@ -121,7 +170,10 @@ def open_tablebase(directory, variant=None, cache_mb=None, *, library=None, log=
     when there are several). cache_mb: memory for decompressed blocks (None: libdtb's default,
     64 MiB). library: path of libdtb.so. log: called with each problem libdtb reports about the
     files (a damaged file, an unreadable directory); None: logged as warnings on the "dtb"
-    logger. Raises TablebaseError when nothing can be opened."""
+    logger. Raises TablebaseError when nothing can be opened, also when the directories hold no
+    table of the variant asked for; TypeError or ValueError for arguments of a wrong type or
+    value (a cache_mb that is not a number in 0 < cache_mb <= MAX_CACHE_MB, an unknown variant,
+    a directory that is None)."""
     return Tablebase(directory, variant, cache_mb, library=library, log=log)
 
 
@@ -130,6 +182,8 @@ class Tablebase:
 
     def __init__(self, directory, variant=None, cache_mb=None, *, library=None, log=None):
         self._db = None
+        self._closed = True
+        _check_open_arguments(directory, variant, cache_mb)
         self._lib = _lib.load(library)
         self._cond = threading.Condition()
         self._active = 0
@@ -139,8 +193,8 @@ class Tablebase:
         dirs = [os.fsencode(d) for d in directory]
         if not dirs:
             raise TablebaseError("no table directory given", _lib.E_INVALID)
-        if variant is not None:
-            variant = PYDRAUGHTS_VARIANTS.get(variant, variant)
+        if variant is not None:  # (names in any case: "Russian" is russian)
+            variant = PYDRAUGHTS_VARIANTS.get(variant.lower(), variant.lower())
         opening = []  # what libdtb logs while opening: the reason of a failure
         user_log = log if log is not None else (lambda m: _logger.warning("%s", m))
 
@@ -170,10 +224,15 @@ class Tablebase:
             why = "; ".join(opening) or self._lib.dtb_strerror(s).decode()
             where = ", ".join(os.fsdecode(d) for d in dirs)
             raise TablebaseError(f"cannot open tables in {where}: {why}", s)
+        self.variant = self._lib.dtb_db_variant(db).decode()
+        if self._lib.dtb_max_pieces(db, False) < 2 and self._lib.dtb_max_pieces(db, True) < 2:
+            # Nothing of this variant here: every probe would fail; say so now.
+            self._lib.dtb_close(db)
+            where = ", ".join(os.fsdecode(d) for d in dirs)
+            raise TablebaseError(f"no {self.variant} tables in {where}", _lib.E_NOTFOUND)
         self._db = db
         for text in opening:  # problems that did not stop the opening (an unreadable directory)
             user_log(text)
-        self.variant = self._lib.dtb_db_variant(db).decode()
         self.squares = self._lib.dtb_db_squares(db)
         # The notation the variant's players write: the default of every text returned.
         self.notation = ("algebraic" if self._lib.dtb_db_notation(db) == _lib.NOTATION_ALGEBRAIC
@@ -246,24 +305,29 @@ class Tablebase:
         else:
             raise TypeError(f"a position is a FEN string or an object with a fen attribute or "
                             f"method, not {type(pos).__name__}")
+        given = fen  # what errors quote: the text the caller wrote, not a conversion of it
+        bad = next((c for c in fen if ord(c) < 0x20 or ord(c) == 0x7f), None)
+        if bad is not None:  # a NUL would end the C string: the FEN would be read shorter
+            raise InvalidPositionError(f"bad FEN {given!r}: a control character "
+                                       f"({bad!r})", _lib.E_INVALID)
         if self.squares == 32:
             try:
                 fen = fen_from_algebraic(fen)
             except ValueError as e:
-                raise InvalidPositionError(f"bad FEN {fen!r}: {e}", _lib.E_INVALID) from None
-        return fen
+                raise InvalidPositionError(f"bad FEN {given!r}: {e}", _lib.E_INVALID) from None
+        return given, fen
 
     def _position(self, db, pos):
-        fen = self._fen_text(pos)
+        given, fen = self._fen_text(pos)
         p = _lib.Position()
         err = ctypes.create_string_buffer(_lib.MESSAGE_SIZE)
         try:
             raw = fen.encode("ascii")
         except UnicodeEncodeError:
-            raise InvalidPositionError(f"bad FEN {fen!r}: not ASCII", _lib.E_INVALID) from None
+            raise InvalidPositionError(f"bad FEN {given!r}: not ASCII", _lib.E_INVALID) from None
         s = self._lib.dtb_position_from_fen(db, raw, ctypes.byref(p), err, len(err))
         if s != _lib.OK:
-            raise InvalidPositionError(f"bad FEN {fen!r}: {err.value.decode()}", s)
+            raise InvalidPositionError(f"bad FEN {given!r}: {err.value.decode()}", s)
         return p
 
     def _raise(self, db, status):
@@ -383,8 +447,68 @@ class Tablebase:
                     continue
                 if s != _lib.OK:
                     raise self._raise(db, s)
-                return [Move(self._move_text(db, p, m.move, n), m.wdl, m.dtw)
-                        for m in out[:count.value]]
+                return [Move(self._move_text(db, p, m.move, n), m.wdl, m.dtw,
+                             self._fen_after(db, p, m.move, n)) for m in out[:count.value]]
+        finally:
+            self._leave()
+
+    def _fen_after(self, db, p, move, n):
+        after = _lib.Position()
+        s = self._lib.dtb_position_after(db, ctypes.byref(p), ctypes.byref(move),
+                                         ctypes.byref(after))
+        if s != _lib.OK:
+            raise self._raise(db, s)
+        buf = ctypes.create_string_buffer(_lib.FEN_SIZE)
+        s = self._lib.dtb_position_to_fen_in(db, ctypes.byref(after), n, buf, len(buf))
+        if s != _lib.OK:
+            raise self._raise(db, s)
+        return buf.value.decode()
+
+    def play(self, pos, move, notation=None):
+        """The canonical FEN (in notation; None: the variant's) of the position after move, a
+        legal move of pos given as a Move or as its text in either notation ("28-22", "c3-d4";
+        "28x19", "c3:e5"; a capture may also be written with its full path of squares, as
+        moves() writes it when two captures share their ends). Walking a game:
+        `fen = tb.play(fen, tb.moves(fen)[0])`. Raises IllegalMoveError when move is none of
+        pos's legal moves (the message lists them), InvalidPositionError, MissingTableError
+        (the moves are found by a probe: the tables of the positions after them are needed)."""
+        if isinstance(move, Move):
+            text = move.move
+        elif isinstance(move, str):
+            text = move
+        else:
+            raise TypeError(f"a move is a Move or its text, not {type(move).__name__}")
+        n = self._notation_code(notation)
+        db = self._enter()
+        try:
+            p = self._position(db, pos)
+            count = ctypes.c_int()
+            s = self._lib.dtb_probe_moves(db, ctypes.byref(p), 0, None, 0, ctypes.byref(count))
+            if s not in (_lib.OK, _lib.E_OVERFLOW):
+                raise self._raise(db, s)
+            out = (_lib.RankedMove * max(count.value, 1))()
+            s = self._lib.dtb_probe_moves(db, ctypes.byref(p), 0, out, count.value,
+                                          ctypes.byref(count))
+            if s != _lib.OK:
+                raise self._raise(db, s)
+            wanted = text.strip().lower().replace("x", ":")
+            texts, by_ends = [], []
+            for m in out[:count.value]:
+                names = [self._move_text(db, p, m.move, c).lower().replace("x", ":")
+                         for c in (_lib.NOTATION_NUMERIC, _lib.NOTATION_ALGEBRAIC)]
+                texts.append(self._move_text(db, p, m.move, n))
+                if wanted in names:
+                    return self._fen_after(db, p, m.move, n)
+                # a capture by its ends alone ("c3:c7" for "c3:e5:c7"), if no other has them
+                ends = {":".join(t.split(":")[::max(1, len(t.split(":")) - 1)]) for t in names
+                        if ":" in t}
+                if wanted in ends:
+                    by_ends.append(m)
+            if len(by_ends) == 1:
+                return self._fen_after(db, p, by_ends[0].move, n)
+            raise IllegalMoveError(
+                f"{text!r} is not a legal move of {pos if isinstance(pos, str) else self.fen(pos)!r}"
+                f" (legal: {', '.join(texts) or 'none, the game is over'})", _lib.E_INVALID)
         finally:
             self._leave()
 
