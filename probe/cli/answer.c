@@ -48,11 +48,16 @@ void dtb_answer_probe(dtb_db *db, const dtb_position *p, dtb_notation n, dtb_ans
         a->status = dtb_probe_moves(db, p, 0, a->moves, DTB_ANSWER_MAX_MOVES, &a->nmoves);
     if (a->status == DTB_OK)
         a->status = dtb_probe_line(db, p, 0, a->line, DTB_MAX_LINE, &a->nline);
-    if (a->status == DTB_E_NOTFOUND) {
+    if (a->status == DTB_E_NOTFOUND) { /* a WLD-only set: the value, and moves ranked by WDL */
         a->have_dtw = false;
         a->nmoves = a->nline = 0;
         a->status = dtb_probe_wdl(db, p, 0, &a->wdl);
+        if (a->status == DTB_E_GAMEOVER)
+            a->status = DTB_OK, a->wdl = DTB_LOSS;
         a->dtw = 0;
+        if (a->status == DTB_OK &&
+            dtb_probe_moves(db, p, 0, a->moves, DTB_ANSWER_MAX_MOVES, &a->nmoves) != DTB_OK)
+            a->nmoves = 0; /* a move's table missing too: the value alone */
     }
     if (a->status != DTB_OK) {
         dtb_last_error(db, a->error, sizeof a->error);
@@ -142,7 +147,7 @@ void dtb_text_json_string(dtb_text *t, const char *s)
 
 static void dtw_json(dtb_text *t, dtb_wdl wdl, int dtw)
 {
-    if (wdl == DTB_DRAW)
+    if (wdl == DTB_DRAW || dtw == DTB_DTW_UNKNOWN)
         dtb_text_printf(t, "null");
     else
         dtb_text_printf(t, "%d", dtw);
@@ -161,7 +166,7 @@ void dtb_answer_json(dtb_text *t, dtb_db *db, const dtb_position *p, const dtb_a
         dtw_json(t, a->wdl, a->dtw);
     else
         dtb_text_printf(t, "null");
-    if (a->have_dtw) {
+    {
         dtb_text_printf(t, ",\"moves\":[");
         for (int i = 0; i < a->nmoves; i++) {
             const dtb_ranked_move *m = &a->moves[i];

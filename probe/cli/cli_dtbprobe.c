@@ -258,15 +258,17 @@ static void print_text(dtb_db *db, const dtb_board *b, const dtb_position *p, co
         printf("value: %s, DTW %d %s\n", dtb_answer_wdl_name(a->wdl), a->dtw, a->dtw == 1 ? "ply" : "plies");
     else
         printf("value: %s (no DTW tables)\n", dtb_answer_wdl_name(a->wdl));
+    printf("moves:%s\n", a->nmoves ? "" : " none");
+    for (int i = 0; i < a->nmoves; i++) {
+        const dtb_ranked_move *m = &a->moves[i];
+        if (m->wdl == DTB_DRAW)
+            printf("  %-12s draw\n", m->move.text);
+        else if (m->dtw == DTB_DTW_UNKNOWN) /* a WLD-only set */
+            printf("  %-12s %s\n", m->move.text, dtb_answer_wdl_name(m->wdl));
+        else
+            printf("  %-12s %-4s %3d\n", m->move.text, dtb_answer_wdl_name(m->wdl), m->dtw);
+    }
     if (a->have_dtw) {
-        printf("moves:%s\n", a->nmoves ? "" : " none");
-        for (int i = 0; i < a->nmoves; i++) {
-            const dtb_ranked_move *m = &a->moves[i];
-            if (m->wdl == DTB_DRAW)
-                printf("  %-12s draw\n", m->move.text);
-            else
-                printf("  %-12s %-4s %3d\n", m->move.text, dtb_answer_wdl_name(m->wdl), m->dtw);
-        }
         printf("line:");
         for (int i = 0; i < a->nline; i++)
             printf(" %s", a->line[i].text);

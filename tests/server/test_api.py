@@ -8,9 +8,13 @@ import socket
 import subprocess
 import time
 import os
+import shutil
+import tempfile
 import urllib.parse
 
 import pytest
+
+from conftest import start_server
 
 # The sanitizer build (DTB_TEST_SMALL, set by tests/CMakeLists.txt) is several times slower:
 # there the tables are international 2..3 (conftest.py), the position-by-position and load tests
@@ -301,3 +305,41 @@ def test_page_files(server):
         assert len(body) > 500
     status, _, body = server.get("/")
     assert b"<script src=\"dtb.js\">" in body
+
+
+def test_wld_only_set_ranks_moves(dtbprobe, tables):
+    """A set of .wld tables alone still ranks every move by its result (libdtb falls back to the
+    WDL tables, dtb_probe_moves): each move's result is the full set's, wins before draws before
+    losses, "dtw" null where no DTW table could tell it; dtbprobe and the server agree."""
+    fens = ["W:WK46,28:BK5", "B:WK46,28:BK5", "W:W32,K50:BK1,K4", "B:W34:BK3,10", "W:WK1:BK50,41"]
+    full = [json.loads(line) for line in subprocess.run(
+        [dtbprobe, "--tables", tables, "--variant", "international", "--json", *fens],
+        capture_output=True, text=True, check=True).stdout.splitlines()]
+    with tempfile.TemporaryDirectory(prefix="dtb_wld_only_") as d:
+        os.mkdir(os.path.join(d, "international"))
+        src = os.path.join(tables, "international")
+        for f in os.listdir(src):
+            if f.endswith(".wld"):
+                shutil.copy(os.path.join(src, f), os.path.join(d, "international"))
+        wld = [json.loads(line) for line in subprocess.run(
+            [dtbprobe, "--tables", d, "--variant", "international", "--json", *fens],
+            capture_output=True, text=True, check=True).stdout.splitlines()]
+        s = start_server(dtbprobe, d)
+        try:
+            served = [json.loads(s.get("/api/international?fen=" + urllib.parse.quote(f))[2])
+                      for f in fens]
+        finally:
+            s.process.terminate()
+            s.process.wait(timeout=10)
+    order = {"win": 0, "draw": 1, "loss": 2}
+    ranked = 0
+    for a, b, c in zip(full, wld, served):
+        assert b == c
+        # a DTW is given only where the search found it without DTW tables (captures): exact
+        assert b["wdl"] == a["wdl"] and b["dtw"] in (None, a["dtw"])
+        assert {m["move"]: m["wdl"] for m in b["moves"]} == {m["move"]: m["wdl"] for m in a["moves"]}
+        dtw = {m["move"]: m["dtw"] for m in a["moves"]}
+        assert all(m["dtw"] in (None, dtw[m["move"]]) for m in b["moves"])
+        assert [order[m["wdl"]] for m in b["moves"]] == sorted(order[m["wdl"]] for m in b["moves"])
+        ranked += len(b["moves"])
+    assert ranked >= 10
