@@ -389,6 +389,11 @@ static int run_list(const dtbgen_options *o)
         return EXIT_INPUT;
     }
     dtb_material_list(o->pieces, list, n);
+    dtb_material want[MAX_ONLY]; /* --material: list what those need, as the build makes it */
+    if (parse_materials(o, want)) {
+        free(list);
+        return EXIT_INPUT;
+    }
 
     if (o->json)
         printf("{\"variant\":\"%s\",\"pieces\":%d,\"materials\":[", v->name, o->pieces);
@@ -400,6 +405,13 @@ static int run_list(const dtbgen_options *o)
     for (int i = 0; i < n && status == 0; i++) {
         char name[DTB_MATERIAL_NAME_MAX];
         dtb_material_name(&list[i], name, sizeof name);
+        bool needed = o->nonly == 0;
+        for (int j = 0; j < o->nonly && !needed; j++) {
+            const dtb_material f = dtb_material_flip(list[i]);
+            needed = dtb_build_depends(&want[j], &list[i]) || dtb_build_depends(&want[j], &f);
+        }
+        if (!needed)
+            continue;
         dtb_index *ix;
         const dtb_status st = dtb_index_create(&b, list[i], &ix);
         const int start = v->start_rows * b.half;
