@@ -202,10 +202,15 @@ static bool longmap_put(longmap *m, uint64_t idx, int dtw)
     return true;
 }
 
+/* The longest win (win) or loss a byte holds in this registry (dtb_solved_set_byte_max). */
+static int byte_limit(const dtb_solved *s, bool win)
+{
+    return win && s->byte_max > DTB_VALUE_BYTE_WIN_MAX ? DTB_VALUE_BYTE_WIN_MAX : s->byte_max;
+}
+
 bool dtb_solved_store(const dtb_solved *cs, dtb_solved_table *t, uint64_t idx, bool win, int dtw)
 {
-    const int lim = win && cs->byte_max > DTB_VALUE_BYTE_WIN_MAX ? DTB_VALUE_BYTE_WIN_MAX : cs->byte_max;
-    if (dtw <= lim) {
+    if (dtw <= byte_limit(cs, win)) {
         t->values[idx] = win ? dtb_value_win(dtw) : dtb_value_loss(dtw);
         return true;
     }
@@ -580,12 +585,14 @@ static int goodness(dtb_wvalue v)
     return dtb_wvalue_is_win(v) ? 65536 - dtb_wvalue_dtw(v) : v == DTB_WVALUE_DRAW ? 0 : dtb_wvalue_dtw(v) - 65536;
 }
 
-/* Where exact value v is, for a table read from its file: in *slot when the byte holds it, else
- * in the pool. */
+/* Where exact value v is, for a table read from its file: in *slot when the registry's byte
+ * holds it, else in the pool, as an escape: the solver orders exits by their bytes, and an
+ * escape must lie beyond every byte of its kind (a lowered byte limit makes distances a byte
+ * could hold escapes in the tables in memory). */
 static const dtb_value *slot_or_pool(const dtb_solved *s, dtb_wvalue v, dtb_value *slot)
 {
     const int dtw = dtb_wvalue_dtw(v);
-    if (v == DTB_WVALUE_DRAW || dtw <= (dtb_wvalue_is_win(v) ? DTB_VALUE_BYTE_WIN_MAX : DTB_VALUE_BYTE_LOSS_MAX)) {
+    if (v == DTB_WVALUE_DRAW || dtw <= byte_limit(s, dtb_wvalue_is_win(v))) {
         *slot = v == DTB_WVALUE_DRAW ? DTB_VALUE_DRAW : dtb_value_of(dtb_wvalue_is_win(v), dtw);
         return slot;
     }
