@@ -3,7 +3,8 @@
 # the single process's, and a job whose worker rank dies stops naming it and resumes.
 #
 #   same:   international 2..4 under `mpirun -np 3` (one thread a rank); every table's digest
-#           (dtbgen --manifest) must be tables/MANIFEST's, and every 2..4 line of MANIFEST made.
+#           (dtbgen --manifest) must be tables/MANIFEST's, and every 2..4 line of MANIFEST made;
+#           a build with long lists (--dtw-byte-max 5) stops, saying why.
 #   killed: the same under `mpirun -np 2`, rank 1 killed with kill -9 halfway: the job must stop
 #           (non-zero status) with a message naming rank 1; the same command again must finish,
 #           keeping the materials the killed run completed, with MANIFEST's digests again.
@@ -62,6 +63,13 @@ same)
     fail "mpirun -np 3 dtbgen failed: $(tail -5 "$work/log")"
   grep -q "MPI job: 3 ranks" "$work/log" || fail "no MPI job summary: $(tail -3 "$work/log")"
   same_as_manifest "$work/t"
+  # Long lists (distances beyond the byte, here beyond 5 plies) are not shared between ranks:
+  # a pair the ranks share stops the job with that reason, rather than losing the distances.
+  if "$mpiexec" -np 2 "$dtbgen" "${build[@]}" --dtw-byte-max 5 --out "$work/l" >"$work/log" 2>&1; then
+    fail "a build with long lists finished under MPI"
+  fi
+  grep -q "do not share long lists" "$work/log" || fail "no reason given: $(tail -3 "$work/log")"
+  echo "mpi_test: long lists refused under MPI, with the reason"
   ;;
 killed)
   d=$work/k
