@@ -193,21 +193,45 @@ static dtb_status read_values(const char *path, const dtb_variant *v, const dtb_
     return bad;
 }
 
+bool dtb_build_writes_dtw(const dtb_build_options *o, const dtb_material *m)
+{
+    return o->dtw_pieces == 0 || dtb_material_pieces(m) <= o->dtw_pieces;
+}
+
+static dtb_status load_metric(dtb_solved *s, const char *dir, dtb_material m, dtb_metric metric,
+                              dtb_error *e);
+
 dtb_status dtb_build_load(dtb_solved *s, const char *dir, dtb_material m, dtb_error *e)
+{
+    return load_metric(s, dir, m, DTB_METRIC_DTW, e);
+}
+
+dtb_status dtb_build_load_wld(dtb_solved *s, const char *dir, dtb_material m, dtb_error *e)
+{
+    return load_metric(s, dir, m, DTB_METRIC_WLD, e);
+}
+
+static dtb_status load_metric(dtb_solved *s, const char *dir, dtb_material m, dtb_metric metric,
+                              dtb_error *e)
 {
     const dtb_board *b = dtb_solved_board(s);
     char path[4096];
-    dtb_build_table_path(path, sizeof path, dir, b->variant, &m, DTB_METRIC_DTW);
+    dtb_build_table_path(path, sizeof path, dir, b->variant, &m, metric);
     if (access(path, F_OK) != 0)
         return dtb_error_set(e, DTB_E_NOTFOUND, "%s: no such table", path);
     dtb_solved_table *t = dtb_solved_add(s, m, e);
     if (!t)
         return DTB_E_NOMEM;
     const uint64_t n = dtb_index_size(t->index);
-    dtb_status st = read_values(path, b->variant, &m, DTB_METRIC_DTW, n, s, t, e);
+    dtb_status st = read_values(path, b->variant, &m, metric, n, s, t, e);
     if (st != DTB_OK) {
         dtb_solved_drop(s, m);
         return st;
+    }
+    if (metric == DTB_METRIC_WLD) {
+#pragma omp parallel for schedule(static)
+        for (uint64_t i = 0; i < n; i++)
+            t->values[i] = dtb_solved_wld_as_dtw(t->values[i]);
     }
     /* Capture positions are stored as don't-care: mark them, then derive their values from
      * their successors, which all lie in smaller materials (already exact in s), the way the
@@ -300,7 +324,8 @@ static void stats_json(char *buf, size_t size, const dtb_solved *s, const dtb_so
              (unsigned long long)peak_resident(), (unsigned long long)work_peak);
 }
 
-/* A pair is complete when each member's .dtw, .wld and .stats exist. The stats record is
+/* A pair is complete when each member's .dtw (unless --dtw-pieces leaves it out), .wld and
+ * .stats exist. The stats record is
  * written last, so its presence says the tables before it were renamed into place; the tables
  * are looked for too, so a table deleted by hand is rebuilt rather than reported missing. */
 static bool pair_complete(const dtb_build_options *o, const dtb_material *m)
@@ -312,7 +337,7 @@ static bool pair_complete(const dtb_build_options *o, const dtb_material *m)
         stats_path(path, sizeof path, o->out_dir, o->variant, ms[k]);
         if (access(path, F_OK) != 0)
             return false;
-        for (int metric = 0; metric < 2; metric++) {
+        for (int metric = dtb_build_writes_dtw(o, ms[k]) ? 0 : 1; metric < 2; metric++) {
             dtb_build_table_path(path, sizeof path, o->out_dir, o->variant, ms[k],
                                  metric ? DTB_METRIC_WLD : DTB_METRIC_DTW);
             if (access(path, F_OK) != 0)
@@ -404,7 +429,7 @@ static dtb_status solve_and_write(const dtb_build_options *o, dtb_solved *s, con
     const dtb_material *ms[2] = {m, &f};
     for (int k = 0; k < (self ? 1 : 2); k++) {
         const dtb_solved_table *t = dtb_solved_find(s, *ms[k]);
-        rc = write_table(o, s, t, DTB_METRIC_DTW, e);
+        rc = dtb_build_writes_dtw(o, ms[k]) ? write_table(o, s, t, DTB_METRIC_DTW, e) : DTB_OK;
         if (rc == DTB_OK)
             rc = write_table(o, s, t, DTB_METRIC_WLD, e);
         if (rc != DTB_OK)
@@ -937,7 +962,8 @@ static dtb_status load_pair(const dtb_build_options *o, dtb_solved *s, const pla
     const dtb_material ms[2] = {p->m, dtb_material_flip(p->m)};
     dtb_status rc = DTB_OK;
     for (int k = 0; k < (p->self ? 1 : 2) && rc == DTB_OK; k++) {
-        rc = dtb_build_load(s, o->out_dir, ms[k], e);
+        rc = dtb_build_writes_dtw(o, &ms[k]) ? dtb_build_load(s, o->out_dir, ms[k], e)
+                                              : dtb_build_load_wld(s, o->out_dir, ms[k], e);
         if (rc == DTB_OK && o->peers)
             rc = o->peers->loaded(o->peers->ctx, s, ms[k], e);
     }
@@ -954,8 +980,11 @@ static dtb_status attach_pair(const dtb_build_options *o, dtb_solved *s, const p
     for (int k = 0; k < (p->self ? 1 : 2) && rc == DTB_OK; k++) {
         dtb_solved_drop(s, ms[k]);
         char path[4096];
-        dtb_build_table_path(path, sizeof path, o->out_dir, o->variant, &ms[k], DTB_METRIC_DTW);
-        rc = dtb_solved_add_file(s, ms[k], path, e);
+        const bool dtw = dtb_build_writes_dtw(o, &ms[k]);
+        dtb_build_table_path(path, sizeof path, o->out_dir, o->variant, &ms[k],
+                             dtw ? DTB_METRIC_DTW : DTB_METRIC_WLD);
+        rc = dtw ? dtb_solved_add_file(s, ms[k], path, e)
+                 : dtb_solved_add_wld_file(s, ms[k], path, e);
     }
     return rc;
 }

@@ -56,6 +56,11 @@ typedef struct dtb_build_options {
                                      (no dropping; for comparisons) */
     int dtw_byte_max;             /* 0: distances beyond a byte's go to long lists; 1..254: also
                                      those beyond this (dtb_solved_set_byte_max; for tests) */
+    int dtw_pieces;               /* 0: DTW tables for every material; N >= 2: only for materials
+                                     of up to N pieces, WLD only above (Kingsrow's choice, a
+                                     smaller set). The build still solves exact distances; a
+                                     WLD-only table it reads back stands in with
+                                     dtb_solved_wld_as_dtw's, which keep every result */
     dtb_build_log log;
     void *user;
     const dtb_build_peers *peers; /* NULL: this process solves alone */
@@ -138,5 +143,12 @@ void dtb_build_table_path(char *buf, size_t size, const char *dir, const dtb_var
  * already: capture positions, stored as don't-care, are re-derived from their successors).
  * DTB_E_NOTFOUND when absent; other statuses for damaged files. */
 dtb_status dtb_build_load(dtb_solved *s, const char *dir, dtb_material m, dtb_error *e);
+
+/* dtb_build_load of a WLD-only table (dtb_build_options.dtw_pieces): its .wld file, each value
+ * as dtb_solved_wld_as_dtw gives (the results exact, the distances stand-ins). */
+dtb_status dtb_build_load_wld(dtb_solved *s, const char *dir, dtb_material m, dtb_error *e);
+
+/* Whether a build of o writes m's DTW table (o->dtw_pieces). */
+bool dtb_build_writes_dtw(const dtb_build_options *o, const dtb_material *m);
 
 #endif
