@@ -529,13 +529,16 @@ static int run_list(const dtbgen_options *o)
             char dtw_text[64] = "every table";
             if (o->dtw_pieces && o->dtw_pieces < o->pieces)
                 snprintf(dtw_text, sizeof dtw_text, "up to %d pieces (--dtw-pieces)", o->dtw_pieces);
+            char work_part[64] = ", no work files";
+            if (budget.use_work_files)
+                snprintf(work_part, sizeof work_part, ", work files %.2f GiB at their peak",
+                         (double)work / gib);
             if (projected)
                 printf("# disk: %.2f GiB of table files (WLD %.2f GiB, DTW %.2f GiB for %s; "
                        "projected from the compression measured per piece count, "
-                       "docs/MEASUREMENTS.md)%s%.2f GiB, %.2f GiB in all; %.2f GiB free\n",
+                       "docs/MEASUREMENTS.md)%s, %.2f GiB in all; %.2f GiB free\n",
                        (double)files / gib, (double)wld_bytes / gib, (double)dtw_bytes / gib,
-                       dtw_text, budget.use_work_files ? ", work files at their peak " : ", no work files ",
-                       (double)work / gib, (double)disk / gib, (double)budget.disk_free / gib);
+                       dtw_text, work_part, (double)disk / gib, (double)budget.disk_free / gib);
             if (alt_pieces)
                 printf("# with --dtw-pieces %d (DTW up to %d pieces, WLD only above): %.2f GiB of "
                        "table files (WLD %.2f GiB, DTW %.2f GiB), %.2f GiB in all: %s\n",

@@ -12,7 +12,7 @@
 
 /* Positions a byte of the table files of metric for materials of v with this many pieces (the
  * total over all materials of that piece count): measured, or beyond the largest measured piece
- * count the geometric mean of the last two measured ones (*measured false). 0 when v has no
+ * count the smaller of the last two measured ones (*measured false). 0 when v has no
  * measurement at all. */
 double dtb_diskplan_positions_per_byte(const dtb_variant *v, int pieces, dtb_metric metric,
                                        bool *measured);
