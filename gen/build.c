@@ -955,6 +955,15 @@ static dtb_status check_resident(const build_plan *pl, const dtb_solved *s, int 
     return DTB_OK;
 }
 
+/* Whether m's .dtw table is in the build's directory: a table is read from it when it is, else
+ * from its .wld (a WLD-only table of --dtw-pieces, with stand-in distances). */
+static bool has_dtw(const dtb_build_options *o, const dtb_material *m)
+{
+    char path[4096];
+    dtb_build_table_path(path, sizeof path, o->out_dir, o->variant, m, DTB_METRIC_DTW);
+    return access(path, F_OK) == 0;
+}
+
 /* Loads both members of pair p from the build's directory (the peers get their values). */
 static dtb_status load_pair(const dtb_build_options *o, dtb_solved *s, const plan_pair *p,
                             dtb_error *e)
@@ -962,8 +971,8 @@ static dtb_status load_pair(const dtb_build_options *o, dtb_solved *s, const pla
     const dtb_material ms[2] = {p->m, dtb_material_flip(p->m)};
     dtb_status rc = DTB_OK;
     for (int k = 0; k < (p->self ? 1 : 2) && rc == DTB_OK; k++) {
-        rc = dtb_build_writes_dtw(o, &ms[k]) ? dtb_build_load(s, o->out_dir, ms[k], e)
-                                              : dtb_build_load_wld(s, o->out_dir, ms[k], e);
+        rc = has_dtw(o, &ms[k]) ? dtb_build_load(s, o->out_dir, ms[k], e)
+                                : dtb_build_load_wld(s, o->out_dir, ms[k], e);
         if (rc == DTB_OK && o->peers)
             rc = o->peers->loaded(o->peers->ctx, s, ms[k], e);
     }
@@ -980,7 +989,7 @@ static dtb_status attach_pair(const dtb_build_options *o, dtb_solved *s, const p
     for (int k = 0; k < (p->self ? 1 : 2) && rc == DTB_OK; k++) {
         dtb_solved_drop(s, ms[k]);
         char path[4096];
-        const bool dtw = dtb_build_writes_dtw(o, &ms[k]);
+        const bool dtw = has_dtw(o, &ms[k]);
         dtb_build_table_path(path, sizeof path, o->out_dir, o->variant, &ms[k],
                              dtw ? DTB_METRIC_DTW : DTB_METRIC_WLD);
         rc = dtw ? dtb_solved_add_file(s, ms[k], path, e)
@@ -1073,7 +1082,8 @@ dtb_status dtb_build(const dtb_build_options *o, dtb_error *e)
     return rc;
 }
 
-/* Presence decides it all: a pair can be loaded when both members' .dtw are there and every
+/* Presence decides it all: a pair can be loaded when both members' .dtw (or, WLD-only, .wld)
+ * are there and every
  * pair its captures reach can be loaded; checked when besides every pair its moves reach can be
  * loaded. In list order, so what a pair reaches is decided before it. */
 dtb_status dtb_build_walk(const dtb_build_options *o, dtb_build_visit visit, void *user,
@@ -1088,8 +1098,9 @@ dtb_status dtb_build_walk(const dtb_build_options *o, dtb_build_visit visit, voi
     const int np = pl.npairs;
     dtb_material *missing = calloc((size_t)np + 1, sizeof *missing);
     bool *present = calloc(2 * (size_t)np + 1, 1), *loadable = calloc((size_t)np + 1, 1);
-    if (!missing || !present || !loadable) {
-        free(missing), free(present), free(loadable);
+    bool *wld_only = calloc((size_t)np + 1, 1);
+    if (!missing || !present || !loadable || !wld_only) {
+        free(missing), free(present), free(loadable), free(wld_only);
         plan_free(&pl);
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
     }
@@ -1097,10 +1108,20 @@ dtb_status dtb_build_walk(const dtb_build_options *o, dtb_build_visit visit, voi
         plan_pair *p = &pl.pair[i];
         const dtb_material ms[2] = {p->m, dtb_material_flip(p->m)};
         bool whole = true, reach = true; /* loadable; its moves reach only loadable pairs */
+        /* Its tables are DTW when a member has a .dtw (then each must), else WLD only (a
+         * --dtw-pieces set: checked by their results), which only WLD-only pairs may read:
+         * their distances are stand-ins. */
+        bool has[2][2] = {{false, false}, {false, false}}; /* [member][0 dtw, 1 wld] */
+        for (int k = 0; k < (p->self ? 1 : 2); k++)
+            for (int x = 0; x < 2; x++) {
+                char path[4096];
+                dtb_build_table_path(path, sizeof path, o->out_dir, o->variant, &ms[k],
+                                     x ? DTB_METRIC_WLD : DTB_METRIC_DTW);
+                has[k][x] = access(path, F_OK) == 0;
+            }
+        wld_only[i] = !has[0][0] && !has[1][0];
         for (int k = 0; k < (p->self ? 1 : 2); k++) {
-            char path[4096];
-            dtb_build_table_path(path, sizeof path, o->out_dir, o->variant, &ms[k], DTB_METRIC_DTW);
-            present[2 * i + k] = access(path, F_OK) == 0;
+            present[2 * i + k] = has[k][wld_only[i] ? 1 : 0];
             if (!present[2 * i + k] && whole) {
                 whole = false;
                 missing[i] = ms[k];
@@ -1108,10 +1129,11 @@ dtb_status dtb_build_walk(const dtb_build_options *o, dtb_build_visit visit, voi
         }
         /* Captures reach fewer pieces, listed first: one missing there and loading fails. */
         for (int j = 0; j < i && whole; j++) {
-            if (loadable[j] || !dtb_build_exits(&p->m, &pl.pair[j].m))
+            const bool usable = loadable[j] && (wld_only[i] || !wld_only[j]);
+            if (usable || !dtb_build_exits(&p->m, &pl.pair[j].m))
                 continue;
-            if (reach)
-                missing[i] = missing[j]; /* what is absent, not what it stops */
+            if (reach) /* what is absent, not what it stops */
+                missing[i] = loadable[j] ? pl.pair[j].m : missing[j];
             reach = false;
             if (dtb_material_pieces(&pl.pair[j].m) < dtb_material_pieces(&p->m))
                 whole = false;
@@ -1162,7 +1184,7 @@ dtb_status dtb_build_walk(const dtb_build_options *o, dtb_build_visit visit, voi
                 rc = drop_pair(o, s, &pl.pair[j], e);
     }
     dtb_solved_free(s);
-    free(missing), free(present), free(loadable);
+    free(missing), free(present), free(loadable), free(wld_only);
     plan_free(&pl);
     return rc;
 }

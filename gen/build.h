@@ -115,7 +115,8 @@ dtb_status dtb_build_plan_budget(const dtb_build_options *o, dtb_build_budget *o
  * o->out_dir left out when it is set), into *out (free it); their number, -1 when out of memory. */
 int dtb_build_to_solve(const dtb_build_options *o, dtb_material **out);
 
-/* Called by dtb_build_walk for each material whose .dtw table is in the directory. When missing
+/* Called by dtb_build_walk for each material whose .dtw table (or, without one, .wld table:
+ * loaded with stand-in distances, dtb_build_load_wld) is in the directory. When missing
  * is NULL, s holds m's table and every table its moves reach; else m cannot be checked, as
  * *missing (a material it or its loading needs) is absent, and s is NULL. */
 typedef void (*dtb_build_visit)(void *user, const dtb_solved *s, dtb_material m,

@@ -2,7 +2,8 @@
 # dtbgen --dtw-pieces N (issue #42, Kingsrow's choice): DTW tables only up to N pieces, WLD only
 # above, and WLD files byte for byte those of the full set, however the build gets there: in
 # one run, resumed after the WLD-only tables were written (they are read back with stand-in
-# distances, gen/solved.h), and resumed reading finished tables from their files. Then the plan:
+# distances, gen/solved.h), and resumed reading finished tables from their files; --check checks
+# every table (test_build's test_dtw_pieces has the mutation). Then the plan:
 # --list projects table bytes within 15% of what the full set holds, the smaller plan's DTW
 # bytes are those of the piece counts it keeps, and a complete set has nothing left to write.
 #
@@ -37,6 +38,12 @@ for mode in "" --from-files; do
   same_wld "resumed $mode"
   [ ! -e "$work/kr/$v/KKMvK.dtw" ] || fail "resumed $mode: a DTW table above 3 pieces"
 done
+
+# --check re-derives the DTW tables, and the WLD-only ones by their results.
+out=$("$dtbgen" --check "$work/kr" --variant $v --threads 2 2>&1) || fail "--check exits $?: $out"
+grep -q '^checked 41 tables, [0-9]* positions, 0 mismatches' <<<"$out" ||
+  fail "--check did not check the 41 tables: $out"
+grep -q 'check KKMvK (WLD only: results)' <<<"$out" || fail "--check: KKMvK not checked by results"
 
 # The plan: the projection of an empty directory against the full set's bytes (2..4 measured,
 # so this checks the wiring; MEASUREMENTS.md checks the extrapolation).
