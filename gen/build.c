@@ -325,9 +325,9 @@ static void stats_json(char *buf, size_t size, const dtb_solved *s, const dtb_so
 }
 
 /* A pair is complete when each member's .dtw (unless --dtw-pieces leaves it out), .wld and
- * .stats exist. The stats record is
- * written last, so its presence says the tables before it were renamed into place; the tables
- * are looked for too, so a table deleted by hand is rebuilt rather than reported missing. */
+ * .stats exist. The stats record is written last, so its presence says the tables before it
+ * were renamed into place; the tables are looked for too, so a table deleted by hand is rebuilt
+ * rather than reported missing. */
 static bool pair_complete(const dtb_build_options *o, const dtb_material *m)
 {
     const dtb_material f = dtb_material_flip(*m);
@@ -1083,9 +1083,8 @@ dtb_status dtb_build(const dtb_build_options *o, dtb_error *e)
 }
 
 /* Presence decides it all: a pair can be loaded when both members' .dtw (or, WLD-only, .wld)
- * are there and every
- * pair its captures reach can be loaded; checked when besides every pair its moves reach can be
- * loaded. In list order, so what a pair reaches is decided before it. */
+ * are there and every pair its captures reach can be loaded; checked when besides every pair
+ * its moves reach can be loaded. In list order, so what a pair reaches is decided before it. */
 dtb_status dtb_build_walk(const dtb_build_options *o, dtb_build_visit visit, void *user,
                           dtb_error *e)
 {
