@@ -193,21 +193,45 @@ static dtb_status read_values(const char *path, const dtb_variant *v, const dtb_
     return bad;
 }
 
+bool dtb_build_writes_dtw(const dtb_build_options *o, const dtb_material *m)
+{
+    return o->dtw_pieces == 0 || dtb_material_pieces(m) <= o->dtw_pieces;
+}
+
+static dtb_status load_metric(dtb_solved *s, const char *dir, dtb_material m, dtb_metric metric,
+                              dtb_error *e);
+
 dtb_status dtb_build_load(dtb_solved *s, const char *dir, dtb_material m, dtb_error *e)
+{
+    return load_metric(s, dir, m, DTB_METRIC_DTW, e);
+}
+
+dtb_status dtb_build_load_wld(dtb_solved *s, const char *dir, dtb_material m, dtb_error *e)
+{
+    return load_metric(s, dir, m, DTB_METRIC_WLD, e);
+}
+
+static dtb_status load_metric(dtb_solved *s, const char *dir, dtb_material m, dtb_metric metric,
+                              dtb_error *e)
 {
     const dtb_board *b = dtb_solved_board(s);
     char path[4096];
-    dtb_build_table_path(path, sizeof path, dir, b->variant, &m, DTB_METRIC_DTW);
+    dtb_build_table_path(path, sizeof path, dir, b->variant, &m, metric);
     if (access(path, F_OK) != 0)
         return dtb_error_set(e, DTB_E_NOTFOUND, "%s: no such table", path);
     dtb_solved_table *t = dtb_solved_add(s, m, e);
     if (!t)
         return DTB_E_NOMEM;
     const uint64_t n = dtb_index_size(t->index);
-    dtb_status st = read_values(path, b->variant, &m, DTB_METRIC_DTW, n, s, t, e);
+    dtb_status st = read_values(path, b->variant, &m, metric, n, s, t, e);
     if (st != DTB_OK) {
         dtb_solved_drop(s, m);
         return st;
+    }
+    if (metric == DTB_METRIC_WLD) {
+#pragma omp parallel for schedule(static)
+        for (uint64_t i = 0; i < n; i++)
+            t->values[i] = dtb_solved_wld_as_dtw(t->values[i]);
     }
     /* Capture positions are stored as don't-care: mark them, then derive their values from
      * their successors, which all lie in smaller materials (already exact in s), the way the
@@ -300,9 +324,10 @@ static void stats_json(char *buf, size_t size, const dtb_solved *s, const dtb_so
              (unsigned long long)peak_resident(), (unsigned long long)work_peak);
 }
 
-/* A pair is complete when each member's .dtw, .wld and .stats exist. The stats record is
- * written last, so its presence says the tables before it were renamed into place; the tables
- * are looked for too, so a table deleted by hand is rebuilt rather than reported missing. */
+/* A pair is complete when each member's .dtw (unless --dtw-pieces leaves it out), .wld and
+ * .stats exist. The stats record is written last, so its presence says the tables before it
+ * were renamed into place; the tables are looked for too, so a table deleted by hand is rebuilt
+ * rather than reported missing. */
 static bool pair_complete(const dtb_build_options *o, const dtb_material *m)
 {
     const dtb_material f = dtb_material_flip(*m);
@@ -312,7 +337,7 @@ static bool pair_complete(const dtb_build_options *o, const dtb_material *m)
         stats_path(path, sizeof path, o->out_dir, o->variant, ms[k]);
         if (access(path, F_OK) != 0)
             return false;
-        for (int metric = 0; metric < 2; metric++) {
+        for (int metric = dtb_build_writes_dtw(o, ms[k]) ? 0 : 1; metric < 2; metric++) {
             dtb_build_table_path(path, sizeof path, o->out_dir, o->variant, ms[k],
                                  metric ? DTB_METRIC_WLD : DTB_METRIC_DTW);
             if (access(path, F_OK) != 0)
@@ -404,7 +429,7 @@ static dtb_status solve_and_write(const dtb_build_options *o, dtb_solved *s, con
     const dtb_material *ms[2] = {m, &f};
     for (int k = 0; k < (self ? 1 : 2); k++) {
         const dtb_solved_table *t = dtb_solved_find(s, *ms[k]);
-        rc = write_table(o, s, t, DTB_METRIC_DTW, e);
+        rc = dtb_build_writes_dtw(o, ms[k]) ? write_table(o, s, t, DTB_METRIC_DTW, e) : DTB_OK;
         if (rc == DTB_OK)
             rc = write_table(o, s, t, DTB_METRIC_WLD, e);
         if (rc != DTB_OK)
@@ -930,6 +955,15 @@ static dtb_status check_resident(const build_plan *pl, const dtb_solved *s, int 
     return DTB_OK;
 }
 
+/* Whether m's .dtw table is in the build's directory: a table is read from it when it is, else
+ * from its .wld (a WLD-only table of --dtw-pieces, with stand-in distances). */
+static bool has_dtw(const dtb_build_options *o, const dtb_material *m)
+{
+    char path[4096];
+    dtb_build_table_path(path, sizeof path, o->out_dir, o->variant, m, DTB_METRIC_DTW);
+    return access(path, F_OK) == 0;
+}
+
 /* Loads both members of pair p from the build's directory (the peers get their values). */
 static dtb_status load_pair(const dtb_build_options *o, dtb_solved *s, const plan_pair *p,
                             dtb_error *e)
@@ -937,7 +971,8 @@ static dtb_status load_pair(const dtb_build_options *o, dtb_solved *s, const pla
     const dtb_material ms[2] = {p->m, dtb_material_flip(p->m)};
     dtb_status rc = DTB_OK;
     for (int k = 0; k < (p->self ? 1 : 2) && rc == DTB_OK; k++) {
-        rc = dtb_build_load(s, o->out_dir, ms[k], e);
+        rc = has_dtw(o, &ms[k]) ? dtb_build_load(s, o->out_dir, ms[k], e)
+                                : dtb_build_load_wld(s, o->out_dir, ms[k], e);
         if (rc == DTB_OK && o->peers)
             rc = o->peers->loaded(o->peers->ctx, s, ms[k], e);
     }
@@ -954,8 +989,11 @@ static dtb_status attach_pair(const dtb_build_options *o, dtb_solved *s, const p
     for (int k = 0; k < (p->self ? 1 : 2) && rc == DTB_OK; k++) {
         dtb_solved_drop(s, ms[k]);
         char path[4096];
-        dtb_build_table_path(path, sizeof path, o->out_dir, o->variant, &ms[k], DTB_METRIC_DTW);
-        rc = dtb_solved_add_file(s, ms[k], path, e);
+        const bool dtw = has_dtw(o, &ms[k]);
+        dtb_build_table_path(path, sizeof path, o->out_dir, o->variant, &ms[k],
+                             dtw ? DTB_METRIC_DTW : DTB_METRIC_WLD);
+        rc = dtw ? dtb_solved_add_file(s, ms[k], path, e)
+                 : dtb_solved_add_wld_file(s, ms[k], path, e);
     }
     return rc;
 }
@@ -1044,9 +1082,9 @@ dtb_status dtb_build(const dtb_build_options *o, dtb_error *e)
     return rc;
 }
 
-/* Presence decides it all: a pair can be loaded when both members' .dtw are there and every
- * pair its captures reach can be loaded; checked when besides every pair its moves reach can be
- * loaded. In list order, so what a pair reaches is decided before it. */
+/* Presence decides it all: a pair can be loaded when both members' .dtw (or, WLD-only, .wld)
+ * are there and every pair its captures reach can be loaded; checked when besides every pair
+ * its moves reach can be loaded. In list order, so what a pair reaches is decided before it. */
 dtb_status dtb_build_walk(const dtb_build_options *o, dtb_build_visit visit, void *user,
                           dtb_error *e)
 {
@@ -1059,8 +1097,9 @@ dtb_status dtb_build_walk(const dtb_build_options *o, dtb_build_visit visit, voi
     const int np = pl.npairs;
     dtb_material *missing = calloc((size_t)np + 1, sizeof *missing);
     bool *present = calloc(2 * (size_t)np + 1, 1), *loadable = calloc((size_t)np + 1, 1);
-    if (!missing || !present || !loadable) {
-        free(missing), free(present), free(loadable);
+    bool *wld_only = calloc((size_t)np + 1, 1);
+    if (!missing || !present || !loadable || !wld_only) {
+        free(missing), free(present), free(loadable), free(wld_only);
         plan_free(&pl);
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
     }
@@ -1068,10 +1107,20 @@ dtb_status dtb_build_walk(const dtb_build_options *o, dtb_build_visit visit, voi
         plan_pair *p = &pl.pair[i];
         const dtb_material ms[2] = {p->m, dtb_material_flip(p->m)};
         bool whole = true, reach = true; /* loadable; its moves reach only loadable pairs */
+        /* Its tables are DTW when a member has a .dtw (then each must), else WLD only (a
+         * --dtw-pieces set: checked by their results), which only WLD-only pairs may read:
+         * their distances are stand-ins. */
+        bool has[2][2] = {{false, false}, {false, false}}; /* [member][0 dtw, 1 wld] */
+        for (int k = 0; k < (p->self ? 1 : 2); k++)
+            for (int x = 0; x < 2; x++) {
+                char path[4096];
+                dtb_build_table_path(path, sizeof path, o->out_dir, o->variant, &ms[k],
+                                     x ? DTB_METRIC_WLD : DTB_METRIC_DTW);
+                has[k][x] = access(path, F_OK) == 0;
+            }
+        wld_only[i] = !has[0][0] && !has[1][0];
         for (int k = 0; k < (p->self ? 1 : 2); k++) {
-            char path[4096];
-            dtb_build_table_path(path, sizeof path, o->out_dir, o->variant, &ms[k], DTB_METRIC_DTW);
-            present[2 * i + k] = access(path, F_OK) == 0;
+            present[2 * i + k] = has[k][wld_only[i] ? 1 : 0];
             if (!present[2 * i + k] && whole) {
                 whole = false;
                 missing[i] = ms[k];
@@ -1079,10 +1128,11 @@ dtb_status dtb_build_walk(const dtb_build_options *o, dtb_build_visit visit, voi
         }
         /* Captures reach fewer pieces, listed first: one missing there and loading fails. */
         for (int j = 0; j < i && whole; j++) {
-            if (loadable[j] || !dtb_build_exits(&p->m, &pl.pair[j].m))
+            const bool usable = loadable[j] && (wld_only[i] || !wld_only[j]);
+            if (usable || !dtb_build_exits(&p->m, &pl.pair[j].m))
                 continue;
-            if (reach)
-                missing[i] = missing[j]; /* what is absent, not what it stops */
+            if (reach) /* what is absent, not what it stops */
+                missing[i] = loadable[j] ? pl.pair[j].m : missing[j];
             reach = false;
             if (dtb_material_pieces(&pl.pair[j].m) < dtb_material_pieces(&p->m))
                 whole = false;
@@ -1133,7 +1183,7 @@ dtb_status dtb_build_walk(const dtb_build_options *o, dtb_build_visit visit, voi
                 rc = drop_pair(o, s, &pl.pair[j], e);
     }
     dtb_solved_free(s);
-    free(missing), free(present), free(loadable);
+    free(missing), free(present), free(loadable), free(wld_only);
     plan_free(&pl);
     return rc;
 }

@@ -56,6 +56,11 @@ typedef struct dtb_build_options {
                                      (no dropping; for comparisons) */
     int dtw_byte_max;             /* 0: distances beyond a byte's go to long lists; 1..254: also
                                      those beyond this (dtb_solved_set_byte_max; for tests) */
+    int dtw_pieces;               /* 0: DTW tables for every material; N >= 2: only for materials
+                                     of up to N pieces, WLD only above (Kingsrow's choice, a
+                                     smaller set). The build still solves exact distances; a
+                                     WLD-only table it reads back stands in with
+                                     dtb_solved_wld_as_dtw's, which keep every result */
     dtb_build_log log;
     void *user;
     const dtb_build_peers *peers; /* NULL: this process solves alone */
@@ -110,7 +115,8 @@ dtb_status dtb_build_plan_budget(const dtb_build_options *o, dtb_build_budget *o
  * o->out_dir left out when it is set), into *out (free it); their number, -1 when out of memory. */
 int dtb_build_to_solve(const dtb_build_options *o, dtb_material **out);
 
-/* Called by dtb_build_walk for each material whose .dtw table is in the directory. When missing
+/* Called by dtb_build_walk for each material whose .dtw table (or, without one, .wld table:
+ * loaded with stand-in distances, dtb_build_load_wld) is in the directory. When missing
  * is NULL, s holds m's table and every table its moves reach; else m cannot be checked, as
  * *missing (a material it or its loading needs) is absent, and s is NULL. */
 typedef void (*dtb_build_visit)(void *user, const dtb_solved *s, dtb_material m,
@@ -138,5 +144,12 @@ void dtb_build_table_path(char *buf, size_t size, const char *dir, const dtb_var
  * already: capture positions, stored as don't-care, are re-derived from their successors).
  * DTB_E_NOTFOUND when absent; other statuses for damaged files. */
 dtb_status dtb_build_load(dtb_solved *s, const char *dir, dtb_material m, dtb_error *e);
+
+/* dtb_build_load of a WLD-only table (dtb_build_options.dtw_pieces): its .wld file, each value
+ * as dtb_solved_wld_as_dtw gives (the results exact, the distances stand-ins). */
+dtb_status dtb_build_load_wld(dtb_solved *s, const char *dir, dtb_material m, dtb_error *e);
+
+/* Whether a build of o writes m's DTW table (o->dtw_pieces). */
+bool dtb_build_writes_dtw(const dtb_build_options *o, const dtb_material *m);
 
 #endif

@@ -36,8 +36,30 @@ dtb_wvalue dtb_check_derive(const dtb_solved *s, const dtb_pos *p)
 
 #define CHUNK 65536
 
+/* Whether the stored value disagrees with the derived one: exactly, or in its result only
+ * (stand-in distances: the derived distance follows from them, not from the game). */
+static inline bool differs(dtb_wvalue derived, dtb_wvalue stored, bool results)
+{
+    return results ? dtb_wvalue_wdl(derived) != dtb_wvalue_wdl(stored) : derived != stored;
+}
+
+static uint64_t check_table(const dtb_solved *s, const dtb_solved_table *t, dtb_check_report report,
+                            void *user, uint64_t limit, bool results);
+
 uint64_t dtb_check_table(const dtb_solved *s, const dtb_solved_table *t, dtb_check_report report,
                          void *user, uint64_t limit)
+{
+    return check_table(s, t, report, user, limit, false);
+}
+
+uint64_t dtb_check_table_results(const dtb_solved *s, const dtb_solved_table *t,
+                                 dtb_check_report report, void *user, uint64_t limit)
+{
+    return check_table(s, t, report, user, limit, true);
+}
+
+static uint64_t check_table(const dtb_solved *s, const dtb_solved_table *t, dtb_check_report report,
+                            void *user, uint64_t limit, bool results)
 {
     const uint64_t n = dtb_index_size(t->index);
     const uint64_t nchunks = (n + CHUNK - 1) / CHUNK;
@@ -50,7 +72,7 @@ uint64_t dtb_check_table(const dtb_solved *s, const dtb_solved_table *t, dtb_che
         for (uint64_t i = c * CHUNK; i < end; i++) {
             dtb_pos p;
             dtb_index_pos(t->index, i, &p);
-            if (dtb_check_derive(s, &p) != dtb_solved_exact_at(s, t, i)) {
+            if (differs(dtb_check_derive(s, &p), dtb_solved_exact_at(s, t, i), results)) {
                 if (!chunk_bad)
                     first_bad = i;
                 chunk_bad++;
@@ -64,7 +86,7 @@ uint64_t dtb_check_table(const dtb_solved *s, const dtb_solved_table *t, dtb_che
                 dtb_pos p;
                 dtb_index_pos(t->index, i, &p);
                 const dtb_wvalue d = dtb_check_derive(s, &p), stored = dtb_solved_exact_at(s, t, i);
-                if (d != stored) {
+                if (differs(d, stored, results)) {
                     report(user, t, i, stored, d);
                     reported++;
                 }

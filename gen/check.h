@@ -17,6 +17,11 @@ typedef void (*dtb_check_report)(void *user, const dtb_solved_table *t, uint64_t
 uint64_t dtb_check_table(const dtb_solved *s, const dtb_solved_table *t, dtb_check_report report,
                          void *user, uint64_t limit);
 
+/* dtb_check_table comparing results only (win, draw or loss), not distances: for a WLD-only
+ * table (a build's --dtw-pieces), loaded with stand-in distances (dtb_build_load_wld). */
+uint64_t dtb_check_table_results(const dtb_solved *s, const dtb_solved_table *t,
+                                 dtb_check_report report, void *user, uint64_t limit);
+
 /* The exact value of p (white to move) by one ply of minimax over the values in s (long lists
  * included). */
 dtb_wvalue dtb_check_derive(const dtb_solved *s, const dtb_pos *p);

@@ -30,6 +30,7 @@ typedef struct entry {
     dtb_index_fast fast;
     size_t mapped;      /* bytes of its work file (values, then capture bits); 0: in memory */
     dtb_tablefile *file; /* a table read from its file (no values, no capture bits), or NULL */
+    bool wld;           /* that file is a WLD table (dtb_solved_add_wld_file) */
     uint64_t serial;    /* of a file's entry: unique in the registry, names its cached blocks */
     longmap longs;      /* the long list of a table with values (a file's is in the file) */
 } entry;
@@ -461,7 +462,26 @@ void dtb_solved_drop(dtb_solved *s, dtb_material m)
 
 static const dtb_value lost = DTB_VALUE_LOST;
 
+dtb_value dtb_solved_wld_as_dtw(unsigned wld)
+{
+    return wld == 1 ? dtb_value_win(1) : wld == 2 ? DTB_VALUE_LOST : DTB_VALUE_DRAW;
+}
+
+static dtb_status add_file(dtb_solved *s, dtb_material m, const char *path, dtb_metric metric,
+                           dtb_error *e);
+
 dtb_status dtb_solved_add_file(dtb_solved *s, dtb_material m, const char *path, dtb_error *e)
+{
+    return add_file(s, m, path, DTB_METRIC_DTW, e);
+}
+
+dtb_status dtb_solved_add_wld_file(dtb_solved *s, dtb_material m, const char *path, dtb_error *e)
+{
+    return add_file(s, m, path, DTB_METRIC_WLD, e);
+}
+
+static dtb_status add_file(dtb_solved *s, dtb_material m, const char *path, dtb_metric metric,
+                           dtb_error *e)
 {
     if (!fits(m))
         return dtb_error_set(e, DTB_E_RANGE, "material has more than %d pieces of one kind",
@@ -484,11 +504,12 @@ dtb_status dtb_solved_add_file(dtb_solved *s, dtb_material m, const char *path, 
     const dtb_tablefile_expect want = {
         .variant = s->board->variant->name,
         .material = name,
-        .metric = DTB_METRIC_DTW,
+        .metric = metric,
         .index_version = DTB_INDEX_VERSION,
-        .value_encoding = dtb_encoding_of(DTB_METRIC_DTW),
+        .value_encoding = dtb_encoding_of(metric),
         .positions = dtb_index_size(en->t.index),
     };
+    en->wld = metric == DTB_METRIC_WLD;
     st = dtb_tablefile_open(path, &want, &en->file, e);
     if (st == DTB_OK && dtb_tablefile_get_info(en->file)->flags) {
         st = dtb_error_set(e, DTB_E_MISMATCH, "%s: a compact set's table; building needs the full set", path);
@@ -561,6 +582,9 @@ static dtb_value file_read(const dtb_solved *cs, const entry *en, uint64_t idx)
             pthread_mutex_unlock(&s->lock);
             return DTB_VALUE_DRAW;
         }
+        if (en->wld) /* the cache holds value bytes: the results, with stand-in distances */
+            for (uint64_t i = 0; i < len; i++)
+                fc->block[h][i] = dtb_solved_wld_as_dtw(fc->block[h][i]);
         fc->key[h] = key;
         fc->reads++;
     }

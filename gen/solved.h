@@ -104,6 +104,16 @@ uint64_t dtb_solved_long_count(const dtb_solved *s, const dtb_solved_table *t);
  * thread-safe. */
 dtb_status dtb_solved_add_file(dtb_solved *s, dtb_material m, const char *path, dtb_error *e);
 
+/* The WLD value byte a WLD-only table's win, draw and loss read as (dtb_solved_add_wld_file,
+ * gen/build.c): a win in 1 ply, a draw, a loss in 0 plies. The distances are not the table's;
+ * the results are, and results are all a table solved from them keeps (DESIGN.md §4: a build
+ * with --dtw-pieces writes only WLD files above that many pieces). */
+dtb_value dtb_solved_wld_as_dtw(unsigned wld);
+
+/* dtb_solved_add_file of a WLD-only table: its .wld file at path, each value read as
+ * dtb_solved_wld_as_dtw gives. Same statuses. Not thread-safe. */
+dtb_status dtb_solved_add_wld_file(dtb_solved *s, dtb_material m, const char *path, dtb_error *e);
+
 /* Whether t was added by dtb_solved_add_file. */
 bool dtb_solved_is_file(const dtb_solved_table *t);
 

@@ -77,8 +77,22 @@ expect 1 'needs at least [0-9.]+ [MG]iB of memory \([0-9]+ bytes: .*more than th
   --variant international --pieces 6 --out "$work/six" --memory 0.5
 expect 0 'within 10.00 GiB \(--memory\): solved values in work files in .*/six/international \([0-9.]+ GiB of disk at the peak\)' \
   --list --variant international --pieces 6 --out "$work/six" --memory 10
-expect 0 'refused: the build needs [0-9.]+ GiB of disk \(work files [0-9.]+ GiB' \
+expect 1 'the plan does not fit: it needs [0-9.]+ GiB of disk \(table files [0-9.]+ GiB, work files [0-9.]+ GiB\)' \
   --list --variant english --pieces 8 --memory 20 --work /dev/shm
+# The plan tells the truth in its exit status (issue #42): a plan that fits exits 0, one whose
+# memory or disk does not fit exits 1 with the reason on one line; the table files are projected
+# from measured compression even into an empty directory, and with DTW up to fewer pieces when
+# the full plan does not fit the disk.
+expect 0 'disk: [0-9.]+ GiB of table files \(WLD [0-9.]+ GiB, DTW [0-9.]+ GiB for every table' \
+  --list --variant international --pieces 4 --out "$work/plan"
+expect 1 'the plan does not fit: its largest step alone works with' \
+  --list --variant international --pieces 4 --out "$work/plan" --memory 0.000001
+expect 1 'with --dtw-pieces 7 \(DTW up to 7 pieces, WLD only above\)' \
+  --list --variant english --pieces 8 --memory 20 --work /dev/shm
+expect 0 'DTW [0-9.]+ GiB for up to 3 pieces \(--dtw-pieces\)' \
+  --list --variant english --pieces 4 --dtw-pieces 3
+expect 2 '--dtw-pieces is for a build' --check "$work/plan" --variant english --dtw-pieces 3
+[ ! -e "$work/plan" ] || { echo "FAIL: --list created $work/plan" >&2; failures=$((failures + 1)); }
 [ ! -e "$work/six" ] || { echo "FAIL: a refused build created $work/six" >&2; failures=$((failures + 1)); }
 json=$("$dtbgen" --list --variant international --pieces 6 --json)
 peak=$(sed -n 's/.*"memory_peak":\([0-9]*\).*/\1/p' <<<"$json")

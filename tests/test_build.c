@@ -660,6 +660,62 @@ static void test_check_finds_altered_value(void **state)
     dtb_solved_free(s);
 }
 
+/* --dtw-pieces 2: the 3-piece tables WLD only, their results those of the full build's WLD files
+ * (byte for byte), read back with stand-in distances; checked by their results they pass, and a
+ * quiet win turned into a loss fails (mutation), while an exact check would not pass them. */
+static void test_dtw_pieces(void **state)
+{
+    fixture *fx = *state;
+    char dir[300];
+    scratch_dir(fx, dir, sizeof dir);
+    build_log log = {0};
+    dtb_build_options o = options(dir, 3, NULL, 1, &log);
+    o.dtw_pieces = 2;
+    dtb_error e = {{0}};
+    if (dtb_build(&o, &e) != DTB_OK)
+        fail_msg("build with dtw_pieces 2: %s", e.msg);
+    const dtb_variant *v = dtb_variant_find(VARIANT);
+    dtb_board b;
+    dtb_board_init(&b, v);
+    dtb_solved *s = dtb_solved_create(&b);
+    assert_non_null(s);
+    dtb_material list[64];
+    const int n = dtb_material_list(3, list, 64);
+    for (int i = 0; i < n; i++) {
+        char path[600], full[600], name[DTB_MATERIAL_NAME_MAX];
+        dtb_material_name(&list[i], name, sizeof name);
+        const bool three = dtb_material_pieces(&list[i]) == 3;
+        snprintf(path, sizeof path, "%s/%s/%s.dtw", dir, VARIANT, name);
+        assert_int_equal(access(path, F_OK) == 0, !three);
+        snprintf(path, sizeof path, "%s/%s/%s.wld", dir, VARIANT, name);
+        snprintf(full, sizeof full, "%s/%s/%s.wld", fx->one, VARIANT, name);
+        blob a, c;
+        assert_true(read_file(path, &a) && read_file(full, &c));
+        assert_true(a.len == c.len && memcmp(a.data, c.data, a.len) == 0);
+        free(a.data), free(c.data);
+        const dtb_status st = three ? dtb_build_load_wld(s, dir, list[i], &e)
+                                    : dtb_build_load(s, dir, list[i], &e);
+        if (st != DTB_OK)
+            fail_msg("load %s: %s", name, e.msg);
+    }
+    dtb_material m;
+    assert_int_equal(dtb_material_parse("KMvM", &m, NULL), DTB_OK);
+    dtb_solved_table *t = (dtb_solved_table *)dtb_solved_find(s, m);
+    assert_int_equal(dtb_check_table_results(s, t, NULL, NULL, 0), 0);
+    assert_true(dtb_check_table(s, t, NULL, NULL, 0) > 0); /* the stand-in distances */
+    const uint64_t size = dtb_index_size(t->index);
+    uint64_t i = 0;
+    while (i < size && ((t->captures[i / 64] >> (i % 64) & 1) || !dtb_value_is_win(t->values[i])))
+        i++;
+    assert_true(i < size);
+    const dtb_value was = t->values[i];
+    t->values[i] = DTB_VALUE_LOST;
+    assert_true(dtb_check_table_results(s, t, NULL, NULL, 0) >= 1);
+    t->values[i] = was;
+    assert_int_equal(dtb_check_table_results(s, t, NULL, NULL, 0), 0);
+    dtb_solved_free(s);
+}
+
 /* Writing into a full disk: the .tmp file of a table, then of a stats record, is a link to
  * /dev/full, whose writes fail with ENOSPC (no privileges or mounts needed). */
 static void test_disk_full(void **state)
@@ -1066,6 +1122,7 @@ int main(void)
         cmocka_unit_test(test_work_files_full),
         cmocka_unit_test(test_load_damaged),
         cmocka_unit_test(test_check_finds_altered_value),
+        cmocka_unit_test(test_dtw_pieces),
         cmocka_unit_test(test_disk_full),
         cmocka_unit_test(test_exits_cover_moves),
         cmocka_unit_test(test_memory_estimate),
