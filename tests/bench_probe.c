@@ -54,6 +54,7 @@
 #include "index.h"
 #include "material.h"
 #include "movegen.h"
+#include "public_position.h"
 #include "splitmix.h"
 
 static double now(void)
@@ -131,17 +132,6 @@ static void *run_job(void *arg)
 
 /* ---- the engine pattern -------------------------------------------------------------------- */
 
-static dtb_pos pos_of(const dtb_position *q)
-{
-    dtb_pos p;
-    for (int c = 0; c < 2; c++) {
-        p.men[c] = (dtb_bb)q->men[c][1] << 64 | q->men[c][0];
-        p.kings[c] = (dtb_bb)q->kings[c][1] << 64 | q->kings[c][0];
-    }
-    p.side = q->side == DTB_SIDE_WHITE ? DTB_WHITE : DTB_BLACK;
-    return p;
-}
-
 static dtb_position position_of(const dtb_pos *p)
 {
     dtb_position q;
@@ -171,7 +161,7 @@ static int descend(dtb_db *db, const dtb_board *b, const dtb_position *root, int
     if (s != DTB_OK)
         return 1;
     for (int k = 0; k < descents; k++) {
-        dtb_pos p = pos_of(root);
+        dtb_pos p = core_of(root);
         for (int ply = 0; ply < depth; ply++) {
             if (dtb_generate(b, &p, list) != DTB_OK || list->count == 0)
                 break;

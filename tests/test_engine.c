@@ -589,18 +589,6 @@ static void test_wld_only_moves(void **state)
     dtb_close(full);
 }
 
-/* The core's position of a public one. */
-static dtb_pos core_of(const dtb_position *q)
-{
-    dtb_pos p;
-    for (int c = 0; c < 2; c++) {
-        p.men[c] = (dtb_bb)q->men[c][1] << 64 | q->men[c][0];
-        p.kings[c] = (dtb_bb)q->kings[c][1] << 64 | q->kings[c][0];
-    }
-    p.side = q->side == DTB_SIDE_WHITE ? DTB_WHITE : DTB_BLACK;
-    return p;
-}
-
 /* dtb_find_move and dtb_move_matches over random crowded positions (no table needed): every
  * legal move is found from its start, end and captured squares in reverse order; a wrong
  * captured set is refused; start and end alone find it exactly when no other move shares
