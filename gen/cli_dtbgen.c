@@ -56,12 +56,13 @@ typedef struct dtbgen_options {
     int block_positions;            /* --block-positions (compact sets); 0: the default */
     bool threats;                   /* --threats (compact sets) */
     int dtw_byte_max;               /* --dtw-byte-max; 0: the default (254) */
+    bool mtc;                       /* --metrics with mtc: the .mtc tables too */
 } dtbgen_options;
 
 enum {
     OPT_LIST, OPT_OUT, OPT_CHECK, OPT_COMPACT, OPT_MANIFEST, OPT_MATERIAL, OPT_THREADS, OPT_MEMORY,
     OPT_ZSTD_LEVEL, OPT_BLOCK_POSITIONS, OPT_THREATS, OPT_VARIANT, OPT_PIECES, OPT_JSON,
-    OPT_QUIET, OPT_HELP, OPT_VERSION, OPT_WORK, OPT_FROM_FILES, OPT_DTW_BYTE_MAX, NOPTIONS
+    OPT_QUIET, OPT_HELP, OPT_VERSION, OPT_WORK, OPT_FROM_FILES, OPT_DTW_BYTE_MAX, OPT_METRICS, NOPTIONS
 };
 
 static const dtb_cli_option options[NOPTIONS] = {
@@ -80,6 +81,8 @@ static const dtb_cli_option options[NOPTIONS] = {
                         "finished tables a build still reads are read from their files, not kept uncompressed (default: only when the work files would not fit the disk)"},
     [OPT_DTW_BYTE_MAX] = {"--dtw-byte-max", DTB_CLI_INT, "N",
                           "distances beyond N plies go to the tables' long lists (default 254, what a byte holds; lower: the same values, more listed, for tests)", 1, 254},
+    [OPT_METRICS] = {"--metrics", DTB_CLI_TEXT, "LIST",
+                     "the tables a build makes, of wld,dtw,mtc (wld and dtw always; default wld,dtw; mtc: moves to conversion, docs/FORMAT.md 8.5)"},
     [OPT_ZSTD_LEVEL] = {"--zstd-level", DTB_CLI_INT, "L",
                         "compression level of the table files (default 9; --compact: 15)", 1, 22},
     [OPT_BLOCK_POSITIONS] = {"--block-positions", DTB_CLI_INT, "N",
@@ -162,6 +165,14 @@ static int options_from_args(const dtb_cli_args *a, dtbgen_options *o)
     o->work_dir = a->text[OPT_WORK];
     o->from_files = a->given[OPT_FROM_FILES];
     o->dtw_byte_max = (int)a->number[OPT_DTW_BYTE_MAX];
+    for (const char *m = a->text[OPT_METRICS]; m && *m;) {
+        const size_t n = strcspn(m, ",");
+        if (n == 3 && strncmp(m, "mtc", 3) == 0)
+            o->mtc = true;
+        else if (!(n == 3 && (strncmp(m, "wld", 3) == 0 || strncmp(m, "dtw", 3) == 0)))
+            return usage_error("--metrics: a comma-separated list of wld, dtw and mtc");
+        m += n + (m[n] == ',');
+    }
     o->dir = o->command == CMD_CHECK      ? a->text[OPT_CHECK]
              : o->command == CMD_MANIFEST ? a->text[OPT_MANIFEST]
                                           : a->text[OPT_OUT];
@@ -176,6 +187,8 @@ static int options_from_args(const dtb_cli_args *a, dtbgen_options *o)
                            "or --list)");
     if (o->block_positions && o->command != CMD_COMPACT)
         return usage_error("--block-positions is for --compact (builds use 65536)");
+    if (a->given[OPT_METRICS] && o->command != CMD_BUILD)
+        return usage_error("--metrics is for builds (--out)");
     if (o->threats && o->command != CMD_COMPACT)
         return usage_error("--threats is for --compact (full sets store every quiet position)");
     if (o->command == CMD_COMPACT && !o->dir)
@@ -692,6 +705,7 @@ static int run_build(const dtbgen_options *o, dtb_mpi *mpi)
         .read_finished = o->from_files,
         .zstd_level = o->zstd_level,
         .dtw_byte_max = o->dtw_byte_max,
+        .mtc = o->mtc,
         .log = on_build,
         .user = &ps,
     };
