@@ -193,6 +193,18 @@ static dtb_status read_values(const char *path, const dtb_variant *v, const dtb_
     return bad;
 }
 
+dtb_status dtb_build_read_mtc(const char *dir, const dtb_variant *v, dtb_material m, uint64_t size,
+                              dtb_value *mtc, dtb_error *e)
+{
+    char path[4096];
+    dtb_build_table_path(path, sizeof path, dir, v, &m, DTB_METRIC_MTC);
+    if (access(path, F_OK) != 0)
+        return dtb_error_set(e, DTB_E_NOTFOUND, "%s: no such table", path);
+    /* MTC tables have no long list, the only part of read_values that needs a registry */
+    dtb_solved_table t = {.material = m, .values = mtc};
+    return read_values(path, v, &m, DTB_METRIC_MTC, size, NULL, &t, e);
+}
+
 dtb_status dtb_build_load(dtb_solved *s, const char *dir, dtb_material m, dtb_error *e)
 {
     const dtb_board *b = dtb_solved_board(s);

@@ -136,6 +136,12 @@ dtb_table_write_options dtb_build_write_options(const dtb_variant *v, const char
 void dtb_build_table_path(char *buf, size_t size, const char *dir, const dtb_variant *v,
                           const dtb_material *m, dtb_metric metric);
 
+/* Reads the .mtc table of material m (size positions) from dir into mtc (size bytes; capture
+ * positions hold whatever the writer filled in). DTB_E_NOTFOUND when absent; other statuses
+ * for damaged files. */
+dtb_status dtb_build_read_mtc(const char *dir, const dtb_variant *v, dtb_material m, uint64_t size,
+                              dtb_value *mtc, dtb_error *e);
+
 /* Loads the .dtw table of material m from dir into s (every material it depends on must be in s
  * already: capture positions, stored as don't-care, are re-derived from their successors).
  * DTB_E_NOTFOUND when absent; other statuses for damaged files. */

@@ -770,6 +770,21 @@ static void on_mismatch(void *user, const dtb_solved_table *t, uint64_t index, d
            dtb_wvalue_dtw(derived));
 }
 
+static void on_mtc_mismatch(void *user, const dtb_solved_table *t, uint64_t index, dtb_value stored,
+                            dtb_value derived)
+{
+    const dtb_board *b = user;
+    dtb_pos p;
+    char fen[DTB_FEN_MAX], name[DTB_MATERIAL_NAME_MAX];
+    dtb_index_pos(t->index, index, &p);
+    dtb_fen_write(b, &p, fen, sizeof fen);
+    dtb_material_name(&t->material, name, sizeof name);
+    static const char *const wdl[3] = {"loss", "draw", "win"};
+    printf("mismatch %s.mtc %s: stored %s %d, successors give %s %d\n", name, fen,
+           wdl[dtb_value_wdl(stored) + 1], dtb_value_wdl(stored) ? dtb_mtc_plies(stored) : 0,
+           wdl[dtb_value_wdl(derived) + 1], dtb_value_wdl(derived) ? dtb_mtc_plies(derived) : 0);
+}
+
 static void not_checked(const dtbgen_options *o, const char *name, const dtb_material *need)
 {
     char needed[DTB_MATERIAL_NAME_MAX];
@@ -785,6 +800,44 @@ typedef struct check_state {
     int checked, unchecked;
     uint64_t bad, positions;
 } check_state;
+
+/* The .mtc table of t, when there is one, against its successors: the results in s and the
+ * MTC of its flip's table, which must be there too. */
+static void check_mtc(check_state *cs, const dtb_solved *s, const dtb_solved_table *t,
+                      const char *name)
+{
+    const dtb_material fm = dtb_material_flip(t->material);
+    const dtb_solved_table *ft = dtb_solved_find(s, fm);
+    const bool self = ft == t;
+    const uint64_t n = dtb_index_size(t->index), fn = dtb_index_size(ft->index);
+    dtb_value *mtc = malloc(n), *fmtc = self ? mtc : malloc(fn);
+    dtb_error e;
+    dtb_status st = mtc && fmtc ? DTB_OK : dtb_error_set(&e, DTB_E_NOMEM, "out of memory");
+    if (st == DTB_OK)
+        st = dtb_build_read_mtc(cs->o->dir, cs->b.variant, t->material, n, mtc, &e);
+    if (st == DTB_E_NOTFOUND) { /* a set made without MTC */
+        st = DTB_OK;
+        goto done;
+    }
+    if (st == DTB_OK && !self)
+        st = dtb_build_read_mtc(cs->o->dir, cs->b.variant, fm, fn, fmtc, &e);
+    if (st != DTB_OK) {
+        fprintf(stderr, "dtbgen: check %s.mtc: %s\n", name, e.msg);
+        cs->bad++;
+        goto done;
+    }
+    const uint64_t k = dtb_check_mtc_table(s, t, mtc, fmtc, on_mtc_mismatch, &cs->b, 20);
+    if (!cs->o->quiet)
+        fprintf(stderr, "dtbgen: check %s.mtc: %llu positions, %llu mismatches\n", name,
+                (unsigned long long)n, (unsigned long long)k);
+    cs->bad += k;
+    cs->positions += n;
+    cs->checked++;
+done:
+    free(mtc);
+    if (!self)
+        free(fmtc);
+}
 
 static void on_check(void *user, const dtb_solved *s, dtb_material m, const dtb_material *missing)
 {
@@ -804,6 +857,7 @@ static void on_check(void *user, const dtb_solved *s, dtb_material m, const dtb_
     cs->bad += k;
     cs->positions += dtb_index_size(t->index);
     cs->checked++;
+    check_mtc(cs, s, t, name);
 }
 
 static int run_check(const dtbgen_options *o)

@@ -5,15 +5,19 @@
  * loss of the solved tables with dtb, nothing of the MTC solve: no units, no predecessors, no
  * queues. It makes plain forward passes over every position of a pair: pass n decides exactly
  * the positions whose MTC is n, from their moves and the MTCs decided in earlier passes. */
+#define _GNU_SOURCE /* mkdtemp */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
+#include "build.h"
+#include "check.h"
 #include "fen.h"
 #include "movegen.h"
 #include "solve.h"
@@ -200,6 +204,69 @@ static void reference_canadian(void **state) { (void)state; compare_variant("can
 /* International 2..4 (minutes): run by hand, `test_mtc international4`. */
 static void reference_international4(void **state) { (void)state; compare_variant("international", 4); }
 
+/* ---- dtbgen --check's MTC re-derivation ---------------------------------------------------- */
+
+typedef struct walk {
+    const char *dir;
+    const dtb_variant *v;
+    uint64_t checked, bad, mutated_bad;
+    bool mutated;
+} walk;
+
+/* Checks each table's MTC as dtbgen --check does: as written, then with one byte made wrong
+ * (a won position's MTC one longer, then a lost one's one shorter), which must be caught. */
+static void check_one(void *user, const dtb_solved *s, dtb_material m, const dtb_material *missing)
+{
+    walk *w = user;
+    assert_null(missing);
+    const dtb_solved_table *t = dtb_solved_find(s, m), *ft = dtb_solved_find(s, dtb_material_flip(m));
+    const uint64_t n = dtb_index_size(t->index), fn = dtb_index_size(ft->index);
+    dtb_value *mtc = malloc(n), *fmtc = malloc(fn);
+    dtb_error e;
+    assert_int_equal(dtb_build_read_mtc(w->dir, w->v, m, n, mtc, &e), DTB_OK);
+    assert_int_equal(dtb_build_read_mtc(w->dir, w->v, ft->material, fn, fmtc, &e), DTB_OK);
+    const dtb_value *other = ft == t ? mtc : fmtc;
+    w->bad += dtb_check_mtc_table(s, t, mtc, other, NULL, NULL, 0);
+    w->checked++;
+    for (int kind = 0; kind < 2; kind++) { /* 0: a win made longer, 1: a loss made shorter */
+        for (uint64_t i = 0; i < n; i++) {
+            const dtb_value v = mtc[i];
+            if ((t->captures[i / 64] >> (i % 64) & 1) || dtb_value_wdl(v) != (kind ? DTB_LOSS : DTB_WIN) ||
+                (kind && dtb_mtc_plies(v) == 0))
+                continue;
+            mtc[i] = kind ? (dtb_value)(v - 1) : (dtb_value)(v + 1);
+            const uint64_t bad = dtb_check_mtc_table(s, t, mtc, ft == t ? mtc : fmtc, NULL, NULL, 0);
+            assert_true(bad >= 1);
+            w->mutated_bad += bad;
+            w->mutated = true;
+            mtc[i] = v;
+            break;
+        }
+    }
+    free(mtc);
+    free(fmtc);
+}
+
+static void check_catches_wrong_mtc(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/dtb_test_mtc_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    const dtb_variant *v = dtb_variant_find("international");
+    const dtb_build_options o = {.variant = v, .pieces = 3, .out_dir = dir, .mtc = true};
+    dtb_error e;
+    if (dtb_build(&o, &e) != DTB_OK)
+        fail_msg("build: %s", e.msg);
+    walk w = {.dir = dir, .v = v};
+    assert_int_equal(dtb_build_walk(&o, check_one, &w, &e), DTB_OK);
+    assert_int_equal(w.checked, 16); /* every material of 2..3 pieces */
+    assert_int_equal(w.bad, 0);
+    assert_true(w.mutated);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "international4") == 0) {
@@ -214,6 +281,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(reference_brazilian),
         cmocka_unit_test(reference_international),
         cmocka_unit_test(reference_canadian),
+        cmocka_unit_test(check_catches_wrong_mtc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
