@@ -922,14 +922,8 @@ dtb_status dtb_resolve_mtc(dtb_resolver *r, const dtb_pos *p, unsigned flags, dt
         *mtc = 0;
         return DTB_OK;
     }
-    /* Every move of a capture position converts: the MTC of a win or loss is 1, and the
-     * capture search's result decides which (docs/FORMAT.md §8.5). */
-    if (!(flags & DTB_RESOLVE_QUIET) && must_capture(r, p)) {
-        const dtb_status s = dtb_resolve_wdl(r, p, flags, wdl, e);
-        if (s == DTB_OK)
-            *mtc = *wdl == DTB_DRAW ? 0 : 1;
-        return s;
-    }
+    /* The material's .mtc table is asked for even where its byte is not read (a capture
+     * position): a set made without MTC answers no position's MTC. */
     dtb_pos buf;
     const dtb_pos *w = white_to_move(r, p, &buf);
     const dtb_ptable *t;
@@ -937,6 +931,14 @@ dtb_status dtb_resolve_mtc(dtb_resolver *r, const dtb_pos *p, unsigned flags, dt
                                     !(flags & DTB_RESOLVE_CACHE_ONLY), &t, e);
     if (s != DTB_OK)
         return s;
+    /* Every move of a capture position converts: the MTC of a win or loss is 1, and the
+     * capture search's result decides which (docs/FORMAT.md §8.5). */
+    if (!(flags & DTB_RESOLVE_QUIET) && must_capture(r, p)) {
+        s = dtb_resolve_wdl(r, p, flags, wdl, e);
+        if (s == DTB_OK)
+            *mtc = *wdl == DTB_DRAW ? 0 : 1;
+        return s;
+    }
     if (t->derived || t->threats) /* no writer makes them: compact sets leave MTC out */
         return dtb_error_set(e, DTB_E_CORRUPT, "%s: an MTC table of a compact set", t->name);
     unsigned raw;
