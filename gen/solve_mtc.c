@@ -107,24 +107,36 @@ static void init_node(const unit *u, mlane *ln, uint32_t id, const dtb_pos *p)
         mpush(ln, 1, id);
         return;
     }
-    dtb_movelist ml;
-    const dtb_status st = dtb_generate(u->b, p, &ml);
-    assert(st == DTB_OK);
-    (void)st;
-    int kings = 0;
+    /* A quiet position's conversions are its man moves: those that stay in the pair (the
+     * unit's man exits, their targets in the pair's other table) and promotions. */
+    const dtb_board *b = u->b;
+    const dtb_bb empty = b->all & ~dtb_pos_occupied(p);
     bool converts = false, keeps = false; /* a conversion; one into a lost position */
-    for (int i = 0; i < ml.count; i++) {
-        const dtb_move *m = &ml.moves[i];
-        if (dtb_bb_has(p->kings[DTB_WHITE], m->from)) {
-            kings++;
+    for (int i = 0; i < hf->nex && !keeps; i++) {
+        const man_exit *x = &hf->ex[i];
+        if (!(x->to & empty))
             continue;
-        }
         converts = true;
-        if (res == M_WIN && !keeps) {
-            dtb_value slot;
-            keeps = dtb_value_is_loss(*dtb_solved_value_after(u->s, p, m, &slot));
+        if (res == M_WIN) {
+            const dtb_bb fwk = dtb_bb_reverse(b, p->kings[DTB_BLACK]);
+            const dtb_bb fbk = dtb_bb_reverse(b, p->kings[DTB_WHITE]);
+            keeps = dtb_value_is_loss(x->values[x->base + dtb_index_kings_of(x->ix, x->men, fwk, fbk)]);
         }
     }
+    for (int k = 0; k < 2 && !keeps; k++) {
+        const int d = dtb_forward_dir(DTB_WHITE, k);
+        for (dtb_bb to = hf->promo_to[k] & empty; to && !keeps;) {
+            const int t = dtb_bb_pop(&to);
+            converts = true;
+            if (res == M_WIN) {
+                const dtb_move mv = {.from = (uint8_t)b->next[t][d ^ 3], .to = (uint8_t)t,
+                                     .promotes = true};
+                dtb_value slot;
+                keeps = dtb_value_is_loss(*dtb_solved_value_after(u->s, p, &mv, &slot));
+            }
+        }
+    }
+    const int kings = res == M_WIN ? 0 : dtb_count_king_steps(b, p->kings[DTB_WHITE], empty);
     if (res == M_WIN) {
         *nd = (mnode){.lev = keeps ? 1 : M_NONE, .flags = M_WIN};
         if (keeps)
@@ -220,6 +232,7 @@ dtb_status dtb_solve_mtc_pair(const dtb_solved *s, dtb_material m, dtb_value *mt
     const bool fast = dtb_index_fast_get(t->index, &fxt) && dtb_index_fast_get(ft->index, &fxft);
     dtb_value *const out[2] = {mtc[0], self ? mtc[0] : mtc[1]};
     const int nthreads = omp_get_max_threads();
+    const uint64_t chunk = K >= 4096 ? 1 : 4096 / K; /* blocks a thread takes at a time */
     mlane *lanes = calloc((size_t)nthreads, sizeof *lanes);
     if (!lanes)
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
@@ -230,8 +243,11 @@ dtb_status dtb_solve_mtc_pair(const dtb_solved *s, dtb_material m, dtb_value *mt
         stats_reset(&me->st[1]);
         unit u = {.b = b, .s = s, .K = K, .fx = {fast ? &fxt : NULL, fast ? &fxft : NULL},
                   .quick_capture = b->variant->kings_fly};
-#pragma omp for schedule(dynamic, 16)
-        for (uint64_t blk = 0; blk < nblocks; blk++) {
+        /* Units of a few blocks' worth of positions are handed out one at a time: materials
+         * with men have tens of them, and a kings-only pair is one (solved by one thread). */
+#pragma omp for schedule(dynamic, 1)
+        for (uint64_t c = 0; c < (nblocks + chunk - 1) / chunk; c++)
+        for (uint64_t blk = c * chunk; blk < nblocks && blk < (c + 1) * chunk; blk++) {
             if (me->nomem || me->overflow)
                 continue;
             const work wk = dtb_unit_work_of(b, t, ft, blk);
