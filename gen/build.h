@@ -57,7 +57,10 @@ typedef struct dtb_build_options {
     int dtw_byte_max;             /* 0: distances beyond a byte's go to long lists; 1..254: also
                                      those beyond this (dtb_solved_set_byte_max; for tests) */
     bool mtc;                     /* also the .mtc tables (docs/FORMAT.md §8.5): made with each
-                                     pair, and a pair without them is not complete */
+                                     pair, and a pair without them is not complete (solved
+                                     again). Their working memory (a byte a position of the
+                                     pair, 4 a position of a unit per thread) is not in the
+                                     memory plan yet */
     dtb_build_log log;
     void *user;
     const dtb_build_peers *peers; /* NULL: this process solves alone */
