@@ -12,8 +12,10 @@
  * first level a lost successor reports, a loss once every king move has reported. A unit never
  * reads another unit's MTC, so all units of the pair are independent (no advancement levels),
  * each solved by one thread into its own bytes: the result does not depend on the thread count.
- * Slower per position than the node solve (it generates each decided quiet position's moves in
- * full) but it has only one pass and no exits to fold. */
+ * A won position reads only its man moves' values (the unit's man exits, promotions), a lost one
+ * counts its king moves; every resolved position generates its predecessors again, which makes
+ * the pass about half a solve (docs/MEASUREMENTS.md, "MTC"). A kings-only pair is one unit and
+ * one thread's work: sharing a unit between threads, as the node solve does, is not done here. */
 #include "solve_unit.h"
 
 /* What is known of one position of the unit: 4 bytes. */
