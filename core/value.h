@@ -96,4 +96,17 @@ static inline dtb_wvalue dtb_wvalue_of_byte(dtb_value v)
 /* The exact value of a win (or loss) in dtw plies. */
 static inline dtb_wvalue dtb_wvalue_of(bool win, int dtw) { return win ? dtb_wvalue_win(dtw) : dtb_wvalue_loss(dtw); }
 
+/* The MTC byte (docs/FORMAT.md §8.5): plies to the next conversion that keeps the win (a
+ * capture or a man move), the winner taking the shortest way and the loser the longest. Its
+ * parity says nothing, so its layout is its own (not the DTW byte's halves):
+ *   0            draw (no MTC)
+ *   1..127       win, the conversion in v plies
+ *   128..255     loss, the conversion in v-128 plies (0: no legal move now)
+ * dtb_value_wdl reads it as it reads a DTW byte. */
+#define DTB_MTC_BYTE_MAX 127 /* the longest MTC a byte holds, for either result */
+
+static inline dtb_value dtb_mtc_byte(bool win, int mtc) { return (dtb_value)(win ? mtc : 128 + mtc); }
+/* MTC in plies of a win or loss byte; 0 for a draw (ask dtb_value_wdl first). */
+static inline int dtb_mtc_plies(dtb_value v) { return v < 128 ? v : v - 128; }
+
 #endif

@@ -201,6 +201,18 @@ bool dtb_build_writes_dtw(const dtb_build_options *o, const dtb_material *m)
 static dtb_status load_metric(dtb_solved *s, const char *dir, dtb_material m, dtb_metric metric,
                               dtb_error *e);
 
+dtb_status dtb_build_read_mtc(const char *dir, const dtb_variant *v, dtb_material m, uint64_t size,
+                              dtb_value *mtc, dtb_error *e)
+{
+    char path[4096];
+    dtb_build_table_path(path, sizeof path, dir, v, &m, DTB_METRIC_MTC);
+    if (access(path, F_OK) != 0)
+        return dtb_error_set(e, DTB_E_NOTFOUND, "%s: no such table", path);
+    /* MTC tables have no long list, the only part of read_values that needs a registry */
+    dtb_solved_table t = {.material = m, .values = mtc};
+    return read_values(path, v, &m, DTB_METRIC_MTC, size, NULL, &t, e);
+}
+
 dtb_status dtb_build_load(dtb_solved *s, const char *dir, dtb_material m, dtb_error *e)
 {
     return load_metric(s, dir, m, DTB_METRIC_DTW, e);
@@ -292,6 +304,68 @@ static dtb_status write_table(const dtb_build_options *o, const dtb_solved *s,
     return st;
 }
 
+/* Writes the .mtc table of t from its MTC bytes (capture positions don't-care, as in .wld). */
+static dtb_status write_mtc_table(const dtb_build_options *o, const dtb_solved_table *t,
+                                  const dtb_value *mtc, dtb_error *e)
+{
+    char path[4096], name[DTB_MATERIAL_NAME_MAX];
+    dtb_build_table_path(path, sizeof path, o->out_dir, o->variant, &t->material, DTB_METRIC_MTC);
+    dtb_material_name(&t->material, name, sizeof name);
+    dtb_table_write_options w = dtb_build_write_options(o->variant, name, DTB_METRIC_MTC);
+    w.dontcare_kind = DTB_DONTCARE_CAPTURES;
+    w.threads = o->threads;
+    if (o->zstd_level > 0)
+        w.zstd_level = o->zstd_level;
+    const dtb_table_dontcare dc = {.bits = t->captures, .marker = -1};
+    return dtb_table_write(path, &w, mtc, dtb_index_size(t->index), &dc, NULL, e);
+}
+
+/* The MTC of a solved pair (gen/solve_mtc.c), written as its .mtc tables; stats and the time
+ * it took into mst and *seconds. */
+static dtb_status solve_and_write_mtc(const dtb_build_options *o, const dtb_solved *s,
+                                      const dtb_material *m, dtb_mtc_stats mst[2], double *seconds,
+                                      dtb_error *e)
+{
+    const double t0 = omp_get_wtime();
+    const dtb_material f = dtb_material_flip(*m);
+    const bool self = is_self_flip(m);
+    const dtb_solved_table *t[2] = {dtb_solved_find(s, *m), dtb_solved_find(s, f)};
+    dtb_value *mtc[2] = {NULL, NULL};
+    dtb_status rc = DTB_OK;
+    for (int k = 0; k < (self ? 1 : 2) && rc == DTB_OK; k++)
+        if (!(mtc[k] = malloc(dtb_index_size(t[k]->index))))
+            rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory for the MTC of a pair");
+    if (rc == DTB_OK)
+        rc = dtb_solve_mtc_pair(s, *m, mtc, mst, e);
+    for (int k = 0; k < (self ? 1 : 2) && rc == DTB_OK; k++)
+        rc = write_mtc_table(o, t[k], mtc[k], e);
+    free(mtc[0]);
+    free(mtc[1]);
+    *seconds = omp_get_wtime() - t0;
+    return rc;
+}
+
+/* The stats record's MTC fields (empty without MTC): the longest MTC of the wins and of the
+ * losses, each with a position that has it. */
+static void mtc_json(char *buf, size_t size, const dtb_solved *s, const dtb_solved_table *t,
+                     const dtb_mtc_stats *st, double seconds)
+{
+    const dtb_board *b = dtb_solved_board(s);
+    char fen[2][DTB_FEN_MAX] = {"", ""};
+    const int d[2] = {st->longest_win, st->longest_loss};
+    const uint64_t at[2] = {st->longest_win_at, st->longest_loss_at};
+    for (int k = 0; k < 2; k++)
+        if (d[k] >= 0) {
+            dtb_pos p;
+            dtb_index_pos(t->index, at[k], &p);
+            dtb_fen_write(b, &p, fen[k], sizeof fen[k]);
+        }
+    snprintf(buf, size,
+             ",\"longest_mtc_win\":%d,\"longest_mtc_win_fen\":\"%s\",\"longest_mtc_loss\":%d,"
+             "\"longest_mtc_loss_fen\":\"%s\",\"mtc_seconds\":%.3f",
+             d[0], fen[0], d[1], fen[1], seconds);
+}
+
 /* The process's peak resident memory so far (bytes). */
 static uint64_t peak_resident(void)
 {
@@ -300,7 +374,7 @@ static uint64_t peak_resident(void)
 }
 
 static void stats_json(char *buf, size_t size, const dtb_solved *s, const dtb_solved_table *t,
-                       const dtb_solve_stats *st, double seconds)
+                       const dtb_solve_stats *st, double seconds, const char *more)
 {
     const dtb_board *b = dtb_solved_board(s);
     uint64_t work_now, work_peak, releases;
@@ -316,18 +390,18 @@ static void stats_json(char *buf, size_t size, const dtb_solved *s, const dtb_so
              "{\"variant\":\"%s\",\"material\":\"%s\",\"positions\":%llu,\"wins\":%llu,"
              "\"draws\":%llu,\"losses\":%llu,\"captures\":%llu,\"longest_win\":%d,"
              "\"longest_win_fen\":\"%s\",\"seconds\":%.3f,\"positions_per_second\":%.0f,"
-             "\"peak_resident_bytes\":%llu,\"work_file_bytes\":%llu}\n",
+             "\"peak_resident_bytes\":%llu,\"work_file_bytes\":%llu%s}\n",
              b->variant->name, name, (unsigned long long)st->positions,
              (unsigned long long)st->wins, (unsigned long long)st->draws,
              (unsigned long long)st->losses, (unsigned long long)st->captures, st->longest_win,
              fen, seconds, seconds > 0 ? (double)st->positions / seconds : 0.0,
-             (unsigned long long)peak_resident(), (unsigned long long)work_peak);
+             (unsigned long long)peak_resident(), (unsigned long long)work_peak, more);
 }
 
-/* A pair is complete when each member's .dtw (unless --dtw-pieces leaves it out), .wld and
- * .stats exist. The stats record is written last, so its presence says the tables before it
- * were renamed into place; the tables are looked for too, so a table deleted by hand is rebuilt
- * rather than reported missing. */
+/* A pair is complete when each member's .dtw (unless --dtw-pieces leaves it out), .wld (.mtc
+ * when asked for) and .stats exist. The stats record is written last, so its presence says the
+ * tables before it were renamed into place; the tables are looked for too, so a table deleted by
+ * hand is rebuilt rather than reported missing. */
 static bool pair_complete(const dtb_build_options *o, const dtb_material *m)
 {
     const dtb_material f = dtb_material_flip(*m);
@@ -337,9 +411,9 @@ static bool pair_complete(const dtb_build_options *o, const dtb_material *m)
         stats_path(path, sizeof path, o->out_dir, o->variant, ms[k]);
         if (access(path, F_OK) != 0)
             return false;
-        for (int metric = dtb_build_writes_dtw(o, ms[k]) ? 0 : 1; metric < 2; metric++) {
-            dtb_build_table_path(path, sizeof path, o->out_dir, o->variant, ms[k],
-                                 metric ? DTB_METRIC_WLD : DTB_METRIC_DTW);
+        static const dtb_metric metrics[3] = {DTB_METRIC_DTW, DTB_METRIC_WLD, DTB_METRIC_MTC};
+        for (int metric = dtb_build_writes_dtw(o, ms[k]) ? 0 : 1; metric < (o->mtc ? 3 : 2); metric++) {
+            dtb_build_table_path(path, sizeof path, o->out_dir, o->variant, ms[k], metrics[metric]);
             if (access(path, F_OK) != 0)
                 return false;
         }
@@ -435,11 +509,17 @@ static dtb_status solve_and_write(const dtb_build_options *o, dtb_solved *s, con
         if (rc != DTB_OK)
             return rc;
     }
+    dtb_mtc_stats mst[2];
+    double mtc_seconds = 0;
+    if (o->mtc && (rc = solve_and_write_mtc(o, s, m, mst, &mtc_seconds, e)) != DTB_OK)
+        return rc;
     for (int k = 0; k < (self ? 1 : 2); k++) {
         const dtb_solved_table *t = dtb_solved_find(s, *ms[k]);
-        char json[2048], path[4096], mname[DTB_MATERIAL_NAME_MAX];
+        char json[3072], path[4096], mname[DTB_MATERIAL_NAME_MAX], more[1024] = "";
+        if (o->mtc)
+            mtc_json(more, sizeof more, s, t, &mst[k], self ? mtc_seconds : mtc_seconds / 2);
         /* Time is shared by the pair; each member gets its share by size. */
-        stats_json(json, sizeof json, s, t, &st[k], self ? seconds : seconds / 2);
+        stats_json(json, sizeof json, s, t, &st[k], self ? seconds : seconds / 2, more);
         stats_path(path, sizeof path, o->out_dir, o->variant, ms[k]);
         rc = dtb_atomic_write_file(path, json, strlen(json), e);
         if (rc != DTB_OK)

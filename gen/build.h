@@ -61,6 +61,11 @@ typedef struct dtb_build_options {
                                      smaller set). The build still solves exact distances; a
                                      WLD-only table it reads back stands in with
                                      dtb_solved_wld_as_dtw's, which keep every result */
+    bool mtc;                     /* also the .mtc tables (docs/FORMAT.md §8.5): made with each
+                                     pair, and a pair without them is not complete (solved
+                                     again). Their working memory (a byte a position of the
+                                     pair, 4 a position of a unit per thread) is not in the
+                                     memory plan yet */
     dtb_build_log log;
     void *user;
     const dtb_build_peers *peers; /* NULL: this process solves alone */
@@ -139,6 +144,12 @@ dtb_table_write_options dtb_build_write_options(const dtb_variant *v, const char
 /* Path of a material's table file: dir/<variant>/<material>.<metric>. */
 void dtb_build_table_path(char *buf, size_t size, const char *dir, const dtb_variant *v,
                           const dtb_material *m, dtb_metric metric);
+
+/* Reads the .mtc table of material m (size positions) from dir into mtc (size bytes; capture
+ * positions hold whatever the writer filled in). DTB_E_NOTFOUND when absent; other statuses
+ * for damaged files. */
+dtb_status dtb_build_read_mtc(const char *dir, const dtb_variant *v, dtb_material m, uint64_t size,
+                              dtb_value *mtc, dtb_error *e);
 
 /* Loads the .dtw table of material m from dir into s (every material it depends on must be in s
  * already: capture positions, stored as don't-care, are re-derived from their successors).

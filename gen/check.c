@@ -1,8 +1,10 @@
 /* One-ply minimax over stored successors. Win: the fastest move to a lost successor. Loss:
- * every move reaches a won successor (or there is no move), the slowest one. Else a draw. */
+ * every move reaches a won successor (or there is no move), the slowest one. Else a draw.
+ * MTC likewise, over the stored results and the MTC of king moves' successors. */
 #include "check.h"
 
 #include <assert.h>
+#include <limits.h>
 
 #include "movegen.h"
 
@@ -32,6 +34,40 @@ dtb_wvalue dtb_check_derive(const dtb_solved *s, const dtb_pos *p)
     if (draw)
         return DTB_WVALUE_DRAW;
     return dtb_wvalue_loss(longest_loss < 0 ? 0 : longest_loss);
+}
+
+/* MTC: the win takes its cheapest move into a lost position, the loss its dearest move; a
+ * conversion (a capture or a man move) costs 1, a king move 1 + the MTC it reaches. */
+dtb_value dtb_check_mtc_derive(const dtb_solved *s, const dtb_pos *p, const dtb_solved_table *ft,
+                               const dtb_value *mtc_f)
+{
+    const dtb_wdl r = dtb_value_wdl(dtb_solved_value(s, p));
+    if (r == DTB_DRAW)
+        return DTB_VALUE_DRAW;
+    const dtb_board *b = dtb_solved_board(s);
+    dtb_movelist ml;
+    const dtb_status st = dtb_generate(b, p, &ml);
+    assert(st == DTB_OK);
+    (void)st;
+    int best = r == DTB_WIN ? INT_MAX : 0;
+    for (int i = 0; i < ml.count; i++) {
+        const dtb_move *m = &ml.moves[i];
+        dtb_pos q;
+        dtb_make_move(p, m, &q);
+        if (r == DTB_WIN && !dtb_value_is_loss(dtb_solved_value(s, &q)))
+            continue; /* does not keep the win */
+        int cost = 1;
+        if (!m->ncaptured && dtb_bb_has(p->kings[p->side], m->from)) {
+            dtb_pos f;
+            dtb_pos_flip(b, &q, &f);
+            const uint64_t idx = dtb_index_of(ft->index, &f);
+            /* a capture position there converts at once (MTC 1) */
+            cost = 1 + (ft->captures[idx / 64] >> (idx % 64) & 1 ? 1 : dtb_mtc_plies(mtc_f[idx]));
+        }
+        best = r == DTB_WIN ? (cost < best ? cost : best) : (cost > best ? cost : best);
+    }
+    assert(best != INT_MAX);
+    return dtb_mtc_byte(r == DTB_WIN, best > DTB_MTC_BYTE_MAX ? DTB_MTC_BYTE_MAX : best);
 }
 
 #define CHUNK 65536
@@ -88,6 +124,56 @@ static uint64_t check_table(const dtb_solved *s, const dtb_solved_table *t, dtb_
                 const dtb_wvalue d = dtb_check_derive(s, &p), stored = dtb_solved_exact_at(s, t, i);
                 if (differs(d, stored, results)) {
                     report(user, t, i, stored, d);
+                    reported++;
+                }
+            }
+        }
+    }
+    return bad;
+}
+
+static bool is_capture(const dtb_solved_table *t, uint64_t i)
+{
+    return t->captures[i / 64] >> (i % 64) & 1;
+}
+
+uint64_t dtb_check_mtc_table(const dtb_solved *s, const dtb_solved_table *t, const dtb_value *mtc_t,
+                             const dtb_value *mtc_f, dtb_check_mtc_report report, void *user,
+                             uint64_t limit)
+{
+    const dtb_material fm = dtb_material_flip(t->material);
+    const dtb_solved_table *ft = dtb_solved_find(s, fm);
+    assert(ft);
+    const uint64_t n = dtb_index_size(t->index);
+    const uint64_t nchunks = (n + CHUNK - 1) / CHUNK;
+    uint64_t bad = 0, reported = 0;
+    /* As dtb_check_table: chunks in parallel, reports in index order. */
+#pragma omp parallel for schedule(dynamic, 1) ordered reduction(+ : bad)
+    for (uint64_t c = 0; c < nchunks; c++) {
+        uint64_t first_bad = UINT64_MAX, chunk_bad = 0;
+        const uint64_t end = (c + 1) * CHUNK < n ? (c + 1) * CHUNK : n;
+        for (uint64_t i = c * CHUNK; i < end; i++) {
+            if (is_capture(t, i))
+                continue;
+            dtb_pos p;
+            dtb_index_pos(t->index, i, &p);
+            if (dtb_check_mtc_derive(s, &p, ft, mtc_f) != mtc_t[i]) {
+                if (!chunk_bad)
+                    first_bad = i;
+                chunk_bad++;
+            }
+        }
+        bad += chunk_bad;
+#pragma omp ordered
+        if (chunk_bad && report) {
+            for (uint64_t i = first_bad; i < end && reported < limit; i++) {
+                if (is_capture(t, i))
+                    continue;
+                dtb_pos p;
+                dtb_index_pos(t->index, i, &p);
+                const dtb_value d = dtb_check_mtc_derive(s, &p, ft, mtc_f);
+                if (d != mtc_t[i]) {
+                    report(user, t, i, mtc_t[i], d);
                     reported++;
                 }
             }

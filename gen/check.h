@@ -26,4 +26,24 @@ uint64_t dtb_check_table_results(const dtb_solved *s, const dtb_solved_table *t,
  * included). */
 dtb_wvalue dtb_check_derive(const dtb_solved *s, const dtb_pos *p);
 
+/* ---- MTC (docs/FORMAT.md §8.5) --------------------------------------------------------------- */
+
+/* The MTC byte of quiet position p of table t (white to move) by one ply over its moves: the
+ * win / draw / loss of every successor from s, and the MTC of each king move's successor from
+ * mtc_f, the MTC bytes of t's colour flip ft (where a king move lands, white to move after the
+ * flip; a capture position there is at 1 whatever its byte, files leave it don't-care). */
+dtb_value dtb_check_mtc_derive(const dtb_solved *s, const dtb_pos *p, const dtb_solved_table *ft,
+                               const dtb_value *mtc_f);
+
+/* Called for each MTC mismatch as dtb_check_report is, with the stored and re-derived bytes. */
+typedef void (*dtb_check_mtc_report)(void *user, const dtb_solved_table *t, uint64_t index,
+                                     dtb_value stored, dtb_value derived);
+
+/* Checks the MTC bytes mtc_t of every quiet position of t (capture positions are don't-care)
+ * against its successors (mtc_f: those of t's flip, mtc_t itself for a material that is its
+ * own flip). Returns the number of mismatches. Uses the OpenMP threads in force. */
+uint64_t dtb_check_mtc_table(const dtb_solved *s, const dtb_solved_table *t, const dtb_value *mtc_t,
+                             const dtb_value *mtc_f, dtb_check_mtc_report report, void *user,
+                             uint64_t limit);
+
 #endif

@@ -58,13 +58,14 @@ typedef struct dtbgen_options {
     bool threats;                   /* --threats (compact sets) */
     int dtw_byte_max;               /* --dtw-byte-max; 0: the default (254) */
     int dtw_pieces;                 /* --dtw-pieces; 0: DTW tables for every piece count */
+    bool mtc;                       /* --metrics with mtc: the .mtc tables too */
 } dtbgen_options;
 
 enum {
     OPT_LIST, OPT_OUT, OPT_CHECK, OPT_COMPACT, OPT_MANIFEST, OPT_MATERIAL, OPT_THREADS, OPT_MEMORY,
     OPT_ZSTD_LEVEL, OPT_BLOCK_POSITIONS, OPT_THREATS, OPT_VARIANT, OPT_PIECES, OPT_JSON,
     OPT_QUIET, OPT_HELP, OPT_VERSION, OPT_WORK, OPT_FROM_FILES, OPT_DTW_BYTE_MAX, OPT_DTW_PIECES,
-    NOPTIONS
+    OPT_METRICS, NOPTIONS
 };
 
 static const dtb_cli_option options[NOPTIONS] = {
@@ -85,6 +86,8 @@ static const dtb_cli_option options[NOPTIONS] = {
                           "distances beyond N plies go to the tables' long lists (default 254, what a byte holds; lower: the same values, more listed, for tests)", 1, 254},
     [OPT_DTW_PIECES] = {"--dtw-pieces", DTB_CLI_INT, "N",
                         "DTW tables only up to N pieces, WLD only above (a smaller set; --list plans both when the full one does not fit)", 2, 8},
+    [OPT_METRICS] = {"--metrics", DTB_CLI_TEXT, "LIST",
+                     "the tables a build makes, of wld,dtw,mtc (wld and dtw always; default wld,dtw; mtc: moves to conversion, docs/FORMAT.md 8.5)"},
     [OPT_ZSTD_LEVEL] = {"--zstd-level", DTB_CLI_INT, "L",
                         "compression level of the table files (default 9; --compact: 15)", 1, 22},
     [OPT_BLOCK_POSITIONS] = {"--block-positions", DTB_CLI_INT, "N",
@@ -170,6 +173,14 @@ static int options_from_args(const dtb_cli_args *a, dtbgen_options *o)
     o->from_files = a->given[OPT_FROM_FILES];
     o->dtw_byte_max = (int)a->number[OPT_DTW_BYTE_MAX];
     o->dtw_pieces = (int)a->number[OPT_DTW_PIECES];
+    for (const char *m = a->text[OPT_METRICS]; m && *m;) {
+        const size_t n = strcspn(m, ",");
+        if (n == 3 && strncmp(m, "mtc", 3) == 0)
+            o->mtc = true;
+        else if (!(n == 3 && (strncmp(m, "wld", 3) == 0 || strncmp(m, "dtw", 3) == 0)))
+            return usage_error("--metrics: a comma-separated list of wld, dtw and mtc");
+        m += n + (m[n] == ',');
+    }
     o->dir = o->command == CMD_CHECK      ? a->text[OPT_CHECK]
              : o->command == CMD_MANIFEST ? a->text[OPT_MANIFEST]
                                           : a->text[OPT_OUT];
@@ -186,6 +197,8 @@ static int options_from_args(const dtb_cli_args *a, dtbgen_options *o)
         return usage_error("--block-positions is for --compact (builds use 65536)");
     if (o->dtw_pieces && o->command != CMD_BUILD && o->command != CMD_LIST)
         return usage_error("--dtw-pieces is for a build (--out) and its plan (--list)");
+    if (a->given[OPT_METRICS] && o->command != CMD_BUILD)
+        return usage_error("--metrics is for builds (--out)");
     if (o->threats && o->command != CMD_COMPACT)
         return usage_error("--threats is for --compact (full sets store every quiet position)");
     if (o->command == CMD_COMPACT && !o->dir)
@@ -742,6 +755,7 @@ static int run_build(const dtbgen_options *o, dtb_mpi *mpi)
         .zstd_level = o->zstd_level,
         .dtw_byte_max = o->dtw_byte_max,
         .dtw_pieces = o->dtw_pieces,
+        .mtc = o->mtc,
         .log = on_build,
         .user = &ps,
     };
@@ -806,6 +820,21 @@ static void on_mismatch(void *user, const dtb_solved_table *t, uint64_t index, d
            dtb_wvalue_dtw(derived));
 }
 
+static void on_mtc_mismatch(void *user, const dtb_solved_table *t, uint64_t index, dtb_value stored,
+                            dtb_value derived)
+{
+    const dtb_board *b = user;
+    dtb_pos p;
+    char fen[DTB_FEN_MAX], name[DTB_MATERIAL_NAME_MAX];
+    dtb_index_pos(t->index, index, &p);
+    dtb_fen_write(b, &p, fen, sizeof fen);
+    dtb_material_name(&t->material, name, sizeof name);
+    static const char *const wdl[3] = {"loss", "draw", "win"};
+    printf("mismatch %s.mtc %s: stored %s %d, successors give %s %d\n", name, fen,
+           wdl[dtb_value_wdl(stored) + 1], dtb_value_wdl(stored) ? dtb_mtc_plies(stored) : 0,
+           wdl[dtb_value_wdl(derived) + 1], dtb_value_wdl(derived) ? dtb_mtc_plies(derived) : 0);
+}
+
 static void not_checked(const dtbgen_options *o, const char *name, const dtb_material *need)
 {
     char needed[DTB_MATERIAL_NAME_MAX];
@@ -821,6 +850,44 @@ typedef struct check_state {
     int checked, unchecked;
     uint64_t bad, positions;
 } check_state;
+
+/* The .mtc table of t, when there is one, against its successors: the results in s and the
+ * MTC of its flip's table, which must be there too. */
+static void check_mtc(check_state *cs, const dtb_solved *s, const dtb_solved_table *t,
+                      const char *name)
+{
+    const dtb_material fm = dtb_material_flip(t->material);
+    const dtb_solved_table *ft = dtb_solved_find(s, fm);
+    const bool self = ft == t;
+    const uint64_t n = dtb_index_size(t->index), fn = dtb_index_size(ft->index);
+    dtb_value *mtc = malloc(n), *fmtc = self ? mtc : malloc(fn);
+    dtb_error e;
+    dtb_status st = mtc && fmtc ? DTB_OK : dtb_error_set(&e, DTB_E_NOMEM, "out of memory");
+    if (st == DTB_OK)
+        st = dtb_build_read_mtc(cs->o->dir, cs->b.variant, t->material, n, mtc, &e);
+    if (st == DTB_E_NOTFOUND) { /* a set made without MTC */
+        st = DTB_OK;
+        goto done;
+    }
+    if (st == DTB_OK && !self)
+        st = dtb_build_read_mtc(cs->o->dir, cs->b.variant, fm, fn, fmtc, &e);
+    if (st != DTB_OK) {
+        fprintf(stderr, "dtbgen: check %s.mtc: %s\n", name, e.msg);
+        cs->bad++;
+        goto done;
+    }
+    const uint64_t k = dtb_check_mtc_table(s, t, mtc, fmtc, on_mtc_mismatch, &cs->b, 20);
+    if (!cs->o->quiet)
+        fprintf(stderr, "dtbgen: check %s.mtc: %llu positions, %llu mismatches\n", name,
+                (unsigned long long)n, (unsigned long long)k);
+    cs->bad += k;
+    cs->positions += n;
+    cs->checked++;
+done:
+    free(mtc);
+    if (!self)
+        free(fmtc);
+}
 
 static void on_check(void *user, const dtb_solved *s, dtb_material m, const dtb_material *missing)
 {
@@ -846,6 +913,7 @@ static void on_check(void *user, const dtb_solved *s, dtb_material m, const dtb_
     cs->bad += k;
     cs->positions += dtb_index_size(t->index);
     cs->checked++;
+    check_mtc(cs, s, t, name);
 }
 
 static int run_check(const dtbgen_options *o)

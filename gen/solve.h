@@ -106,4 +106,26 @@ bool dtb_pair_solver_has_long(const dtb_pair_solver *ps);
  * with dtb_solve_stats_merge). */
 void dtb_pair_solver_stats(const dtb_pair_solver *ps, dtb_solve_stats stats[2]);
 
+/* ---- MTC: moves to conversion (gen/solve_mtc.c; docs/FORMAT.md §8.5) ------------------------ */
+
+/* What an MTC solve found in one table, for the stats log: the longest MTC of its wins and of
+ * its losses (plies, -1 when it has none), each at the smallest index that has it. The same
+ * whatever the thread count. */
+typedef struct dtb_mtc_stats {
+    int longest_win, longest_loss;
+    uint64_t longest_win_at, longest_loss_at;
+} dtb_mtc_stats;
+
+/* The MTC byte (core/value.h) of every position of material m and of its flip into mtc[0] and
+ * mtc[1] (index size bytes each; mtc[1] unused when m is its own flip), from the win / draw /
+ * loss of the pair's values in s (solved: dtb_solve_pair, or loaded) and of every table its
+ * exits reach. Within a unit only king moves happen and every other move is a conversion, so
+ * each unit is a retrograde analysis of its own, units in parallel (OpenMP threads in force).
+ * Capture positions get their MTC (1, or a draw) though files leave them don't-care. stats[0]
+ * for m, stats[1] for the flip. DTB_E_RANGE when an MTC exceeds DTB_MTC_BYTE_MAX (no long list
+ * for MTC yet), DTB_E_NOMEM. */
+dtb_status dtb_solve_mtc_pair(const dtb_solved *s, dtb_material m, dtb_value *mtc[2],
+                              dtb_mtc_stats stats[2], dtb_error *e);
+
+
 #endif

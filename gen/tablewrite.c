@@ -520,7 +520,9 @@ static void build_meta(unsigned char *m, const dtb_table_write_options *o, uint6
     const uint64_t dict_offset = DTB_TF_HEADER_SIZE + blocks * DTB_TF_ENTRY_SIZE;
     memset(m, 0, DTB_TF_HEADER_SIZE);
     memcpy(m + DTB_TF_OFF_MAGIC, DTB_TF_MAGIC, DTB_TF_MAGIC_LEN);
-    dtb_tf_put32(m + DTB_TF_OFF_VERSION, long_size ? DTB_TF_VERSION_LONG : DTB_TF_VERSION);
+    dtb_tf_put32(m + DTB_TF_OFF_VERSION, o->metric == DTB_METRIC_MTC ? DTB_TF_VERSION_MTC
+                                         : long_size                 ? DTB_TF_VERSION_LONG
+                                                                     : DTB_TF_VERSION);
     dtb_tf_put32(m + DTB_TF_OFF_HEADER_SIZE, DTB_TF_HEADER_SIZE);
     memcpy(m + DTB_TF_OFF_VARIANT, o->variant, strlen(o->variant));
     dtb_tf_put32(m + DTB_TF_OFF_GAMETYPE, (uint32_t)o->gametype);

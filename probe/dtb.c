@@ -630,6 +630,18 @@ dtb_status dtb_probe_dtw(dtb_db *db, const dtb_position *p, unsigned flags, dtb_
     return counted(db, (dtb_status)s);
 }
 
+dtb_status dtb_probe_mtc(dtb_db *db, const dtb_position *p, unsigned flags, dtb_wdl *wdl, int *mtc)
+{
+    dtb_error e = {{0}};
+    dtb_pos q;
+    dtb_status s = to_pos(db, p, &q, &e);
+    if (s == DTB_OK && !dtb_pos_pieces(&q, q.side))
+        return counted(db, DTB_E_GAMEOVER); /* dtb.h, "The game is over" */
+    if (s == DTB_OK)
+        s = dtb_resolve_mtc(db->r, &q, flags, wdl, mtc, &e);
+    return counted(db, s == DTB_OK ? s : record(db, s, &e));
+}
+
 /* dtb_probe_wdl_many and dtb_probe_dtw_many (dtw NULL: WDL probes): chunks of CHUNK positions,
  * each taken through the fast path's three steps (probe/resolve.h) so that their memory is
  * fetched together; a position the fast path leaves goes the general way, as in dtb_probe_wdl. */

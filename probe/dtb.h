@@ -389,6 +389,18 @@ dtb_status dtb_probe_wdl(dtb_db *db, const dtb_position *p, unsigned flags, dtb_
 dtb_status dtb_probe_dtw(dtb_db *db, const dtb_position *p, unsigned flags, dtb_wdl *wdl,
                          int *dtw);
 
+/* Win, draw or loss and the MTC (moves to conversion, in plies; 0 for a draw) for the side to
+ * move of p: the plies to the next capture or man move (promotions included) that keeps the
+ * win, the winner taking the shortest way and the loser the longest, with no move-count rule
+ * (docs/FORMAT.md §8.5).
+ * Parameters: as dtb_probe_dtw; *mtc gets the MTC.
+ * Returns and notes as dtb_probe_wdl, but the .mtc tables are needed (DTB_E_NOTFOUND
+ *   otherwise), and a capture position's captures are searched in the .wld (or .dtw) tables:
+ *   every move there converts, so a capture position is at MTC 1 (or a draw). A side to move
+ *   without a legal move has lost at MTC 0. Thread-safe. */
+dtb_status dtb_probe_mtc(dtb_db *db, const dtb_position *p, unsigned flags, dtb_wdl *wdl,
+                         int *mtc);
+
 /* n probes at once: for each i < n, status[i] and wdl[i] (and dtw[i]) are what dtb_probe_wdl
  * (dtb_probe_dtw) would give for ps[i]; wdl[i] and dtw[i] are written only where status[i] is
  * DTB_OK. The answers are the same; the difference is speed: the memory of every position's

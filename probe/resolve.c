@@ -914,6 +914,41 @@ dtb_status dtb_resolve_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, 
     return s;
 }
 
+dtb_status dtb_resolve_mtc(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_wdl *wdl,
+                           int *mtc, dtb_error *e)
+{
+    if (!dtb_pos_pieces(p, p->side)) {
+        *wdl = DTB_LOSS;
+        *mtc = 0;
+        return DTB_OK;
+    }
+    /* The material's .mtc table is asked for even where its byte is not read (a capture
+     * position): a set made without MTC answers no position's MTC. */
+    dtb_pos buf;
+    const dtb_pos *w = white_to_move(r, p, &buf);
+    const dtb_ptable *t;
+    dtb_status s = dtb_tableset_get(r->ts, dtb_material_of(w), DTB_METRIC_MTC,
+                                    !(flags & DTB_RESOLVE_CACHE_ONLY), &t, e);
+    if (s != DTB_OK)
+        return s;
+    /* Every move of a capture position converts: the MTC of a win or loss is 1, and the
+     * capture search's result decides which (docs/FORMAT.md §8.5). */
+    if (!(flags & DTB_RESOLVE_QUIET) && must_capture(r, p)) {
+        s = dtb_resolve_wdl(r, p, flags, wdl, e);
+        if (s == DTB_OK)
+            *mtc = *wdl == DTB_DRAW ? 0 : 1;
+        return s;
+    }
+    if (t->derived || t->threats) /* no writer makes them: compact sets leave MTC out */
+        return dtb_error_set(e, DTB_E_CORRUPT, "%s: an MTC table of a compact set", t->name);
+    unsigned raw;
+    if ((s = lookup(r, t, w, flags, &raw, e)) != DTB_OK)
+        return s;
+    *wdl = dtb_value_wdl((dtb_value)raw);
+    *mtc = *wdl == DTB_DRAW ? 0 : dtb_mtc_plies((dtb_value)raw);
+    return DTB_OK;
+}
+
 /* ---- boards of up to 64 squares: the quiet probe on words ----------------------------------- */
 
 /* A block read on a miss of the fast path: the value, or a status (the general path, taken after

@@ -70,6 +70,12 @@ dtb_status dtb_resolve_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, dt
 dtb_status dtb_resolve_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_wvalue *out,
                              dtb_error *e);
 
+/* Win / draw / loss and MTC (plies to the next conversion that keeps the result, core/value.h;
+ * 0 for a draw) of p, from .mtc tables; a capture position is at 1 (or a draw), its result
+ * from the capture search (.wld or .dtw tables). */
+dtb_status dtb_resolve_mtc(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_wdl *wdl,
+                           int *mtc, dtb_error *e);
+
 /* The probes' fast path: dtb_resolve_wdl and dtb_resolve_value of a position given as the
  * public position's words (men[color][word], kings[color][word], side 0 white, 1 black), on
  * boards of up to 64 squares. Returns DTB_OK or DTB_E_NOTCACHED (DTB_RESOLVE_CACHE_ONLY) with the

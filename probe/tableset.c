@@ -21,7 +21,7 @@
 
 #define KINDS (DTB_TABLESET_MAX_KIND + 1)
 #define NMAT (KINDS * KINDS * KINDS * KINDS)
-#define NO_TABLE_COUNT 2 /* metrics: wld, dtw */
+#define NO_TABLE_COUNT 3 /* metrics: wld, dtw, mtc */
 
 typedef struct tslot {
     dtb_status status;
@@ -54,7 +54,10 @@ static int mat_slot(dtb_material m)
     return ((m.kings[0] * KINDS + m.men[0]) * KINDS + m.kings[1]) * KINDS + m.men[1];
 }
 
-static int metric_slot(dtb_metric metric) { return metric == DTB_METRIC_DTW ? 1 : 0; }
+static int metric_slot(dtb_metric metric)
+{
+    return metric == DTB_METRIC_MTC ? 2 : metric == DTB_METRIC_DTW ? 1 : 0;
+}
 
 static void logf_(const dtb_tableset *ts, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void logf_(const dtb_tableset *ts, const char *fmt, ...)
@@ -79,6 +82,8 @@ static bool table_file_name(const char *name, dtb_material *m, dtb_metric *metri
         *metric = DTB_METRIC_WLD;
     else if (strcmp(dot + 1, "dtw") == 0)
         *metric = DTB_METRIC_DTW;
+    else if (strcmp(dot + 1, "mtc") == 0)
+        *metric = DTB_METRIC_MTC;
     else
         return false;
     char stem[DTB_MATERIAL_NAME_MAX];
@@ -223,7 +228,7 @@ static bool record_file(void *user, const char *path, const dtb_variant *sub, dt
 {
     (void)path, (void)sub;
     dtb_tableset *ts = user;
-    if (fits(m))
+    if (fits(m) && metric != DTB_METRIC_MTC) /* what WDL and DTW probes reach */
         ts->present[mat_slot(m)] |= (unsigned char)(metric == DTB_METRIC_DTW ? 2 : 1);
     return true;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Per piece count totals of a generated table set, as a Markdown table for the documentation.
 
-usage: scripts/stats_summary.py DIR/VARIANT [--pieces N]
+usage: scripts/stats_summary.py DIR/VARIANT [--pieces N] [--mtc]
 
 Reads DIR/VARIANT/STATS (the JSON lines dtbgen writes, one a material, white to move as indexed)
 and the sizes of the .wld and .dtw files beside it. Each material's colour flip is a material of
@@ -9,6 +9,11 @@ its own, so a piece count's wins, draws and losses cover both sides to move. Pri
 piece count (materials, positions, wins, draws, losses, the longest win with its material and
 FEN, WLD and DTW bytes, solving seconds) and a total row; exit 1 when STATS is missing or a line
 of it is not a record, or when a material's table files are absent.
+
+--mtc: instead, one row a material of a set built with MTC (dtbgen --metrics wld,dtw,mtc): the
+longest MTC of its wins and of its losses, each with a position, white to move in the material
+named (its colour flip's row is black to move's), and the MTC tables' bytes. Exit 1 when a
+record has no MTC fields.
 """
 import json
 import os
@@ -88,8 +93,29 @@ def markdown(ordered, total):
     return "\n".join(lines)
 
 
+def mtc_markdown(directory, max_pieces=None):
+    """One row a material: the longest MTC of its wins and of its losses with their FENs."""
+    lines = ["| material | longest MTC of a win (plies) | longest MTC of a loss (plies) "
+             "| MTC bytes |", "|---|---|---|--:|"]
+    for r in read_records(directory):
+        if max_pieces is not None and r["pieces"] > max_pieces:
+            continue
+        if "longest_mtc_win" not in r:
+            raise ValueError(f"{r['material']}: no MTC in its record (built without --metrics mtc)")
+        cells = []
+        for kind in ("win", "loss"):
+            d = int(r[f"longest_mtc_{kind}"])
+            cells.append(f"{d}, `{r[f'longest_mtc_{kind}_fen']}`" if d >= 0 else "none")
+        lines.append(f"| {r['material']} | {cells[0]} | {cells[1]} "
+                     f"| {file_bytes(directory, r['material'], 'mtc'):,} |")
+    return "\n".join(lines)
+
+
 def main(argv):
     args = argv[1:]
+    mtc = "--mtc" in args
+    if mtc:
+        args.remove("--mtc")
     max_pieces = None
     if "--pieces" in args:
         i = args.index("--pieces")
@@ -102,6 +128,9 @@ def main(argv):
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
     try:
+        if mtc:
+            print(mtc_markdown(args[0], max_pieces))
+            return 0
         ordered, total = summarize(args[0], max_pieces)
     except (OSError, ValueError) as exc:
         print(f"stats_summary: {exc}", file=sys.stderr)

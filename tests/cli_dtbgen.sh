@@ -158,6 +158,32 @@ cp "$work/KvM.good" "$t/KvM.dtw"
 rm "$t/MvK.dtw"
 expect 0 'check KvM: not checked, it needs MvK, which is missing' --check "$work/g" --variant international
 
+# MTC tables (--metrics): made with each pair, re-derived by --check (4 .dtw and 4 .mtc tables),
+# a damaged one named; a set without them is not complete for a build that asks for them.
+expect 2 '--metrics: a comma-separated list' --variant international --pieces 2 --out "$work/m" --metrics wld,dtz
+expect 2 '--metrics is for builds' --check "$work/m" --variant international --metrics mtc
+expect 0 'international 2..2 pieces complete' --variant international --pieces 2 --out "$work/m" --metrics wld,dtw,mtc
+expect 0 '^checked 8 tables, [0-9]+ positions, 0 mismatches' --check "$work/m" --variant international
+expect 0 'check KvM.mtc: [0-9]+ positions, 0 mismatches' --check "$work/m" --variant international
+printf '\x55' | dd of="$work/m/international/KvM.mtc" bs=1 seek=300 conv=notrunc status=none
+expect 1 'KvM.mtc' --check "$work/m" --variant international
+expect 0 "" --variant international --pieces 2 --out "$work/g2" --quiet
+expect 0 'international 2..2 pieces complete' --variant international --pieces 2 --out "$work/g2" --metrics mtc
+[ -f "$work/g2/international/KvK.mtc" ] || { echo "FAIL: --metrics mtc did not add KvK.mtc" >&2; failures=$((failures + 1)); }
+# The same bytes with 1 and 2 threads (.mtc too), and .wld / .dtw the same with and without MTC.
+expect 0 '' --variant international --pieces 3 --out "$work/t1" --metrics wld,dtw,mtc --threads 1 --quiet
+expect 0 '' --variant international --pieces 3 --out "$work/t2" --metrics wld,dtw,mtc --threads 2 --quiet
+expect 0 '' --variant international --pieces 3 --out "$work/t0" --threads 2 --quiet
+n=0
+for f in "$work"/t1/international/*.mtc "$work"/t1/international/*.wld "$work"/t1/international/*.dtw; do
+  b=$(basename "$f")
+  n=$((n + 1))
+  cmp -s "$f" "$work/t2/international/$b" || { echo "FAIL: $b differs between 1 and 2 threads" >&2; failures=$((failures + 1)); }
+  case $b in *.mtc) continue ;; esac
+  cmp -s "$f" "$work/t0/international/$b" || { echo "FAIL: $b differs with MTC" >&2; failures=$((failures + 1)); }
+done
+[ $n -eq 48 ] || { echo "FAIL: $n tables of 2..3 pieces with MTC, not 48" >&2; failures=$((failures + 1)); }
+
 if [ $failures -ne 0 ]; then
   echo "cli_dtbgen: $failures failures" >&2
   exit 1

@@ -1012,7 +1012,7 @@ static void test_damaged_files(void **state)
     poke(to, file_size(to) - DTB_TF_TRAILER_SIZE - 20, 0x10);
     /* A format version this build does not read. */
     path_join(to, sizeof to, sub, "KMvK.dtw");
-    put_u32(to, DTB_TF_OFF_VERSION, DTB_TF_VERSION_LONG + 1);
+    put_u32(to, DTB_TF_OFF_VERSION, DTB_TF_VERSION_MTC + 1);
     /* A sound table of another variant under an international name. */
     char rdir[256];
     path_join(rdir, sizeof rdir, root, "russian");
@@ -1320,12 +1320,12 @@ static void test_cli(void **state)
     unsetenv("DTB_PATH");
     assert_int_equal(rc, 1);
     assert_non_null(strstr(out, "{\"fen\":\"W:W28,K46:BK5\",\"variant\":\"international\","
-                                "\"side\":\"white\",\"wdl\":\"win\",\"dtw\":3,\"moves\":["));
+                                "\"side\":\"white\",\"wdl\":\"win\",\"dtw\":3,\"mtc\":null,\"moves\":["));
     assert_non_null(strstr(out, "{\"move\":\"46-41\",\"wdl\":\"loss\",\"dtw\":2,"
                                 "\"fen\":\"B:W28,K41:BK5\"}"));
     assert_non_null(strstr(out, "\"line\":[\"28-2"));
     assert_non_null(strstr(out, "{\"fen\":\"B:W28:B23\",\"variant\":\"international\",\"side\":"
-                                "\"black\",\"wdl\":\"win\",\"dtw\":1,\"moves\":[{\"move\":"
+                                "\"black\",\"wdl\":\"win\",\"dtw\":1,\"mtc\":null,\"moves\":[{\"move\":"
                                 "\"23x32\",\"wdl\":\"win\",\"dtw\":1,\"fen\":\"W:W:B32\"}],"
                                 "\"line\":[\"23x32\"]}"));
     assert_non_null(strstr(out, "{\"fen\":\"W:W28:B51\",\"error\":\"bad FEN: "));

@@ -945,13 +945,53 @@ static void test_version(void **state)
     dtb_tablefile *tf;
     dtb_error err;
     /* A newer one, and version 1 (no tiling field: its files must be regenerated). */
-    const uint32_t versions[] = {DTB_TF_VERSION_LONG + 1, 1};
+    const uint32_t versions[] = {DTB_TF_VERSION_MTC + 1, 1};
     for (int k = 0; k < 2; k++) {
         dtb_tf_put32(f + DTB_TF_OFF_VERSION, versions[k]);
         spill(path, f, size);
         expect_error_names_file(dtb_tablefile_open(path, NULL, &tf, &err), DTB_E_VERSION, &err, path);
         assert_non_null(strstr(err.msg, "version"));
     }
+    free(f);
+}
+
+/* An MTC table (docs/FORMAT.md §8.5) is version 4 with metric 3 and encoding 4, all three or
+ * none: a version 4 WLD table, or an MTC table under version 2 or 3, is corrupt. */
+static void test_mtc_version(void **state)
+{
+    (void)state;
+    char path[128];
+    path_in_tmp(path, sizeof path, "KKMvK.mtc");
+    const uint8_t v[10] = {0, 1, 2, 129, 128, 0, 3, 127, 255, 5};
+    dtb_table_write_options o = options(4, 3);
+    o.metric = DTB_METRIC_MTC;
+    o.value_encoding = DTB_ENCODING_MTC;
+    write_ok(path, &o, v, 10, NULL, NULL);
+    size_t size;
+    unsigned char *f = slurp(path, &size);
+    assert_int_equal(dtb_tf_get32(f + DTB_TF_OFF_VERSION), DTB_TF_VERSION_MTC);
+    dtb_tablefile *tf;
+    dtb_error err;
+    const dtb_tablefile_expect want = {.metric = DTB_METRIC_MTC, .value_encoding = DTB_ENCODING_MTC};
+    assert_int_equal(dtb_tablefile_open(path, &want, &tf, &err), DTB_OK);
+    assert_int_equal(dtb_tablefile_get_info(tf)->metric, DTB_METRIC_MTC);
+    uint8_t got[10];
+    assert_int_equal(dtb_tablefile_read_block(tf, 1, got, sizeof got, NULL, &err), DTB_OK);
+    assert_memory_equal(got, v + 4, 4);
+    dtb_tablefile_close(tf);
+    for (uint32_t version = DTB_TF_VERSION; version <= DTB_TF_VERSION_LONG; version++) {
+        dtb_tf_put32(f + DTB_TF_OFF_VERSION, version);
+        spill(path, f, size);
+        expect_error_names_file(dtb_tablefile_open(path, NULL, &tf, &err), DTB_E_CORRUPT, &err, path);
+    }
+    free(f);
+    o.metric = DTB_METRIC_WLD; /* a version 4 table of another metric */
+    o.value_encoding = DTB_ENCODING_WLD;
+    write_ok(path, &o, v, 3, NULL, NULL);
+    f = slurp(path, &size);
+    dtb_tf_put32(f + DTB_TF_OFF_VERSION, DTB_TF_VERSION_MTC);
+    spill(path, f, size);
+    expect_error_names_file(dtb_tablefile_open(path, NULL, &tf, &err), DTB_E_CORRUPT, &err, path);
     free(f);
 }
 
@@ -1056,6 +1096,7 @@ int main(void)
         cmocka_unit_test(test_tiling),
         cmocka_unit_test(test_gap_fill),
         cmocka_unit_test(test_version),
+        cmocka_unit_test(test_mtc_version),
         cmocka_unit_test(test_write_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

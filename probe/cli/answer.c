@@ -59,6 +59,18 @@ void dtb_answer_probe(dtb_db *db, const dtb_position *p, dtb_notation n, dtb_ans
             dtb_probe_moves(db, p, 0, a->moves, DTB_ANSWER_MAX_MOVES, &a->nmoves) != DTB_OK)
             a->nmoves = 0; /* a move's table missing too: the value alone */
     }
+    /* MTC where the set has it: a missing .mtc is no error (sets are made without by
+     * default), a damaged one is. */
+    a->have_mtc = false;
+    a->mtc = 0;
+    if (a->status == DTB_OK) {
+        dtb_wdl w;
+        const dtb_status s = dtb_probe_mtc(db, p, 0, &w, &a->mtc);
+        if (s == DTB_OK || s == DTB_E_GAMEOVER)
+            a->have_mtc = true, a->mtc = s == DTB_OK ? a->mtc : 0;
+        else if (s != DTB_E_NOTFOUND)
+            a->status = s;
+    }
     if (a->status != DTB_OK) {
         dtb_last_error(db, a->error, sizeof a->error);
         return;
@@ -164,6 +176,11 @@ void dtb_answer_json(dtb_text *t, dtb_db *db, const dtb_position *p, const dtb_a
                     dtb_answer_wdl_name(a->wdl));
     if (a->have_dtw)
         dtw_json(t, a->wdl, a->dtw);
+    else
+        dtb_text_printf(t, "null");
+    dtb_text_printf(t, ",\"mtc\":");
+    if (a->have_mtc && a->wdl != DTB_DRAW)
+        dtb_text_printf(t, "%d", a->mtc);
     else
         dtb_text_printf(t, "null");
     {

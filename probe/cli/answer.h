@@ -2,9 +2,10 @@
  * it leads to, the best line), gathered once and written as the JSON object that both
  * `dtbprobe --json` and the HTTP API (`dtbprobe serve`) answer with, so the two cannot differ.
  *
- * The JSON object: {"fen", "variant", "side", "wdl", "dtw", "moves": [{"move", "wdl", "dtw",
- * "fen"}], "line": [move texts]}; "dtw" is null for a draw, "moves" and "line" are absent when
- * only WDL tables exist. An error is {"fen", "error"}. */
+ * The JSON object: {"fen", "variant", "side", "wdl", "dtw", "mtc", "moves": [{"move", "wdl",
+ * "dtw", "fen"}], "line": [move texts]}; "dtw" is null for a draw, "mtc" (moves to conversion,
+ * docs/FORMAT.md §8.5) null for a draw or without .mtc tables, "moves" and "line" are empty
+ * when only WDL tables exist. An error is {"fen", "error"}. */
 #ifndef DTB_ANSWER_H
 #define DTB_ANSWER_H
 
@@ -23,6 +24,8 @@ typedef struct dtb_answer {
     bool have_dtw;                /* false: only WDL tables were found */
     dtb_wdl wdl;
     int dtw;
+    bool have_mtc;                /* false: no .mtc table for the position */
+    int mtc;
     dtb_ranked_move moves[DTB_ANSWER_MAX_MOVES];
     int nmoves;
     dtb_pdn_move line[DTB_MAX_LINE];

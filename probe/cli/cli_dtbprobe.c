@@ -258,6 +258,8 @@ static void print_text(dtb_db *db, const dtb_board *b, const dtb_position *p, co
         printf("value: %s, DTW %d %s\n", dtb_answer_wdl_name(a->wdl), a->dtw, a->dtw == 1 ? "ply" : "plies");
     else
         printf("value: %s (no DTW tables)\n", dtb_answer_wdl_name(a->wdl));
+    if (a->have_mtc && a->wdl != DTB_DRAW)
+        printf("conversion: MTC %d %s\n", a->mtc, a->mtc == 1 ? "ply" : "plies");
     printf("moves:%s\n", a->nmoves ? "" : " none");
     for (int i = 0; i < a->nmoves; i++) {
         const dtb_ranked_move *m = &a->moves[i];

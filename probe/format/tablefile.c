@@ -58,6 +58,7 @@ const char *dtb_metric_name(dtb_metric m)
     switch (m) {
     case DTB_METRIC_WLD: return "wld";
     case DTB_METRIC_DTW: return "dtw";
+    case DTB_METRIC_MTC: return "mtc";
     }
     return NULL;
 }
@@ -167,10 +168,10 @@ static dtb_status parse_header(dtb_tablefile *tf, const unsigned char *h, uint64
     if (memcmp(h + DTB_TF_OFF_MAGIC, DTB_TF_MAGIC, DTB_TF_MAGIC_LEN) != 0)
         return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "not a dtb table file (bad magic)");
     const uint32_t version = dtb_tf_get32(h + DTB_TF_OFF_VERSION);
-    if (version != DTB_TF_VERSION && version != DTB_TF_VERSION_LONG)
+    if (version != DTB_TF_VERSION && version != DTB_TF_VERSION_LONG && version != DTB_TF_VERSION_MTC)
         return dtb_tf_file_error(e, DTB_E_VERSION, path,
-                          "table format version %u; this build reads versions %u and %u", version,
-                          DTB_TF_VERSION, DTB_TF_VERSION_LONG);
+                          "table format version %u; this build reads versions %u to %u", version,
+                          DTB_TF_VERSION, DTB_TF_VERSION_MTC);
     if (dtb_tf_get32(h + DTB_TF_OFF_HEADER_SIZE) != DTB_TF_HEADER_SIZE)
         return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "bad header size %u",
                           dtb_tf_get32(h + DTB_TF_OFF_HEADER_SIZE));
@@ -192,18 +193,25 @@ static dtb_status parse_header(dtb_tablefile *tf, const unsigned char *h, uint64
         return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "GameType %d does not match variant %s (%d)",
                           in->gametype, v->name, v->gametype);
     const uint32_t metric = dtb_tf_get32(h + DTB_TF_OFF_METRIC);
-    if (metric != DTB_METRIC_WLD && metric != DTB_METRIC_DTW)
+    if (metric != DTB_METRIC_WLD && metric != DTB_METRIC_DTW && metric != DTB_METRIC_MTC)
         return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "unknown metric %u", metric);
     in->metric = (dtb_metric)metric;
+    /* Version 4 is the MTC tables' and theirs alone (docs/FORMAT.md §13). */
+    if ((metric == DTB_METRIC_MTC) != (version == DTB_TF_VERSION_MTC))
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "metric %s in a version %u table",
+                                 dtb_metric_name(in->metric), version);
     if (!text_field(h + DTB_TF_OFF_MATERIAL, DTB_TF_MATERIAL_LEN, in->material) ||
         !dtb_tf_material_name_ok(in->material))
         return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "bad material field");
     in->index_version = dtb_tf_get32(h + DTB_TF_OFF_INDEX_VERSION);
     in->value_encoding = dtb_tf_get32(h + DTB_TF_OFF_VALUE_ENCODING);
-    if (in->value_encoding < DTB_ENCODING_DTW || in->value_encoding > DTB_ENCODING_DTW_LONG)
+    if (in->value_encoding < DTB_ENCODING_DTW || in->value_encoding > DTB_ENCODING_MTC)
         return dtb_tf_file_error(e, DTB_E_VERSION, path,
                                  "value encoding %u is not one this reader knows (a newer dtb wrote it)",
                                  in->value_encoding);
+    if ((in->value_encoding == DTB_ENCODING_MTC) != (in->metric == DTB_METRIC_MTC))
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "value encoding %u in a %s table",
+                                 in->value_encoding, dtb_metric_name(in->metric));
     if (in->value_encoding == DTB_ENCODING_DTW_LONG && in->metric != DTB_METRIC_DTW)
         return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "a long list in a %s table",
                                  dtb_metric_name(in->metric));

@@ -30,18 +30,21 @@
 typedef enum dtb_metric {
     DTB_METRIC_WLD = 1, /* win / draw / loss */
     DTB_METRIC_DTW = 2, /* distance to win */
+    DTB_METRIC_MTC = 3, /* moves (plies) to conversion (docs/FORMAT.md §8.5) */
 } dtb_metric;
 
 /* Value encodings recorded in table headers: the one-byte DTW value of core/value.h, the WLD
  * byte (0 draw, 1 win, 2 loss for the side to move), and the DTW byte with a long list (the
  * exact DTW of escape bytes, docs/FORMAT.md §8.4). A reader expecting DTW accepts both DTW
  * encodings; an encoding beyond these is DTB_E_VERSION. */
-enum { DTB_ENCODING_DTW = 1, DTB_ENCODING_WLD = 2, DTB_ENCODING_DTW_LONG = 3 };
+enum { DTB_ENCODING_DTW = 1, DTB_ENCODING_WLD = 2, DTB_ENCODING_DTW_LONG = 3, DTB_ENCODING_MTC = 4 };
 
 /* The encoding a table of this metric is written in. */
 static inline uint32_t dtb_encoding_of(dtb_metric metric)
 {
-    return metric == DTB_METRIC_DTW ? DTB_ENCODING_DTW : DTB_ENCODING_WLD;
+    return metric == DTB_METRIC_DTW ? DTB_ENCODING_DTW
+           : metric == DTB_METRIC_MTC ? DTB_ENCODING_MTC
+                                      : DTB_ENCODING_WLD;
 }
 
 /* Index scheme version recorded in table headers: core/index.h's order of positions
@@ -179,7 +182,7 @@ typedef bool (*dtb_tablefile_progress)(void *user, uint64_t done, uint64_t total
 dtb_status dtb_tablefile_verify(const dtb_tablefile *tf, bool decode, dtb_tablefile_progress progress,
                                 void *user, dtb_error *e);
 
-/* "wld" / "dtw"; NULL for anything else. Also the file name extension. */
+/* "wld" / "dtw" / "mtc"; NULL for anything else. Also the file name extension. */
 const char *dtb_metric_name(dtb_metric m);
 
 #endif

@@ -15,6 +15,8 @@
 #define DTB_TF_VERSION 2u      /* every table without a long list */
 #define DTB_TF_VERSION_LONG 3u /* a DTW table with a long list (docs/FORMAT.md §8.4): readers
                                   from before it refuse it as a newer version */
+#define DTB_TF_VERSION_MTC 4u  /* an MTC table (docs/FORMAT.md §8.5): readers from before it
+                                  refuse it as a newer version, not as an unknown metric */
 #define DTB_TF_HEADER_SIZE 256u
 #define DTB_TF_ENTRY_SIZE 8u   /* block table entry: u32 frame size, u32 frame check */
 #define DTB_TF_TRAILER_SIZE 16u /* u64 file hash, end magic */

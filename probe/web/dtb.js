@@ -269,6 +269,8 @@ function showAnswer(a) {
     a.dtw === 0 ? `${moverText} has no move: the game is over` :
     `${moverText.toLowerCase()} ${a.wdl === "win" ? "wins" : "loses"} in ${a.dtw} ` +
     `${a.dtw === 1 ? "ply" : "plies"} (DTW)`;
+  if (a.mtc !== null && a.mtc !== undefined && a.mtc > 0) /* sets made with --metrics ...,mtc */
+    $("dtw").textContent += `, the next conversion in ${a.mtc} ${a.mtc === 1 ? "ply" : "plies"} (MTC)`;
   $("line").replaceChildren(...(a.line ? a.line.length ? lineNodes(a) :
     [document.createTextNode(a.wdl === "draw" ? "(a draw has no end)" : "")] :
     [document.createTextNode("(no DTW tables)")]));

@@ -72,7 +72,7 @@ class Table:
         f = open(path, "rb").read()
         assert f[:8] == b"\x89DTB\r\n\x1a\n" and f[-8:] == b"DTB-END\n", "magic"
         self.version = _u32(f, 8)
-        assert self.version in (2, 3) and _u32(f, 12) == 256 and _u64(f, 192) == len(f), "header"
+        assert self.version in (2, 3, 4) and _u32(f, 12) == 256 and _u64(f, 192) == len(f), "header"
         self.variant, self.material = _text(f, 16, 24), _text(f, 48, 64)
         self.metric, self.encoding = _u32(f, 44), _u32(f, 116)
         self.index_version, self.positions = _u32(f, 112), _u64(f, 120)
@@ -83,6 +83,7 @@ class Table:
         long_size, long_count = _u64(f, 208), _u64(f, 216)
         assert f[224:248] == bytes(24), "reserved bytes"
         assert (self.version == 3) == (self.encoding == 3) == (long_count > 0) == (long_size > 0)
+        assert (self.version == 4) == (self.metric == 3) == (self.encoding == 4), "MTC (8.5)"
         assert table == 256 and dict_off == 256 + 8 * self.blocks
         assert data == dict_off + dict_size + long_size
         assert self.blocks == -(-self.positions // self.block_positions)
@@ -130,8 +131,11 @@ class Table:
         return self.block(i // self.block_positions)[i % self.block_positions]
 
     def result(self, i):
-        """(wdl, dtw) of position i for the side to move; dtw None in a WLD table."""
+        """(wdl, dtw) of position i for the side to move; dtw None in a WLD table, the MTC in an
+        MTC table (FORMAT.md 8.5)."""
         v = self.value(i)
+        if self.encoding == 4:
+            return ("draw", None) if v == 0 else ("win", v) if v < 128 else ("loss", v - 128)
         if self.encoding == 2:
             return {0: ("draw", None), 1: ("win", None), 2: ("loss", None)}[v]
         if v == 0:

@@ -27,10 +27,9 @@ def tables():
         yield d
 
 
-def files(d, variant):
+def files(d, variant, ends=(".wld", ".dtw")):
     folder = os.path.join(d, variant)
-    return sorted(os.path.join(folder, f) for f in os.listdir(folder)
-                  if f.endswith(".wld") or f.endswith(".dtw"))
+    return sorted(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(ends))
 
 
 @pytest.mark.parametrize("variant", ["international", "english"])
@@ -76,11 +75,28 @@ def test_long_lists_read_as_dtbprobe_gives_them(listed):
     assert check_values(listed, "english") > 500
 
 
-def check_values(tables, variant):
-    """Positions of every table whose value the reader finds as dtbprobe gives it."""
+@pytest.fixture(scope="module")
+def with_mtc():
+    """international 2..3 with MTC tables (FORMAT.md 8.5)."""
+    with tempfile.TemporaryDirectory(prefix="dtb_spec_mtc_") as d:
+        subprocess.run([program("DTB_DTBGEN"), "--variant", "international", "--pieces", "3",
+                        "--out", d, "--quiet", "--threads", "2", "--metrics", "wld,dtw,mtc"],
+                       check=True)
+        yield d
+
+
+def test_mtc_reads_as_dtbprobe_gives_it(with_mtc):
+    mtc_files = [Table(p) for p in files(with_mtc, "international", (".mtc",))]
+    assert len(mtc_files) == 16 and all(t.version == 4 and t.metric == 3 for t in mtc_files)
+    assert check_values(with_mtc, "international", (".mtc",), "mtc") > 500
+
+
+def check_values(tables, variant, ends=(".wld", ".dtw"), key="dtw"):
+    """Positions of every table whose value the reader finds as dtbprobe gives it (its distance
+    as dtbprobe's JSON key `key`)."""
     rng = random.Random(7 + len(variant))
     checked = 0
-    for path in files(tables, variant):
+    for path in files(tables, variant, ends):
         t = Table(path)
         S, H, _, _, _ = layout(variant, t.material)
         positions = [random_position(rng, S, H, t.material) for _ in range(60)]
@@ -97,6 +113,6 @@ def check_values(tables, variant):
             wdl, dtw = t.result(index(variant, t.material, wm, wk, bm, bk))
             assert wdl == a["wdl"], (t.material, a["fen"])
             if dtw is not None:
-                assert dtw == a["dtw"], (t.material, a["fen"])
+                assert dtw == a[key], (t.material, a["fen"])
             checked += 1
     return checked

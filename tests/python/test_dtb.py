@@ -72,6 +72,11 @@ def test_values_equal_dtbprobe(tbs, probe_json, variant):
         assert t.probe_wdl(fen) == wdl, fen
         assert t.probe_dtw(fen) == (wdl, dtw), fen
         assert t.get_wdl(fen) == wdl and t.get_dtw(fen) == (wdl, dtw)
+        if variant == "international":  # the only set made with MTC
+            assert t.probe_mtc(fen) == (wdl, want["mtc"] or 0), fen
+            assert (want["mtc"] is None) == (wdl == 0)
+        else:
+            assert want["mtc"] is None and t.get_mtc(fen) is None
         got = t.moves(fen)
         assert [tuple(m) for m in got] == as_json(want["moves"]), fen
         assert all(isinstance(m, dtb.Move) for m in got)

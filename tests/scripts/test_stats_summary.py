@@ -49,6 +49,26 @@ def test_rows(tmp_path):
                        "| 4 s |")
 
 
+def test_mtc_rows(tmp_path):
+    mtc = [dict(r, longest_mtc_win=w, longest_mtc_win_fen=wf, longest_mtc_loss=l,
+                longest_mtc_loss_fen=lf)
+           for r, (w, wf, l, lf) in zip(RECORDS, [(3, "W:WK1:BK13", 2, "W:WK5:BK9"),
+                                                  (7, "W:WK1,K2:BK32", -1, ""),
+                                                  (-1, "", 8, "W:WK32:BK1,K2")])]
+    d = make_set(tmp_path, records=mtc)
+    for material, size in (("KvK", 5), ("KKvK", 6), ("KvKK", 9)):
+        (d / f"{material}.mtc").write_bytes(b"x" * size)
+    out = run(d, "--mtc")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[2:] == [
+        "| KvK | 3, `W:WK1:BK13` | 2, `W:WK5:BK9` | 5 |",
+        "| KKvK | 7, `W:WK1,K2:BK32` | none | 6 |",
+        "| KvKK | none | 8, `W:WK32:BK1,K2` | 9 |"]
+    (tmp_path / "plain").mkdir()
+    out = run(make_set(tmp_path / "plain"), "--mtc")  # a set without MTC
+    assert out.returncode == 1 and "no MTC" in out.stderr
+
+
 def test_pieces_limit(tmp_path):
     out = run(make_set(tmp_path), "--pieces", 2)
     assert out.returncode == 0, out.stderr

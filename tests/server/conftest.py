@@ -25,15 +25,17 @@ def dtbprobe():
 
 @pytest.fixture(scope="session")
 def tables():
-    """International 2..4 (2..3 in the sanitizer build: test_api.py's SMALL), english and
-    russian 2..3 tables in a temporary directory."""
+    """International 2..4 (2..3 in the sanitizer build: test_api.py's SMALL) with MTC tables,
+    english and russian 2..3 tables without, in a temporary directory."""
     dtbgen = program("DTB_DTBGEN")
     small = os.environ.get("DTB_TEST_SMALL") == "1"
     with tempfile.TemporaryDirectory(prefix="dtb_server_") as d:
         for variant, pieces in (("international", 3 if small else 4), ("english", 3),
                                 ("russian", 3)):
             subprocess.run([dtbgen, "--variant", variant, "--pieces", str(pieces), "--out", d,
-                            "--quiet", "--threads", "2"], check=True)
+                            "--quiet", "--threads", "2"] +
+                           (["--metrics", "wld,dtw,mtc"] if variant == "international" else []),
+                           check=True)
         yield d
 
 

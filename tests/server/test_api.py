@@ -99,6 +99,13 @@ def test_answers_equal_dtbprobe_json(server, dtbprobe, tables, variant, squares,
             assert status == 200
             ok += 1
     assert ok > len(fens) // 2  # most random positions are legal and answered
+    # MTC where the set has it (international's), null elsewhere and for draws
+    answered = [a for _, _, a in got if "error" not in a]
+    if variant == "international":
+        assert any(a["mtc"] for a in answered)
+        assert all((a["mtc"] is None) == (a["wdl"] == "draw") for a in answered)
+    else:
+        assert all(a["mtc"] is None for a in answered)
 
 
 def api_answers(server, variant, fens, query=""):

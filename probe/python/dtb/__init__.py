@@ -7,6 +7,7 @@ of python-chess's chess.syzygy::
     with dtb.open_tablebase("tables", variant="international") as tb:
         tb.probe_wdl("W:WK46,28:BK5")        # 1 (win), 0 (draw) or -1 (loss), side to move
         tb.probe_dtw("W:WK46,28:BK5")        # (1, 3): the win takes 3 plies
+        tb.probe_mtc("W:WK46,28:BK5")        # (1, 1): a man move converts at once (.mtc tables)
         tb.moves("W:WK46,28:BK5")            # [Move(move='28-22', wdl=1, dtw=3), ...] best first
         tb.moves("W:WK46,28:BK5")[0].fen     # 'B:W22,K46:BK5': the position after the move
         tb.play("W:WK46,28:BK5", "28-22")    # 'B:W22,K46:BK5' (any legal move, either notation)
@@ -392,6 +393,31 @@ class Tablebase:
             return wdl.value, dtw.value
         finally:
             self._leave()
+
+    def probe_mtc(self, pos):
+        """(wdl, mtc): the result and the plies to the next conversion (a capture or a man move)
+        that keeps the win, the winner taking the shortest way, the loser the longest (0 for a
+        draw; docs/FORMAT.md 8.5). Needs the .mtc tables (dtbgen --metrics wld,dtw,mtc)."""
+        db = self._enter()
+        try:
+            p = self._position(db, pos)
+            wdl, mtc = ctypes.c_int(), ctypes.c_int()
+            s = self._lib.dtb_probe_mtc(db, ctypes.byref(p), 0, ctypes.byref(wdl),
+                                        ctypes.byref(mtc))
+            if s == _lib.E_GAMEOVER:  # no piece to move: lost, nothing left to convert
+                return LOSS, 0
+            if s != _lib.OK:
+                raise self._raise(db, s)
+            return wdl.value, mtc.value
+        finally:
+            self._leave()
+
+    def get_mtc(self, pos, default=None):
+        """probe_mtc(pos), or default when a table it needs is missing."""
+        try:
+            return self.probe_mtc(pos)
+        except MissingTableError:
+            return default
 
     def get_wdl(self, pos, default=None):
         """probe_wdl(pos), or default when a table it needs is missing."""

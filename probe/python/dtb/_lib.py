@@ -117,6 +117,7 @@ _PROTOTYPES = {
     "dtb_position_after": (_int, [_void_p, _P(Position), _P(PdnMove), _P(Position)]),
     "dtb_probe_wdl": (_int, [_void_p, _P(Position), _uint, _P(_int)]),
     "dtb_probe_dtw": (_int, [_void_p, _P(Position), _uint, _P(_int), _P(_int)]),
+    "dtb_probe_mtc": (_int, [_void_p, _P(Position), _uint, _P(_int), _P(_int)]),
     "dtb_probe_moves": (_int, [_void_p, _P(Position), _uint, _P(RankedMove), _int, _P(_int)]),
     "dtb_probe_line": (_int, [_void_p, _P(Position), _uint, _P(PdnMove), _int, _P(_int)]),
     "dtb_get_cache_stats": (_int, [_void_p, _P(CacheStats)]),
