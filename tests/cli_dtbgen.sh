@@ -77,8 +77,12 @@ expect 1 'needs at least [0-9.]+ [MG]iB of memory \([0-9]+ bytes: .*more than th
   --variant international --pieces 6 --out "$work/six" --memory 0.5
 expect 0 'within 10.00 GiB \(--memory\): solved values in work files in .*/six/international \([0-9.]+ GiB of disk at the peak\)' \
   --list --variant international --pieces 6 --out "$work/six" --memory 10
-expect 1 'the plan does not fit: it needs [0-9.]+ GiB of disk \(table files [0-9.]+ GiB, work files [0-9.]+ GiB\)' \
-  --list --variant english --pieces 8 --memory 20 --work /dev/shm
+# english 2..8 is planned once (its 406 materials take seconds in the sanitizer build); the
+# smaller plan is checked on the same output below
+english8=$("$dtbgen" --list --variant english --pieces 8 --memory 20 --work /dev/shm 2>&1)
+rc=$?
+[ $rc -eq 1 ] && grep -q -E -- 'the plan does not fit: it needs [0-9.]+ GiB of disk \(table files [0-9.]+ GiB, work files [0-9.]+ GiB\)' <<<"$english8" ||
+  { echo "FAIL: english 2..8 plan (exit $rc): $english8" >&2; failures=$((failures + 1)); }
 # The plan tells the truth in its exit status (issue #42): a plan that fits exits 0, one whose
 # memory or disk does not fit exits 1 with the reason on one line; the table files are projected
 # from measured compression even into an empty directory, and with DTW up to fewer pieces when
@@ -87,8 +91,8 @@ expect 0 'disk: [0-9.]+ GiB of table files \(WLD [0-9.]+ GiB, DTW [0-9.]+ GiB fo
   --list --variant international --pieces 4 --out "$work/plan"
 expect 1 'the plan does not fit: its largest step alone works with' \
   --list --variant international --pieces 4 --out "$work/plan" --memory 0.000001
-expect 1 'with --dtw-pieces 7 \(DTW up to 7 pieces, WLD only above\)' \
-  --list --variant english --pieces 8 --memory 20 --work /dev/shm
+grep -q -E -- 'with --dtw-pieces 7 \(DTW up to 7 pieces, WLD only above\)' <<<"$english8" ||
+  { echo "FAIL: no --dtw-pieces 7 plan for english 2..8: $english8" >&2; failures=$((failures + 1)); }
 expect 0 'DTW [0-9.]+ GiB for up to 3 pieces \(--dtw-pieces\)' \
   --list --variant english --pieces 4 --dtw-pieces 3
 expect 2 '--dtw-pieces is for a build' --check "$work/plan" --variant english --dtw-pieces 3
