@@ -263,19 +263,29 @@ static dtb_status load_metric(dtb_solved *s, const char *dir, dtb_material m, dt
     return DTB_OK;
 }
 
+/* The path and write options of t's table of the metric in the build's directory (name: the
+ * material's, which the options point to: the caller's buffer). */
+static dtb_table_write_options table_options(const dtb_build_options *o, const dtb_solved_table *t,
+                                             dtb_metric metric, char path[4096],
+                                             char name[DTB_MATERIAL_NAME_MAX])
+{
+    dtb_build_table_path(path, 4096, o->out_dir, o->variant, &t->material, metric);
+    dtb_material_name(&t->material, name, DTB_MATERIAL_NAME_MAX);
+    dtb_table_write_options w = dtb_build_write_options(o->variant, name, metric);
+    w.dontcare_kind = DTB_DONTCARE_CAPTURES;
+    w.threads = o->threads;
+    if (o->zstd_level > 0)
+        w.zstd_level = o->zstd_level;
+    return w;
+}
+
 /* Writes t's table of the metric from its DTW values (and its long list: the entries of
  * quiet positions; capture positions are don't-care). */
 static dtb_status write_table(const dtb_build_options *o, const dtb_solved *s,
                               const dtb_solved_table *t, dtb_metric metric, dtb_error *e)
 {
     char path[4096], name[DTB_MATERIAL_NAME_MAX];
-    dtb_build_table_path(path, sizeof path, o->out_dir, o->variant, &t->material, metric);
-    dtb_material_name(&t->material, name, sizeof name);
-    dtb_table_write_options w = dtb_build_write_options(o->variant, name, metric);
-    w.dontcare_kind = DTB_DONTCARE_CAPTURES;
-    w.threads = o->threads;
-    if (o->zstd_level > 0)
-        w.zstd_level = o->zstd_level;
+    dtb_table_write_options w = table_options(o, t, metric, path, name);
     uint8_t wld[256]; /* the WLD table is the DTW values mapped: 1 win, 2 loss, 0 draw */
     if (metric == DTB_METRIC_WLD) {
         for (int x = 0; x < 256; x++)
@@ -309,13 +319,7 @@ static dtb_status write_mtc_table(const dtb_build_options *o, const dtb_solved_t
                                   const dtb_value *mtc, dtb_error *e)
 {
     char path[4096], name[DTB_MATERIAL_NAME_MAX];
-    dtb_build_table_path(path, sizeof path, o->out_dir, o->variant, &t->material, DTB_METRIC_MTC);
-    dtb_material_name(&t->material, name, sizeof name);
-    dtb_table_write_options w = dtb_build_write_options(o->variant, name, DTB_METRIC_MTC);
-    w.dontcare_kind = DTB_DONTCARE_CAPTURES;
-    w.threads = o->threads;
-    if (o->zstd_level > 0)
-        w.zstd_level = o->zstd_level;
+    dtb_table_write_options w = table_options(o, t, DTB_METRIC_MTC, path, name);
     const dtb_table_dontcare dc = {.bits = t->captures, .marker = -1};
     return dtb_table_write(path, &w, mtc, dtb_index_size(t->index), &dc, NULL, e);
 }

@@ -79,8 +79,75 @@ static inline bool differs(dtb_wvalue derived, dtb_wvalue stored, bool results)
     return results ? dtb_wvalue_wdl(derived) != dtb_wvalue_wdl(stored) : derived != stored;
 }
 
+/* What a check compares at one index: whether the stored value differs from the derived one,
+ * both given back (as their own encodings) when it does. */
+typedef bool (*mismatch_at)(const void *ctx, uint64_t i, unsigned *stored, unsigned *derived);
+/* Reports one mismatch to the caller's callback. */
+typedef void (*report_at)(const void *ctx, uint64_t i, unsigned stored, unsigned derived);
+
+/* Checks indexes 0..n-1: chunks in parallel, reports (at most limit, report may be NULL) in
+ * index order, chunk by chunk (ordered). Returns the number of mismatches. */
+static uint64_t check_chunks(uint64_t n, mismatch_at bad_at, report_at report, const void *ctx,
+                             uint64_t limit)
+{
+    const uint64_t nchunks = (n + CHUNK - 1) / CHUNK;
+    uint64_t bad = 0, reported = 0;
+#pragma omp parallel for schedule(dynamic, 1) ordered reduction(+ : bad)
+    for (uint64_t c = 0; c < nchunks; c++) {
+        uint64_t first_bad = UINT64_MAX, chunk_bad = 0;
+        const uint64_t end = (c + 1) * CHUNK < n ? (c + 1) * CHUNK : n;
+        unsigned stored, derived;
+        for (uint64_t i = c * CHUNK; i < end; i++)
+            if (bad_at(ctx, i, &stored, &derived)) {
+                if (!chunk_bad)
+                    first_bad = i;
+                chunk_bad++;
+            }
+        bad += chunk_bad;
+#pragma omp ordered
+        if (chunk_bad && report) {
+            /* Re-walk the chunk serially to report each mismatch in order. */
+            for (uint64_t i = first_bad; i < end && reported < limit; i++)
+                if (bad_at(ctx, i, &stored, &derived)) {
+                    report(ctx, i, stored, derived);
+                    reported++;
+                }
+        }
+    }
+    return bad;
+}
+
+typedef struct value_check {
+    const dtb_solved *s;
+    const dtb_solved_table *t;
+    bool results; /* compare results only (see differs) */
+    dtb_check_report report;
+    void *user;
+} value_check;
+
+static bool value_mismatch(const void *ctx, uint64_t i, unsigned *stored, unsigned *derived)
+{
+    const value_check *vc = ctx;
+    dtb_pos p;
+    dtb_index_pos(vc->t->index, i, &p);
+    const dtb_wvalue d = dtb_check_derive(vc->s, &p), st = dtb_solved_exact_at(vc->s, vc->t, i);
+    *stored = st, *derived = d;
+    return differs(d, st, vc->results);
+}
+
+static void value_report(const void *ctx, uint64_t i, unsigned stored, unsigned derived)
+{
+    const value_check *vc = ctx;
+    vc->report(vc->user, vc->t, i, (dtb_wvalue)stored, (dtb_wvalue)derived);
+}
+
 static uint64_t check_table(const dtb_solved *s, const dtb_solved_table *t, dtb_check_report report,
-                            void *user, uint64_t limit, bool results);
+                            void *user, uint64_t limit, bool results)
+{
+    const value_check vc = {s, t, results, report, user};
+    return check_chunks(dtb_index_size(t->index), value_mismatch, report ? value_report : NULL, &vc,
+                        limit);
+}
 
 uint64_t dtb_check_table(const dtb_solved *s, const dtb_solved_table *t, dtb_check_report report,
                          void *user, uint64_t limit)
@@ -94,90 +161,39 @@ uint64_t dtb_check_table_results(const dtb_solved *s, const dtb_solved_table *t,
     return check_table(s, t, report, user, limit, true);
 }
 
-static uint64_t check_table(const dtb_solved *s, const dtb_solved_table *t, dtb_check_report report,
-                            void *user, uint64_t limit, bool results)
+typedef struct mtc_check {
+    const dtb_solved *s;
+    const dtb_solved_table *t, *ft;
+    const dtb_value *mtc_t, *mtc_f;
+    dtb_check_mtc_report report;
+    void *user;
+} mtc_check;
+
+static bool mtc_mismatch(const void *ctx, uint64_t i, unsigned *stored, unsigned *derived)
 {
-    const uint64_t n = dtb_index_size(t->index);
-    const uint64_t nchunks = (n + CHUNK - 1) / CHUNK;
-    uint64_t bad = 0, reported = 0;
-    /* Chunks in parallel; reports in index order, chunk by chunk (ordered). */
-#pragma omp parallel for schedule(dynamic, 1) ordered reduction(+ : bad)
-    for (uint64_t c = 0; c < nchunks; c++) {
-        uint64_t first_bad = UINT64_MAX, chunk_bad = 0;
-        const uint64_t end = (c + 1) * CHUNK < n ? (c + 1) * CHUNK : n;
-        for (uint64_t i = c * CHUNK; i < end; i++) {
-            dtb_pos p;
-            dtb_index_pos(t->index, i, &p);
-            if (differs(dtb_check_derive(s, &p), dtb_solved_exact_at(s, t, i), results)) {
-                if (!chunk_bad)
-                    first_bad = i;
-                chunk_bad++;
-            }
-        }
-        bad += chunk_bad;
-#pragma omp ordered
-        if (chunk_bad && report) {
-            /* Re-walk the chunk serially to report each mismatch in order. */
-            for (uint64_t i = first_bad; i < end && reported < limit; i++) {
-                dtb_pos p;
-                dtb_index_pos(t->index, i, &p);
-                const dtb_wvalue d = dtb_check_derive(s, &p), stored = dtb_solved_exact_at(s, t, i);
-                if (differs(d, stored, results)) {
-                    report(user, t, i, stored, d);
-                    reported++;
-                }
-            }
-        }
-    }
-    return bad;
+    const mtc_check *mc = ctx;
+    if (mc->t->captures[i / 64] >> (i % 64) & 1) /* capture positions hold no MTC */
+        return false;
+    dtb_pos p;
+    dtb_index_pos(mc->t->index, i, &p);
+    *derived = dtb_check_mtc_derive(mc->s, &p, mc->ft, mc->mtc_f);
+    *stored = mc->mtc_t[i];
+    return *derived != *stored;
 }
 
-static bool is_capture(const dtb_solved_table *t, uint64_t i)
+static void mtc_report(const void *ctx, uint64_t i, unsigned stored, unsigned derived)
 {
-    return t->captures[i / 64] >> (i % 64) & 1;
+    const mtc_check *mc = ctx;
+    mc->report(mc->user, mc->t, i, (dtb_value)stored, (dtb_value)derived);
 }
 
 uint64_t dtb_check_mtc_table(const dtb_solved *s, const dtb_solved_table *t, const dtb_value *mtc_t,
                              const dtb_value *mtc_f, dtb_check_mtc_report report, void *user,
                              uint64_t limit)
 {
-    const dtb_material fm = dtb_material_flip(t->material);
-    const dtb_solved_table *ft = dtb_solved_find(s, fm);
+    const dtb_solved_table *ft = dtb_solved_find(s, dtb_material_flip(t->material));
     assert(ft);
-    const uint64_t n = dtb_index_size(t->index);
-    const uint64_t nchunks = (n + CHUNK - 1) / CHUNK;
-    uint64_t bad = 0, reported = 0;
-    /* As dtb_check_table: chunks in parallel, reports in index order. */
-#pragma omp parallel for schedule(dynamic, 1) ordered reduction(+ : bad)
-    for (uint64_t c = 0; c < nchunks; c++) {
-        uint64_t first_bad = UINT64_MAX, chunk_bad = 0;
-        const uint64_t end = (c + 1) * CHUNK < n ? (c + 1) * CHUNK : n;
-        for (uint64_t i = c * CHUNK; i < end; i++) {
-            if (is_capture(t, i))
-                continue;
-            dtb_pos p;
-            dtb_index_pos(t->index, i, &p);
-            if (dtb_check_mtc_derive(s, &p, ft, mtc_f) != mtc_t[i]) {
-                if (!chunk_bad)
-                    first_bad = i;
-                chunk_bad++;
-            }
-        }
-        bad += chunk_bad;
-#pragma omp ordered
-        if (chunk_bad && report) {
-            for (uint64_t i = first_bad; i < end && reported < limit; i++) {
-                if (is_capture(t, i))
-                    continue;
-                dtb_pos p;
-                dtb_index_pos(t->index, i, &p);
-                const dtb_value d = dtb_check_mtc_derive(s, &p, ft, mtc_f);
-                if (d != mtc_t[i]) {
-                    report(user, t, i, mtc_t[i], d);
-                    reported++;
-                }
-            }
-        }
-    }
-    return bad;
+    const mtc_check mc = {s, t, ft, mtc_t, mtc_f, report, user};
+    return check_chunks(dtb_index_size(t->index), mtc_mismatch, report ? mtc_report : NULL, &mc,
+                        limit);
 }

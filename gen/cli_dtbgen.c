@@ -805,34 +805,33 @@ static int run_build(const dtbgen_options *o, dtb_mpi *mpi)
 
 /* ---- checking -------------------------------------------------------------------------- */
 
-static void on_mismatch(void *user, const dtb_solved_table *t, uint64_t index, dtb_wvalue stored,
-                        dtb_wvalue derived)
+/* One line a mismatch: the table (ext: "" or ".mtc"), the position, stored against derived. */
+static void print_mismatch(const dtb_board *b, const dtb_solved_table *t, uint64_t index,
+                           const char *ext, dtb_wdl sw, int sd, dtb_wdl dw, int dd)
 {
-    const dtb_board *b = user;
     dtb_pos p;
     char fen[DTB_FEN_MAX], name[DTB_MATERIAL_NAME_MAX];
     dtb_index_pos(t->index, index, &p);
     dtb_fen_write(b, &p, fen, sizeof fen);
     dtb_material_name(&t->material, name, sizeof name);
     static const char *const wdl[3] = {"loss", "draw", "win"};
-    printf("mismatch %s %s: stored %s %d, successors give %s %d\n", name, fen,
-           wdl[dtb_wvalue_wdl(stored) + 1], dtb_wvalue_dtw(stored), wdl[dtb_wvalue_wdl(derived) + 1],
-           dtb_wvalue_dtw(derived));
+    printf("mismatch %s%s %s: stored %s %d, successors give %s %d\n", name, ext, fen, wdl[sw + 1],
+           sd, wdl[dw + 1], dd);
+}
+
+static void on_mismatch(void *user, const dtb_solved_table *t, uint64_t index, dtb_wvalue stored,
+                        dtb_wvalue derived)
+{
+    print_mismatch(user, t, index, "", dtb_wvalue_wdl(stored), dtb_wvalue_dtw(stored),
+                   dtb_wvalue_wdl(derived), dtb_wvalue_dtw(derived));
 }
 
 static void on_mtc_mismatch(void *user, const dtb_solved_table *t, uint64_t index, dtb_value stored,
                             dtb_value derived)
 {
-    const dtb_board *b = user;
-    dtb_pos p;
-    char fen[DTB_FEN_MAX], name[DTB_MATERIAL_NAME_MAX];
-    dtb_index_pos(t->index, index, &p);
-    dtb_fen_write(b, &p, fen, sizeof fen);
-    dtb_material_name(&t->material, name, sizeof name);
-    static const char *const wdl[3] = {"loss", "draw", "win"};
-    printf("mismatch %s.mtc %s: stored %s %d, successors give %s %d\n", name, fen,
-           wdl[dtb_value_wdl(stored) + 1], dtb_value_wdl(stored) ? dtb_mtc_plies(stored) : 0,
-           wdl[dtb_value_wdl(derived) + 1], dtb_value_wdl(derived) ? dtb_mtc_plies(derived) : 0);
+    print_mismatch(user, t, index, ".mtc", dtb_value_wdl(stored),
+                   dtb_value_wdl(stored) ? dtb_mtc_plies(stored) : 0, dtb_value_wdl(derived),
+                   dtb_value_wdl(derived) ? dtb_mtc_plies(derived) : 0);
 }
 
 static void not_checked(const dtbgen_options *o, const char *name, const dtb_material *need)

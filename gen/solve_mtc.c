@@ -31,15 +31,10 @@ enum { M_WIN = 1, M_LOSS = 2, M_DEAF = 4 /* learns nothing: a draw or a capture 
 /* Levels tracked before the solve gives up (an MTC beyond the byte: DTB_E_RANGE). */
 #define M_LEVELS (DTB_MTC_BYTE_MAX + 1)
 
-typedef struct mqueue {
-    uint32_t *ids;
-    size_t n, cap;
-} mqueue;
-
 /* One thread's state, kept for the pair. */
 typedef struct mlane {
     mnode *n;
-    mqueue q[M_LEVELS];
+    bucket q[M_LEVELS];
     int top;
     bool overflow, nomem;
     dtb_mtc_stats st[2];
@@ -51,18 +46,10 @@ static void mpush(mlane *ln, int level, uint32_t id)
         ln->overflow = true;
         return;
     }
-    mqueue *q = &ln->q[level];
-    if (q->n == q->cap) {
-        const size_t cap = q->cap ? 2 * q->cap : 1024;
-        uint32_t *ids = realloc(q->ids, cap * sizeof *ids);
-        if (!ids) {
-            ln->nomem = true;
-            return;
-        }
-        q->ids = ids;
-        q->cap = cap;
+    if (!dtb_unit_bucket_add(&ln->q[level], id)) {
+        ln->nomem = true;
+        return;
     }
-    q->ids[q->n++] = id;
     if (level > ln->top)
         ln->top = level;
 }
@@ -214,7 +201,7 @@ static void solve_unit_mtc(const unit *u, mlane *ln, dtb_value *const out[2])
         init_node(u, ln, id, &p);
     }
     for (int d = 0; d <= ln->top && !ln->nomem && !ln->overflow; d++) {
-        mqueue *q = &ln->q[d];
+        bucket *q = &ln->q[d];
         for (size_t i = 0; i < q->n; i++) /* q grows only at later levels meanwhile */
             resolve(u, ln, out, q->ids[i], d);
         q->n = 0;

@@ -166,7 +166,12 @@ static void init_range(const unit *u, lane *ln, uint32_t from, uint32_t to)
 static bool set_value(const unit *u, uint64_t id, bool win, int d)
 {
     const int h = half_of(u, id);
-    return dtb_solved_store(u->s, u->h[h].t, u->h[h].base + in_half(u, id), win, d);
+    const uint64_t i = u->h[h].base + in_half(u, id);
+    if (d <= u->byte_limit[win]) { /* the byte holds it: no call per resolved position */
+        u->h[h].t->values[i] = win ? dtb_value_win(d) : dtb_value_loss(d);
+        return true;
+    }
+    return dtb_solved_store(u->s, u->h[h].t, i, win, d);
 }
 
 /* A successor of the node resolved as a win (for its side) at level d: one move fewer to hear

@@ -3,24 +3,30 @@
  * stats and progress. */
 #include "solve_unit.h"
 
+bool dtb_unit_bucket_add(bucket *q, uint32_t id)
+{
+    if (q->n == q->cap) {
+        const size_t cap = q->cap ? 2 * q->cap : 1024;
+        uint32_t *ids = realloc(q->ids, cap * sizeof *ids);
+        if (!ids)
+            return false;
+        q->ids = ids;
+        q->cap = cap;
+    }
+    q->ids[q->n++] = id;
+    return true;
+}
+
 void dtb_unit_push(lane *ln, int level, uint32_t id)
 {
     if (level > DTB_MAX_DTW) {
         ln->overflow = true;
         return;
     }
-    bucket *q = &ln->q[level];
-    if (q->n == q->cap) {
-        const size_t cap = q->cap ? 2 * q->cap : 1024;
-        uint32_t *ids = realloc(q->ids, cap * sizeof *ids);
-        if (!ids) {
-            ln->nomem = true;
-            return;
-        }
-        q->ids = ids;
-        q->cap = cap;
+    if (!dtb_unit_bucket_add(&ln->q[level], id)) {
+        ln->nomem = true;
+        return;
     }
-    q->ids[q->n++] = id;
     if (level > ln->top)
         ln->top = level;
 }
@@ -432,6 +438,8 @@ void dtb_unit_setup(unit *u, const work *wk, dtb_solved_table *t, dtb_solved_tab
 {
     const uint64_t K = u->K;
     u->nhalves = dtb_unit_halves(wk, self);
+    u->byte_limit[0] = dtb_solved_byte_limit(u->s, false);
+    u->byte_limit[1] = dtb_solved_byte_limit(u->s, true);
     /* Field by field: a compound literal would clear the exit array (3.5 KB) every time, and
      * men-only materials have a unit per position. */
     u->h[0].t = t;

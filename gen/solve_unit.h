@@ -152,6 +152,7 @@ typedef struct unit {
     node *n;      /* per position of the unit, by local id */
     const dtb_index_fast *fx[2]; /* inline index of each half's table; NULL beyond 64 squares */
     bool shared;  /* several threads work on this unit: node updates are atomic */
+    int byte_limit[2]; /* [win]: dtb_solved_byte_limit of s, for the stores of the solve */
 } unit;
 
 static inline int other(const unit *u, int h) { return u->nhalves == 1 ? h : 1 - h; }
@@ -371,6 +372,9 @@ static inline bool units_listed(uint64_t block_size) { return block_size >= SHAR
 enum { PROGRESS_STEP = 1 << 20 };
 
 /* ---- in solve_unit.c ---------------------------------------------------------------------- */
+
+/* Appends id to q, growing it; false when out of memory. */
+bool dtb_unit_bucket_add(bucket *q, uint32_t id);
 
 /* Queues local id at level (a DTW) in the lane; beyond DTB_MAX_DTW sets ln->overflow, out of
  * memory ln->nomem. */

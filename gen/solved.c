@@ -203,15 +203,14 @@ static bool longmap_put(longmap *m, uint64_t idx, int dtw)
     return true;
 }
 
-/* The longest win (win) or loss a byte holds in this registry (dtb_solved_set_byte_max). */
-static int byte_limit(const dtb_solved *s, bool win)
+int dtb_solved_byte_limit(const dtb_solved *s, bool win)
 {
     return win && s->byte_max > DTB_VALUE_BYTE_WIN_MAX ? DTB_VALUE_BYTE_WIN_MAX : s->byte_max;
 }
 
 bool dtb_solved_store(const dtb_solved *cs, dtb_solved_table *t, uint64_t idx, bool win, int dtw)
 {
-    if (dtw <= byte_limit(cs, win)) {
+    if (dtw <= dtb_solved_byte_limit(cs, win)) {
         t->values[idx] = win ? dtb_value_win(dtw) : dtb_value_loss(dtw);
         return true;
     }
@@ -616,7 +615,7 @@ static int goodness(dtb_wvalue v)
 static const dtb_value *slot_or_pool(const dtb_solved *s, dtb_wvalue v, dtb_value *slot)
 {
     const int dtw = dtb_wvalue_dtw(v);
-    if (v == DTB_WVALUE_DRAW || dtw <= byte_limit(s, dtb_wvalue_is_win(v))) {
+    if (v == DTB_WVALUE_DRAW || dtw <= dtb_solved_byte_limit(s, dtb_wvalue_is_win(v))) {
         *slot = v == DTB_WVALUE_DRAW ? DTB_VALUE_DRAW : dtb_value_of(dtb_wvalue_is_win(v), dtw);
         return slot;
     }

@@ -30,6 +30,9 @@ dtb_solved *dtb_solved_create(const dtb_board *b);
  * what a byte cannot hold. Set it before any table is added. */
 void dtb_solved_set_byte_max(dtb_solved *s, int byte_max);
 int dtb_solved_byte_max(const dtb_solved *s);
+/* The longest win (win) or loss a value byte holds without a long-list entry: 253 / 254, or
+ * the lowered byte_max. */
+int dtb_solved_byte_limit(const dtb_solved *s, bool win);
 
 /* Frees the registry, every table's index and values; NULL is allowed. */
 void dtb_solved_free(dtb_solved *s);
