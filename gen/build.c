@@ -129,10 +129,11 @@ static dtb_status make_dir(const char *path, dtb_error *e)
     return dtb_error_set(e, DTB_E_IO, "cannot create directory %s: %s", path, strerror(errno));
 }
 
-/* Reads every block of a table file into t's values (and its long list into s). */
+/* Reads every block of a table file into t's values (and its long list into s). A rule-distance
+ * table must have been solved with the limits of rules. */
 static dtb_status read_values(const char *path, const dtb_variant *v, const dtb_material *m,
                               dtb_metric metric, uint64_t size, dtb_solved *s, dtb_solved_table *t,
-                              dtb_error *e)
+                              const dtb_rules *rules, dtb_error *e)
 {
     uint8_t *values = t->values;
     char name[DTB_MATERIAL_NAME_MAX];
@@ -150,6 +151,13 @@ static dtb_status read_values(const char *path, const dtb_variant *v, const dtb_
     if (st != DTB_OK)
         return st;
     const dtb_tablefile_info *info = dtb_tablefile_get_info(tf);
+    for (int c = 0; c < DTB_RULE_CLASSES && rules && dtb_metric_is_rules(metric); c++)
+        if (info->rule_limits[c] != rules->cls[c].limit) {
+            dtb_tablefile_close(tf);
+            return dtb_error_set(e, DTB_E_MISMATCH, "%s: solved with a %s limit of %d plies, "
+                                 "this build's is %d", path, rules->cls[c].name,
+                                 info->rule_limits[c], rules->cls[c].limit);
+        }
     if (info->flags) { /* derived, or threat positions without values: not a full table */
         const bool derived = info->flags & DTB_TABLE_DERIVED;
         dtb_tablefile_close(tf);
@@ -210,7 +218,7 @@ dtb_status dtb_build_read_mtc(const char *dir, const dtb_variant *v, dtb_materia
         return dtb_error_set(e, DTB_E_NOTFOUND, "%s: no such table", path);
     /* MTC tables have no long list, the only part of read_values that needs a registry */
     dtb_solved_table t = {.material = m, .values = mtc};
-    return read_values(path, v, &m, DTB_METRIC_MTC, size, NULL, &t, e);
+    return read_values(path, v, &m, DTB_METRIC_MTC, size, NULL, &t, NULL, e);
 }
 
 dtb_status dtb_build_load(dtb_solved *s, const char *dir, dtb_material m, dtb_error *e)
@@ -235,7 +243,7 @@ static dtb_status load_metric(dtb_solved *s, const char *dir, dtb_material m, dt
     if (!t)
         return DTB_E_NOMEM;
     const uint64_t n = dtb_index_size(t->index);
-    dtb_status st = read_values(path, b->variant, &m, metric, n, s, t, e);
+    dtb_status st = read_values(path, b->variant, &m, metric, n, s, t, NULL, e);
     if (st != DTB_OK) {
         dtb_solved_drop(s, m);
         return st;
@@ -370,6 +378,100 @@ static void mtc_json(char *buf, size_t size, const dtb_solved *s, const dtb_solv
              d[0], fen[0], d[1], fen[1], seconds);
 }
 
+/* What the rules make of one table's wins and losses at counter 0 (STATS): those they keep, the
+ * wins they turn into draws (cursed) and the losses (blessed), and the longest rule distance of
+ * a kept win. */
+typedef struct rule_stats {
+    uint64_t wins, losses, cursed, blessed;
+    int longest;
+    uint64_t longest_at;
+} rule_stats;
+
+static rule_stats count_rules(const dtb_solved_table *t, const dtb_solved_table *rt)
+{
+    const uint64_t n = dtb_index_size(t->index);
+    uint64_t wins = 0, losses = 0, cursed = 0, blessed = 0;
+#pragma omp parallel for schedule(static) reduction(+ : wins, losses, cursed, blessed)
+    for (uint64_t i = 0; i < n; i++) {
+        const dtb_wdl r = dtb_value_wdl(t->values[i]), k = dtb_value_wdl(rt->values[i]);
+        wins += k == DTB_WIN;
+        losses += k == DTB_LOSS;
+        cursed += r == DTB_WIN && k == DTB_DRAW;
+        blessed += r == DTB_LOSS && k == DTB_DRAW;
+    }
+    rule_stats st = {wins, losses, cursed, blessed, -1, 0};
+    for (uint64_t i = 0; i < n; i++) /* the first index with the longest: deterministic */
+        if (dtb_value_is_win(rt->values[i]) && (int)rt->values[i] > st.longest) {
+            st.longest = rt->values[i];
+            st.longest_at = i;
+        }
+    return st;
+}
+
+/* The rule distances of a solved pair (gen/solve_rules.c) into sr, written as its tables; stats
+ * and the time it took into rst and *seconds. */
+static dtb_status solve_and_write_rules(const dtb_build_options *o, const dtb_solved *s,
+                                        dtb_solved *sr, const dtb_material *m, rule_stats rst[2],
+                                        double *seconds, dtb_error *e)
+{
+    const double t0 = omp_get_wtime();
+    const dtb_material ms[2] = {*m, dtb_material_flip(*m)};
+    dtb_status rc = dtb_solve_rules_pair(s, sr, o->rules, *m, e);
+    for (int k = 0; k < (is_self_flip(m) ? 1 : 2) && rc == DTB_OK; k++) {
+        const dtb_solved_table *rt = dtb_solved_find(sr, ms[k]);
+        rst[k] = count_rules(dtb_solved_find(s, ms[k]), rt);
+        char path[4096], name[DTB_MATERIAL_NAME_MAX];
+        dtb_table_write_options w =
+            table_options(o, rt, dtb_metric_of_rules(o->rules->id), path, name);
+        w.dontcare_kind = 0; /* every position holds its byte: answers need no search */
+        for (int c = 0; c < DTB_RULE_CLASSES; c++)
+            w.rule_limits[c] = o->rules->cls[c].limit;
+        rc = dtb_table_write(path, &w, rt->values, dtb_index_size(rt->index), NULL, NULL, e);
+    }
+    *seconds = omp_get_wtime() - t0;
+    return rc;
+}
+
+/* The stats record's rule fields (empty without rules). */
+static void rules_json(char *buf, size_t size, const dtb_solved *sr, const dtb_build_options *o,
+                       const dtb_material *m, const rule_stats *st, double seconds)
+{
+    const size_t used = strlen(buf);
+    char fen[DTB_FEN_MAX] = "";
+    if (st->longest >= 0) {
+        dtb_pos p;
+        dtb_index_pos(dtb_solved_find(sr, *m)->index, st->longest_at, &p);
+        dtb_fen_write(dtb_solved_board(sr), &p, fen, sizeof fen);
+    }
+    snprintf(buf + used, size - used,
+             ",\"rules\":\"%s\",\"rule_limit\":%d,\"rule_wins\":%llu,\"rule_losses\":%llu,"
+             "\"cursed_wins\":%llu,\"blessed_losses\":%llu,\"longest_rule_win\":%d,"
+             "\"longest_rule_win_fen\":\"%s\",\"rules_seconds\":%.3f",
+             o->rules->name, dtb_rules_limit(o->rules, m), (unsigned long long)st->wins,
+             (unsigned long long)st->losses, (unsigned long long)st->cursed,
+             (unsigned long long)st->blessed, st->longest, fen, seconds);
+}
+
+/* Reads the rule-distance tables of pair p into sr (a pair loaded rather than solved). */
+static dtb_status load_rules_pair(const dtb_build_options *o, dtb_solved *sr, const dtb_material *m,
+                                  bool self, dtb_error *e)
+{
+    const dtb_material ms[2] = {*m, dtb_material_flip(*m)};
+    const dtb_metric metric = dtb_metric_of_rules(o->rules->id);
+    for (int k = 0; k < (self ? 1 : 2); k++) {
+        char path[4096];
+        dtb_build_table_path(path, sizeof path, o->out_dir, o->variant, &ms[k], metric);
+        dtb_solved_table *t = dtb_solved_add(sr, ms[k], e);
+        if (!t)
+            return DTB_E_NOMEM;
+        const dtb_status st = read_values(path, o->variant, &ms[k], metric,
+                                          dtb_index_size(t->index), NULL, t, o->rules, e);
+        if (st != DTB_OK)
+            return st;
+    }
+    return DTB_OK;
+}
+
 /* The process's peak resident memory so far (bytes). */
 static uint64_t peak_resident(void)
 {
@@ -403,7 +505,7 @@ static void stats_json(char *buf, size_t size, const dtb_solved *s, const dtb_so
 }
 
 /* A pair is complete when each member's .dtw (unless --dtw-pieces leaves it out), .wld (.mtc
- * when asked for) and .stats exist. The stats record is written last, so its presence says the
+ * and the rule-distance table when asked for) and .stats exist. The stats record is written last, so its presence says the
  * tables before it were renamed into place; the tables are looked for too, so a table deleted by
  * hand is rebuilt rather than reported missing. */
 static bool pair_complete(const dtb_build_options *o, const dtb_material *m)
@@ -415,8 +517,11 @@ static bool pair_complete(const dtb_build_options *o, const dtb_material *m)
         stats_path(path, sizeof path, o->out_dir, o->variant, ms[k]);
         if (access(path, F_OK) != 0)
             return false;
-        static const dtb_metric metrics[3] = {DTB_METRIC_DTW, DTB_METRIC_WLD, DTB_METRIC_MTC};
-        for (int metric = dtb_build_writes_dtw(o, ms[k]) ? 0 : 1; metric < (o->mtc ? 3 : 2); metric++) {
+        const dtb_metric metrics[4] = {DTB_METRIC_DTW, DTB_METRIC_WLD, DTB_METRIC_MTC,
+                                       o->rules ? dtb_metric_of_rules(o->rules->id) : DTB_METRIC_WLD};
+        for (int metric = dtb_build_writes_dtw(o, ms[k]) ? 0 : 1; metric < 4; metric++) {
+            if ((metric == 2 && !o->mtc) || (metric == 3 && !o->rules))
+                continue;
             dtb_build_table_path(path, sizeof path, o->out_dir, o->variant, ms[k], metrics[metric]);
             if (access(path, F_OK) != 0)
                 return false;
@@ -485,8 +590,8 @@ static void on_progress(void *user, uint64_t done, uint64_t total)
         pc->o->log(pc->o->user, DTB_BUILD_PROGRESS, pc->name, done, total, NULL);
 }
 
-static dtb_status solve_and_write(const dtb_build_options *o, dtb_solved *s, const dtb_material *m,
-                                  bool lean, dtb_error *e)
+static dtb_status solve_and_write(const dtb_build_options *o, dtb_solved *s, dtb_solved *sr,
+                                  const dtb_material *m, bool lean, dtb_error *e)
 {
     char name[DTB_MATERIAL_NAME_MAX];
     dtb_material_name(m, name, sizeof name);
@@ -517,11 +622,18 @@ static dtb_status solve_and_write(const dtb_build_options *o, dtb_solved *s, con
     double mtc_seconds = 0;
     if (o->mtc && (rc = solve_and_write_mtc(o, s, m, mst, &mtc_seconds, e)) != DTB_OK)
         return rc;
+    rule_stats rst[2];
+    double rules_seconds = 0;
+    if (o->rules && (rc = solve_and_write_rules(o, s, sr, m, rst, &rules_seconds, e)) != DTB_OK)
+        return rc;
     for (int k = 0; k < (self ? 1 : 2); k++) {
         const dtb_solved_table *t = dtb_solved_find(s, *ms[k]);
         char json[3072], path[4096], mname[DTB_MATERIAL_NAME_MAX], more[1024] = "";
         if (o->mtc)
             mtc_json(more, sizeof more, s, t, &mst[k], self ? mtc_seconds : mtc_seconds / 2);
+        if (o->rules)
+            rules_json(more, sizeof more, sr, o, ms[k], &rst[k],
+                       self ? rules_seconds : rules_seconds / 2);
         /* Time is shared by the pair; each member gets its share by size. */
         stats_json(json, sizeof json, s, t, &st[k], self ? seconds : seconds / 2, more);
         stats_path(path, sizeof path, o->out_dir, o->variant, ms[k]);
@@ -1130,6 +1242,13 @@ dtb_status dtb_build(const dtb_build_options *o, dtb_error *e)
      * whenever the process passes the budget less the slack. */
     if (rc == DTB_OK && budget.use_work_files)
         rc = dtb_solved_use_work_files(s, work, monitor_cap(o), e);
+    /* The rule distances of the build: a second registry, its tables' values the rule bytes. */
+    dtb_solved *sr = NULL;
+    if (rc == DTB_OK && o->rules && o->peers)
+        rc = dtb_error_set(e, DTB_E_INVALID, "rule-distance tables are not made under MPI yet: "
+                           "build them in one process");
+    else if (rc == DTB_OK && o->rules && !(sr = dtb_solved_create(&b)))
+        rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
     /* Complete pairs are reported first, in list order, whether they are loaded later or not. */
     for (int i = 0; i < pl.npairs && rc == DTB_OK && o->log; i++) {
         const plan_pair *p = &pl.pair[i];
@@ -1149,18 +1268,27 @@ dtb_status dtb_build(const dtb_build_options *o, dtb_error *e)
         const plan_pair *p = &pl.pair[i];
         rc = check_resident(&pl, s, i, e);
         if (rc == DTB_OK && p->action == PAIR_SOLVE) {
-            rc = solve_and_write(o, s, &p->m, p->lean, e);
+            rc = solve_and_write(o, s, sr, &p->m, p->lean, e);
             if (rc == DTB_OK && budget.read_finished && p->last > step)
                 rc = attach_pair(o, s, p, e);
         } else if (rc == DTB_OK) {
             rc = budget.read_finished ? attach_pair(o, s, p, e) : load_pair(o, s, p, e);
+            if (rc == DTB_OK && sr)
+                rc = load_rules_pair(o, sr, &p->m, p->self, e);
         }
         for (int j = 0; j < pl.npairs && rc == DTB_OK; j++)
-            if (pl.pair[j].last == step)
+            if (pl.pair[j].last == step) {
                 rc = drop_pair(o, s, &pl.pair[j], e);
+                const dtb_material f = dtb_material_flip(pl.pair[j].m);
+                if (sr) {
+                    dtb_solved_drop(sr, pl.pair[j].m);
+                    dtb_solved_drop(sr, f);
+                }
+            }
     }
     if (rc == DTB_OK)
         rc = write_stats_log(o, e);
+    dtb_solved_free(sr);
     dtb_solved_free(s);
     plan_free(&pl);
     return rc;

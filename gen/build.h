@@ -66,6 +66,11 @@ typedef struct dtb_build_options {
                                      again). Their working memory (a byte a position of the
                                      pair, 4 a position of a unit per thread) is not in the
                                      memory plan yet */
+    const dtb_rules *rules;       /* also the rule-distance tables under these move-count rules
+                                     (docs/FORMAT.md §8.6; NULL: none), made with each pair as
+                                     .mtc tables are. Their bytes stay in memory beside the
+                                     solved values while a later pair reads them (a byte a
+                                     position, not in the memory plan yet) */
     dtb_build_log log;
     void *user;
     const dtb_build_peers *peers; /* NULL: this process solves alone */

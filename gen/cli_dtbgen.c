@@ -59,13 +59,15 @@ typedef struct dtbgen_options {
     int dtw_byte_max;               /* --dtw-byte-max; 0: the default (254) */
     int dtw_pieces;                 /* --dtw-pieces; 0: DTW tables for every piece count */
     bool mtc;                       /* --metrics with mtc: the .mtc tables too */
+    const char *rules;              /* --metrics with rules (the variant's) or a rule set's name */
+    int rule_limits[DTB_RULE_CLASSES]; /* --rule-limits; 0: the rule set's own */
 } dtbgen_options;
 
 enum {
     OPT_LIST, OPT_OUT, OPT_CHECK, OPT_COMPACT, OPT_MANIFEST, OPT_MATERIAL, OPT_THREADS, OPT_MEMORY,
     OPT_ZSTD_LEVEL, OPT_BLOCK_POSITIONS, OPT_THREATS, OPT_VARIANT, OPT_PIECES, OPT_JSON,
     OPT_QUIET, OPT_HELP, OPT_VERSION, OPT_WORK, OPT_FROM_FILES, OPT_DTW_BYTE_MAX, OPT_DTW_PIECES,
-    OPT_METRICS, NOPTIONS
+    OPT_METRICS, OPT_RULE_LIMITS, NOPTIONS
 };
 
 static const dtb_cli_option options[NOPTIONS] = {
@@ -87,7 +89,9 @@ static const dtb_cli_option options[NOPTIONS] = {
     [OPT_DTW_PIECES] = {"--dtw-pieces", DTB_CLI_INT, "N",
                         "DTW tables only up to N pieces, WLD only above (a smaller set; --list plans both when the full one does not fit)", 2, 8},
     [OPT_METRICS] = {"--metrics", DTB_CLI_TEXT, "LIST",
-                     "the tables a build makes, of wld,dtw,mtc (wld and dtw always; default wld,dtw; mtc: moves to conversion, docs/FORMAT.md 8.5)"},
+                     "the tables a build makes, of wld,dtw,mtc,rules (wld and dtw always; default wld,dtw; mtc: moves to conversion, docs/FORMAT.md 8.5; rules: the distances the variant's move-count draw rules need, 8.6, named by the rule set: fmjd for international)"},
+    [OPT_RULE_LIMITS] = {"--rule-limits", DTB_CLI_TEXT, "L,...",
+                         "the rules' limits in plies, one a class (fmjd: 50,32,10); lower ones make test tables small"},
     [OPT_ZSTD_LEVEL] = {"--zstd-level", DTB_CLI_INT, "L",
                         "compression level of the table files (default 9; --compact: 15)", 1, 22},
     [OPT_BLOCK_POSITIONS] = {"--block-positions", DTB_CLI_INT, "N",
@@ -177,10 +181,26 @@ static int options_from_args(const dtb_cli_args *a, dtbgen_options *o)
         const size_t n = strcspn(m, ",");
         if (n == 3 && strncmp(m, "mtc", 3) == 0)
             o->mtc = true;
+        else if (n == 5 && strncmp(m, "rules", 5) == 0)
+            o->rules = "";
+        else if (n == 4 && strncmp(m, "fmjd", 4) == 0)
+            o->rules = "fmjd";
         else if (!(n == 3 && (strncmp(m, "wld", 3) == 0 || strncmp(m, "dtw", 3) == 0)))
-            return usage_error("--metrics: a comma-separated list of wld, dtw and mtc");
+            return usage_error("--metrics: a comma-separated list of wld, dtw, mtc and rules");
         m += n + (m[n] == ',');
     }
+    int nlimits = 0;
+    for (const char *l = a->text[OPT_RULE_LIMITS]; l && *l; nlimits++) {
+        char *end;
+        const long x = strtol(l, &end, 10);
+        if (nlimits == DTB_RULE_CLASSES || end == l || (*end && *end != ',') || x < 1 ||
+            x > DTB_RULE_LIMIT_MAX)
+            return usage_error("--rule-limits: one limit a class (fmjd: three), each 1..127 plies");
+        o->rule_limits[nlimits] = (int)x;
+        l = end + (*end == ',');
+    }
+    if (a->text[OPT_RULE_LIMITS] && (nlimits != DTB_RULE_CLASSES || !o->rules))
+        return usage_error("--rule-limits: one limit a class (fmjd: three), with --metrics ...,rules");
     o->dir = o->command == CMD_CHECK      ? a->text[OPT_CHECK]
              : o->command == CMD_MANIFEST ? a->text[OPT_MANIFEST]
                                           : a->text[OPT_OUT];
@@ -740,6 +760,21 @@ static int run_build(const dtbgen_options *o, dtb_mpi *mpi)
     dtb_board_init(&b, v);
     if (pieces < 2 || pieces > 8)
         return dtb_cli_usage_error("dtbgen", NULL, "--pieces: dtbgen builds 2..8 pieces");
+    const dtb_rules *rules = NULL;
+    dtb_rules lowered;
+    if (o->rules) {
+        rules = dtb_rules_of_variant(v);
+        if (!rules || (*o->rules && strcmp(o->rules, rules->name) != 0)) {
+            char msg[200];
+            snprintf(msg, sizeof msg, "--metrics: %s has no move-count rule set %s in dtb yet "
+                     "(fmjd: international)", v->name, *o->rules ? o->rules : "");
+            return usage_error(msg);
+        }
+        if (o->rule_limits[0]) {
+            lowered = dtb_rules_with_limits(rules, o->rule_limits);
+            rules = &lowered;
+        }
+    }
     progress_state ps = {.o = o, .mpi = mpi, .tty = isatty(STDERR_FILENO)};
     const uint64_t budget = memory_budget(o);
     dtb_build_options bo = {
@@ -756,6 +791,7 @@ static int run_build(const dtbgen_options *o, dtb_mpi *mpi)
         .dtw_byte_max = o->dtw_byte_max,
         .dtw_pieces = o->dtw_pieces,
         .mtc = o->mtc,
+        .rules = rules,
         .log = on_build,
         .user = &ps,
     };

@@ -64,6 +64,10 @@ static dtb_status check_options(const char *path, const dtb_table_write_options 
                     o->material ? o->material : "");
     if (!dtb_metric_name(o->metric))
         return dtb_tf_file_error(e, DTB_E_INVALID, path, "unknown metric %d", (int)o->metric);
+    for (int c = 0; c < 3 && dtb_metric_is_rules(o->metric); c++)
+        if (o->rule_limits[c] < 1 || o->rule_limits[c] > 127)
+            return dtb_tf_file_error(e, DTB_E_INVALID, path, "rule limit %d outside 1..127",
+                                     o->rule_limits[c]);
     if (count == 0)
         return dtb_tf_file_error(e, DTB_E_INVALID, path, "no positions");
     if (o->block_positions == 0 || o->block_positions > DTB_TF_MAX_BLOCK_POSITIONS)
@@ -521,8 +525,14 @@ static void build_meta(unsigned char *m, const dtb_table_write_options *o, uint6
     memset(m, 0, DTB_TF_HEADER_SIZE);
     memcpy(m + DTB_TF_OFF_MAGIC, DTB_TF_MAGIC, DTB_TF_MAGIC_LEN);
     dtb_tf_put32(m + DTB_TF_OFF_VERSION, o->metric == DTB_METRIC_MTC ? DTB_TF_VERSION_MTC
+                                         : dtb_metric_is_rules(o->metric) ? DTB_TF_VERSION_RULES
                                          : long_size                 ? DTB_TF_VERSION_LONG
                                                                      : DTB_TF_VERSION);
+    if (dtb_metric_is_rules(o->metric)) {
+        m[DTB_TF_OFF_RULES] = (unsigned char)dtb_metric_rules_id(o->metric);
+        for (int c = 0; c < 3; c++)
+            m[DTB_TF_OFF_RULES + 1 + c] = (unsigned char)o->rule_limits[c];
+    }
     dtb_tf_put32(m + DTB_TF_OFF_HEADER_SIZE, DTB_TF_HEADER_SIZE);
     memcpy(m + DTB_TF_OFF_VARIANT, o->variant, strlen(o->variant));
     dtb_tf_put32(m + DTB_TF_OFF_GAMETYPE, (uint32_t)o->gametype);

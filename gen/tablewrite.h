@@ -76,6 +76,9 @@ typedef struct dtb_table_write_options {
     const uint64_t *long_index;
     const uint16_t *long_dtw;
     uint64_t long_count;
+    /* A rule-distance table (metric dtb_metric_of_rules): the limits of its rule set's classes
+     * it was solved with, each 1..127, recorded in its header (docs/FORMAT.md §8.6). */
+    int rule_limits[3];
 } dtb_table_write_options;
 
 /* Options with the default compression settings and empty descriptive fields. */

@@ -21,6 +21,7 @@
 #include "resolve.h"
 #include "square_name.h"
 #include "tableset.h"
+#include "db.h"
 
 _Static_assert(DTB_CACHE_ONLY == DTB_RESOLVE_CACHE_ONLY, "probe flags");
 _Static_assert(DTB_QUIET_POSITION == DTB_RESOLVE_QUIET, "probe flags");
@@ -36,22 +37,6 @@ _Static_assert(DTB_SIDE_WHITE == (int)DTB_WHITE && DTB_SIDE_BLACK == (int)DTB_BL
 #define MIN_CACHE_BYTES (64ull << 20)
 #define MAX_CACHE_SHARE 4 /* at most 1/4 of the physical memory */
 
-/* The per-position probe counters (dtb_cache_stats.probe_*), counted on the cache's per-CPU
- * lines: one relaxed add on a line of the CPU the thread runs on, no shared line written. */
-enum { PROBE_HIT, PROBE_NOTCACHED, PROBE_NOTFOUND, PROBE_INVALID, PROBE_FAILED };
-_Static_assert(PROBE_FAILED < DTB_BLOCKCACHE_COUNTERS, "probe counters");
-
-struct dtb_db {
-    dtb_tableset *ts;
-    dtb_resolver *r;
-    dtb_blockcache *cache; /* r's, for the probe counters */
-    uint64_t budget;       /* the cache's (dtb_cache_budget) */
-    const dtb_board *board;
-    dtb_notation texts; /* of dtb_position_to_fen and dtb_pdn_move.text (dtb_options.texts) */
-    dtb_log_fn log;
-    void *log_user;
-    uint64_t serial; /* this handle's number among all opened by the process (error slots) */
-};
 
 /* Each thread's latest failure per handle, kept like errno: thread-local, so no thread reads
  * another's message and recording takes no lock. A slot names its handle by serial number, not
@@ -106,8 +91,7 @@ static error_slot *error_slot_of(const dtb_db *db)
     return NULL;
 }
 
-/* Keeps the message of a failed call for dtb_last_error (in the calling thread); returns s. */
-static dtb_status record(dtb_db *db, dtb_status s, const dtb_error *e)
+dtb_status dtb_db_record(dtb_db *db, dtb_status s, const dtb_error *e)
 {
     if (s == DTB_OK || s == DTB_E_NOTCACHED || s == DTB_E_GAMEOVER)
         return s;
@@ -269,7 +253,7 @@ dtb_status dtb_get_cache_stats(dtb_db *db, dtb_cache_stats *st)
 {
     const size_t first_version = offsetof(dtb_cache_stats, blocks) + sizeof st->blocks;
     if (st->struct_size < first_version)
-        return record(db, DTB_E_INVALID,
+        return dtb_db_record(db, DTB_E_INVALID,
                       &(dtb_error){.msg = "dtb_cache_stats.struct_size is smaller than the struct"});
     dtb_blockcache_stats c;
     dtb_resolver_cache_stats(db->r, &c);
@@ -300,9 +284,7 @@ static inline void words_of(dtb_bb s, uint64_t w[2])
     w[1] = (uint64_t)(s >> 64);
 }
 
-/* The core position of a public one, checked: legal for the board, and a side not to move
- * with a piece (otherwise the game ended before this move). */
-static dtb_status to_pos(const dtb_db *db, const dtb_position *in, dtb_pos *p, dtb_error *e)
+dtb_status dtb_db_to_pos(const dtb_db *db, const dtb_position *in, dtb_pos *p, dtb_error *e)
 {
     if (in->side != DTB_SIDE_WHITE && in->side != DTB_SIDE_BLACK)
         return dtb_error_set(e, DTB_E_INVALID, "side to move %d is neither white (0) nor black (1)",
@@ -364,7 +346,7 @@ dtb_status dtb_position_from_fen(const dtb_db *db, const char *fen, dtb_position
     dtb_position tmp;
     if (s == DTB_OK) {
         from_pos(&q, &tmp);
-        s = to_pos(db, &tmp, &q, &e);
+        s = dtb_db_to_pos(db, &tmp, &q, &e);
     }
     return built(s, &e, &tmp, p, err, size);
 }
@@ -433,7 +415,7 @@ dtb_status dtb_position_from_squares(const dtb_db *db, int side, const int *whit
     }
     dtb_pos q;
     if (s == DTB_OK)
-        s = to_pos(db, &p, &q, &e);
+        s = dtb_db_to_pos(db, &p, &q, &e);
     return built(s, &e, &p, out, err, size);
 }
 
@@ -446,12 +428,11 @@ dtb_status dtb_position_to_fen_in(const dtb_db *db, const dtb_position *p, dtb_n
                                   char *buf, size_t size)
 {
     dtb_pos q;
-    const dtb_status s = to_pos(db, p, &q, NULL);
+    const dtb_status s = dtb_db_to_pos(db, p, &q, NULL);
     return s != DTB_OK ? s : dtb_fen_write_in(db->board, &q, n, buf, size);
 }
 
-/* The public form of legal move m of p. */
-static void pdn_move_of(const dtb_db *db, const dtb_pos *p, const dtb_move *m, dtb_pdn_move *out)
+void dtb_db_pdn_move(const dtb_db *db, const dtb_pos *p, const dtb_move *m, dtb_pdn_move *out)
 {
     memset(out, 0, sizeof *out); /* unused captured[] and text bytes are zero, never left over */
     out->from = m->from + 1;
@@ -464,7 +445,7 @@ static void pdn_move_of(const dtb_db *db, const dtb_pos *p, const dtb_move *m, d
         snprintf(out->text, sizeof out->text, "%d%c%d", out->from, m->ncaptured ? 'x' : '-', out->to);
 }
 
-static dtb_movelist *moves_of(const dtb_db *db, const dtb_pos *p, dtb_status *s, dtb_error *e)
+dtb_movelist *dtb_db_moves(const dtb_db *db, const dtb_pos *p, dtb_status *s, dtb_error *e)
 {
     dtb_movelist *list = malloc(sizeof *list);
     if (!list) {
@@ -488,7 +469,7 @@ static dtb_status find_move(const dtb_db *db, const dtb_pos *q, const dtb_pdn_mo
         if (m->captured[i] >= 1 && m->captured[i] <= db->board->squares)
             captured |= dtb_bb_bit(m->captured[i] - 1);
     dtb_status s;
-    dtb_movelist *list = moves_of(db, q, &s, NULL);
+    dtb_movelist *list = dtb_db_moves(db, q, &s, NULL);
     if (!list)
         return s;
     s = DTB_E_INVALID;
@@ -509,7 +490,7 @@ dtb_status dtb_position_after(const dtb_db *db, const dtb_position *p, const dtb
 {
     dtb_pos q, r;
     dtb_move mv;
-    dtb_status s = to_pos(db, p, &q, NULL);
+    dtb_status s = dtb_db_to_pos(db, p, &q, NULL);
     if (s == DTB_OK)
         s = find_move(db, &q, m, &mv);
     if (s != DTB_OK)
@@ -524,7 +505,7 @@ dtb_status dtb_move_to_text(const dtb_db *db, const dtb_position *p, const dtb_p
 {
     dtb_pos q;
     dtb_move mv;
-    dtb_status s = to_pos(db, p, &q, NULL);
+    dtb_status s = dtb_db_to_pos(db, p, &q, NULL);
     if (s == DTB_OK)
         s = find_move(db, &q, m, &mv);
     return s != DTB_OK ? s : dtb_move_write_in(db->board, &q, &mv, n, buf, size);
@@ -579,7 +560,7 @@ static __attribute__((noinline)) dtb_status probe_general(dtb_db *db, const dtb_
 {
     dtb_error e = {{0}};
     dtb_pos q;
-    dtb_status s = to_pos(db, p, &q, &e);
+    dtb_status s = dtb_db_to_pos(db, p, &q, &e);
     if (s == DTB_OK && !dtb_pos_pieces(&q, q.side))
         return DTB_E_GAMEOVER; /* dtb.h, "The game is over" */
     if (s == DTB_OK && !dtw)
@@ -591,29 +572,14 @@ static __attribute__((noinline)) dtb_status probe_general(dtb_db *db, const dtb_
             *dtw_out = dtb_wvalue_dtw(v);
         }
     }
-    return s == DTB_OK ? s : record(db, s, &e);
+    return s == DTB_OK ? s : dtb_db_record(db, s, &e);
 }
 
-/* Counts a probe's answer s (dtb_cache_stats.probe_*) and returns it. */
-static inline dtb_status counted(const dtb_db *db, dtb_status s)
-{
-    static const unsigned char kind[] = {
-        [DTB_OK] = PROBE_HIT,           [DTB_E_NOTCACHED] = PROBE_NOTCACHED,
-        [DTB_E_NOTFOUND] = PROBE_NOTFOUND, [DTB_E_INVALID] = PROBE_INVALID,
-        [DTB_E_GAMEOVER] = PROBE_INVALID,  [DTB_E_RANGE] = PROBE_FAILED,
-        [DTB_E_OVERFLOW] = PROBE_FAILED,   [DTB_E_IO] = PROBE_FAILED,
-        [DTB_E_NOSPACE] = PROBE_FAILED,    [DTB_E_CORRUPT] = PROBE_FAILED,
-        [DTB_E_VERSION] = PROBE_FAILED,    [DTB_E_MISMATCH] = PROBE_FAILED,
-        [DTB_E_NOMEM] = PROBE_FAILED,      [DTB_E_ABORTED] = PROBE_FAILED,
-        [DTB_E_NOROOM] = PROBE_FAILED};
-    dtb_blockcache_count(db->cache, (unsigned)s < sizeof kind ? kind[s] : PROBE_FAILED);
-    return s;
-}
 
 dtb_status dtb_probe_wdl(dtb_db *db, const dtb_position *p, unsigned flags, dtb_wdl *wdl)
 {
     const int s = dtb_resolve_wdl_fast(db->r, p->men, p->kings, p->side, flags, wdl);
-    return counted(db, s != DTB_RESOLVE_SLOW ? (dtb_status)s
+    return dtb_db_counted(db, s != DTB_RESOLVE_SLOW ? (dtb_status)s
                                              : probe_general(db, p, flags, false, wdl, NULL));
 }
 
@@ -622,24 +588,24 @@ dtb_status dtb_probe_dtw(dtb_db *db, const dtb_position *p, unsigned flags, dtb_
     dtb_wvalue v;
     const int s = dtb_resolve_value_fast(db->r, p->men, p->kings, p->side, flags, &v);
     if (s == DTB_RESOLVE_SLOW)
-        return counted(db, probe_general(db, p, flags, true, wdl, dtw));
+        return dtb_db_counted(db, probe_general(db, p, flags, true, wdl, dtw));
     if (s == DTB_OK) {
         *wdl = dtb_wvalue_wdl(v);
         *dtw = dtb_wvalue_dtw(v);
     }
-    return counted(db, (dtb_status)s);
+    return dtb_db_counted(db, (dtb_status)s);
 }
 
 dtb_status dtb_probe_mtc(dtb_db *db, const dtb_position *p, unsigned flags, dtb_wdl *wdl, int *mtc)
 {
     dtb_error e = {{0}};
     dtb_pos q;
-    dtb_status s = to_pos(db, p, &q, &e);
+    dtb_status s = dtb_db_to_pos(db, p, &q, &e);
     if (s == DTB_OK && !dtb_pos_pieces(&q, q.side))
-        return counted(db, DTB_E_GAMEOVER); /* dtb.h, "The game is over" */
+        return dtb_db_counted(db, DTB_E_GAMEOVER); /* dtb.h, "The game is over" */
     if (s == DTB_OK)
         s = dtb_resolve_mtc(db->r, &q, flags, wdl, mtc, &e);
-    return counted(db, s == DTB_OK ? s : record(db, s, &e));
+    return dtb_db_counted(db, s == DTB_OK ? s : dtb_db_record(db, s, &e));
 }
 
 /* dtb_probe_wdl_many and dtb_probe_dtw_many (dtw NULL: WDL probes): chunks of CHUNK positions,
@@ -651,7 +617,7 @@ static dtb_status probe_many(dtb_db *db, const dtb_position *ps, int n, unsigned
                              dtb_wdl *wdl, int *dtw, dtb_status *status)
 {
     if (n < 0)
-        return record(db, DTB_E_INVALID, &(dtb_error){.msg = "a negative number of positions"});
+        return dtb_db_record(db, DTB_E_INVALID, &(dtb_error){.msg = "a negative number of positions"});
     const bool want_dtw = dtw != NULL;
     dtb_status result = DTB_OK;
     for (int base = 0; base < n; base += CHUNK) {
@@ -683,7 +649,7 @@ static dtb_status probe_many(dtb_db *db, const dtb_position *ps, int n, unsigned
                 s = f == DTB_RESOLVE_SLOW ? probe_general(db, &ps[i], flags, false, &wdl[i], NULL)
                                           : (dtb_status)f;
             }
-            counted(db, s);
+            dtb_db_counted(db, s);
             if (status)
                 status[i] = s;
             if (s != DTB_OK)
@@ -732,7 +698,7 @@ static dtb_status rank_moves(dtb_db *db, const dtb_pos *q, unsigned flags, bool 
     *out = NULL;
     *count = 0;
     dtb_status s;
-    dtb_movelist *list = moves_of(db, q, &s, e);
+    dtb_movelist *list = dtb_db_moves(db, q, &s, e);
     if (!list)
         return s;
     ranked *rk = malloc((size_t)(list->count ? list->count : 1) * sizeof *rk);
@@ -763,7 +729,7 @@ static dtb_status rank_moves(dtb_db *db, const dtb_pos *q, unsigned flags, bool 
             return s;
         }
         r->mv = list->moves[i];
-        pdn_move_of(db, q, &list->moves[i], &r->m.move);
+        dtb_db_pdn_move(db, q, &list->moves[i], &r->m.move);
         r->rank = move_rank(r->m.wdl, r->m.dtw);
         for (int j = i; j > 0 && rk[j - 1].rank < rk[j].rank; j--) { /* insertion: stable */
             const ranked t = rk[j - 1];
@@ -782,19 +748,19 @@ dtb_status dtb_probe_moves(dtb_db *db, const dtb_position *p, unsigned flags, dt
 {
     dtb_error e = {{0}};
     dtb_pos q;
-    dtb_status s = to_pos(db, p, &q, &e);
+    dtb_status s = dtb_db_to_pos(db, p, &q, &e);
     ranked *rk = NULL;
     int n = 0;
     if (s == DTB_OK)
         s = rank_moves(db, &q, flags, true, &rk, &n, &e);
     if (s != DTB_OK)
-        return record(db, s, &e);
+        return dtb_db_record(db, s, &e);
     for (int i = 0; i < n && i < cap; i++)
         out[i] = rk[i].m;
     free(rk);
     *count = n;
     if (n > cap)
-        return record(db, dtb_error_set(&e, DTB_E_OVERFLOW, "%d legal moves, room for %d", n, cap), &e);
+        return dtb_db_record(db, dtb_error_set(&e, DTB_E_OVERFLOW, "%d legal moves, room for %d", n, cap), &e);
     return DTB_OK;
 }
 
@@ -834,10 +800,10 @@ dtb_status dtb_find_move(dtb_db *db, const dtb_position *p, int from, int to, co
 {
     dtb_error e = {{0}};
     dtb_pos q;
-    dtb_status s = to_pos(db, p, &q, &e);
-    dtb_movelist *list = s == DTB_OK ? moves_of(db, &q, &s, &e) : NULL;
+    dtb_status s = dtb_db_to_pos(db, p, &q, &e);
+    dtb_movelist *list = s == DTB_OK ? dtb_db_moves(db, &q, &s, &e) : NULL;
     if (!list)
-        return record(db, s, &e);
+        return dtb_db_record(db, s, &e);
     int found = -1, nfound = 0;
     for (int i = 0; i < list->count; i++) {
         dtb_pdn_move m;
@@ -854,11 +820,11 @@ dtb_status dtb_find_move(dtb_db *db, const dtb_position *p, int from, int to, co
         }
     }
     if (nfound == 1)
-        pdn_move_of(db, &q, &list->moves[found], out);
+        dtb_db_pdn_move(db, &q, &list->moves[found], out);
     free(list);
     if (nfound == 1)
         return DTB_OK;
-    return record(db, nfound == 0 ? dtb_error_set(&e, DTB_E_INVALID,
+    return dtb_db_record(db, nfound == 0 ? dtb_error_set(&e, DTB_E_INVALID,
                                                   "no legal move from %d to %d with those captures",
                                                   from, to)
                                   : dtb_error_set(&e, DTB_E_INVALID,
@@ -872,7 +838,7 @@ dtb_status dtb_probe_line(dtb_db *db, const dtb_position *p, unsigned flags, dtb
 {
     dtb_error e = {{0}};
     dtb_pos q;
-    dtb_status s = to_pos(db, p, &q, &e);
+    dtb_status s = dtb_db_to_pos(db, p, &q, &e);
     int n = 0;
     /* Each ply follows the best move; a win or loss has a DTW that drops by one per ply, so the
      * line ends (the bound only guards against inconsistent tables). */
@@ -892,10 +858,10 @@ dtb_status dtb_probe_line(dtb_db *db, const dtb_position *p, unsigned flags, dtb
         free(rk);
     }
     if (s != DTB_OK)
-        return record(db, s, &e);
+        return dtb_db_record(db, s, &e);
     *count = n;
     if (n > cap)
-        return record(db, dtb_error_set(&e, DTB_E_OVERFLOW, "a line of %d plies, room for %d", n, cap),
+        return dtb_db_record(db, dtb_error_set(&e, DTB_E_OVERFLOW, "a line of %d plies, room for %d", n, cap),
                       &e);
     return DTB_OK;
 }
@@ -912,7 +878,7 @@ dtb_status dtb_warm(dtb_db *db, int max_pieces, unsigned flags, uint64_t *bytes)
                                            flags & DTB_WARM_DTW, &used, &e);
     if (bytes)
         *bytes = used;
-    return s == DTB_OK ? s : record(db, s, &e);
+    return s == DTB_OK ? s : dtb_db_record(db, s, &e);
 }
 
 dtb_status dtb_working_set(dtb_db *db, int pieces, bool dtw, uint64_t *bytes)
@@ -921,7 +887,7 @@ dtb_status dtb_working_set(dtb_db *db, int pieces, bool dtw, uint64_t *bytes)
     const dtb_status s =
         pieces < 2 ? dtb_error_set(&e, DTB_E_INVALID, "a working set of %d pieces: 2 or more", pieces)
                    : dtb_resolver_working_set(db->r, pieces > 32 ? 32 : pieces, dtw, bytes, &e);
-    return s == DTB_OK ? s : record(db, s, &e);
+    return s == DTB_OK ? s : dtb_db_record(db, s, &e);
 }
 
 bool dtb_covers_material(const dtb_db *db, int men, int kings, int other_men, int other_kings,
@@ -1057,7 +1023,7 @@ dtb_status dtb_verify(dtb_db *db, unsigned flags, dtb_verify_progress progress, 
                 nbad++;
                 if (db->log)
                     db->log(db->log_user, fe.msg);
-                record(db, s, &fe);
+                dtb_db_record(db, s, &fe);
                 if (first == DTB_OK) {
                     first = s;
                     e = fe;
@@ -1071,5 +1037,5 @@ dtb_status dtb_verify(dtb_db *db, unsigned flags, dtb_verify_progress progress, 
     if (bad)
         *bad = nbad;
     /* Each bad file was recorded as it was found; a stop or a failure to list is recorded here. */
-    return nbad > 0 && first != DTB_E_ABORTED ? first : record(db, first, &e);
+    return nbad > 0 && first != DTB_E_ABORTED ? first : dtb_db_record(db, first, &e);
 }

@@ -462,6 +462,73 @@ bool dtb_move_matches(const dtb_pdn_move *m, int from, int to, const int *captur
 dtb_status dtb_find_move(dtb_db *db, const dtb_position *p, int from, int to, const int *captured,
                          int ncaptured, dtb_pdn_move *out);
 
+/* ---- Answers under the move-count draw rules (docs/RULES.md) ------------------------------
+ *
+ * Games are drawn when too many moves pass without a capture or a man move (FMJD 6.2: 25 moves
+ * of kings only), or too many after a few pieces remain (6.3: 16 moves, 6.4: 5 moves with a
+ * lone king). These answers take a position and its game's counter, the clock (the plies since
+ * the counter was last reset, as lidraughts' FEN field H), and say what perfect play makes of
+ * it under the rules of the database's variant (international: "fmjd", lidraughts' reading of
+ * them). They need the rule tables (dtbgen --metrics wld,dtw,rules: .fmjd files). A variant
+ * without rules in dtb is answered under "none": unlimited play, as dtb_probe_wdl. */
+
+/* What the rules make of a win or loss. */
+typedef enum dtb_rule_category {
+    DTB_RULE_LOSS = -2,         /* lost under the rules */
+    DTB_RULE_BLESSED_LOSS = -1, /* lost in unlimited play, drawn by the rules */
+    DTB_RULE_DRAW = 0,          /* drawn either way */
+    DTB_RULE_CURSED_WIN = 1,    /* won in unlimited play, drawn by the rules */
+    DTB_RULE_WIN = 2,           /* won under the rules */
+} dtb_rule_category;
+
+/* The answer for a position and clock. New fields are only ever added at the end. */
+typedef struct dtb_rule_answer {
+    char rules[16];         /* the rule set answered under: "fmjd", or "none" */
+    char rule[16];          /* the rule whose count runs here: "25-move", "16-move", "5-move";
+                               "" under "none" */
+    dtb_rule_category category;
+    dtb_wdl wdl;            /* under the rules at this clock (a cursed win is DTB_DRAW) */
+    dtb_wdl unlimited;      /* in unlimited play (dtb_probe_wdl's) */
+    int plies;              /* the rule distance: plies from here to the next reset of the count
+                               that keeps the result, the winner taking the shortest way and the
+                               loser the longest (0: no legal move now); a win or loss holds
+                               under the rules exactly when plies <= limit - clock. -1 when no
+                               count would let the result happen (a draw, or a cursed win or
+                               blessed loss at any clock) */
+    int limit;              /* plies the count may reach in this material (50, 32, 10 under
+                               FMJD); 0 under "none" */
+    int clock;              /* the clock asked about */
+} dtb_rule_answer;
+
+/* The value of p under its variant's move-count rules with the count at clock plies.
+ * Parameters: clock >= 0; at or beyond the limit a side that can move is drawn (the game is
+ *   over), one that cannot has lost.
+ * Returns: as dtb_probe_wdl (DTB_E_GAMEOVER for a side without pieces), DTB_E_INVALID for a
+ *   negative clock, DTB_E_NOTFOUND when the set has no rule tables for p's material (or its
+ *   WDL tables). Thread-safe. */
+dtb_status dtb_probe_rules(dtb_db *db, const dtb_position *p, int clock, unsigned flags,
+                           dtb_rule_answer *out);
+
+/* A legal move with its value under the rules. */
+typedef struct dtb_rule_move {
+    dtb_pdn_move move;
+    dtb_rule_category category; /* for the side to move of the probed position, playing it */
+    int plies;                  /* a win or loss under the rules: plies to the next reset of the
+                                   count that keeps it, this move included; -1 otherwise */
+    int clock;                  /* the clock after this move: 0 when it resets the count */
+} dtb_rule_move;
+
+/* Every legal move of p with its value under the rules at clock, best first: wins by fewest
+ * plies, cursed wins, draws, blessed losses, losses by most plies; equal moves in move
+ * generation order. Playing the first move every ply never lets a rule draw a win.
+ * Parameters and returns: as dtb_probe_moves, with clock as dtb_probe_rules. Thread-safe. */
+dtb_status dtb_probe_rule_moves(dtb_db *db, const dtb_position *p, int clock, unsigned flags,
+                                dtb_rule_move *out, int cap, int *count);
+
+/* The name of a category: "win", "cursed-win", "draw", "blessed-loss", "loss" (as lichess's
+ * tablebase API names them). Thread-safe. */
+const char *dtb_rule_category_name(dtb_rule_category c);
+
 /* Most plies a best line can have. */
 #define DTB_MAX_LINE DTB_MAX_DTW
 

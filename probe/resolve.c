@@ -949,6 +949,28 @@ dtb_status dtb_resolve_mtc(dtb_resolver *r, const dtb_pos *p, unsigned flags, dt
     return DTB_OK;
 }
 
+dtb_status dtb_resolve_rule_byte(dtb_resolver *r, const dtb_pos *p, dtb_metric metric,
+                                 unsigned flags, dtb_value *raw, int limits[3], dtb_error *e)
+{
+    dtb_pos buf;
+    const dtb_pos *w = white_to_move(r, p, &buf);
+    const dtb_ptable *t;
+    dtb_status s = dtb_tableset_get(r->ts, dtb_material_of(w), metric,
+                                    !(flags & DTB_RESOLVE_CACHE_ONLY), &t, e);
+    if (s != DTB_OK)
+        return s;
+    if (t->derived || t->threats) /* no writer makes them: compact sets leave rules out */
+        return dtb_error_set(e, DTB_E_CORRUPT, "%s: a rule table of a compact set", t->name);
+    unsigned v;
+    if ((s = lookup(r, t, w, flags, &v, e)) != DTB_OK)
+        return s;
+    *raw = (dtb_value)v;
+    const dtb_tablefile_info *info = dtb_tablefile_get_info(t->tf);
+    for (int c = 0; c < 3; c++)
+        limits[c] = info->rule_limits[c];
+    return DTB_OK;
+}
+
 /* ---- boards of up to 64 squares: the quiet probe on words ----------------------------------- */
 
 /* A block read on a miss of the fast path: the value, or a status (the general path, taken after

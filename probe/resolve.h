@@ -76,6 +76,12 @@ dtb_status dtb_resolve_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, 
 dtb_status dtb_resolve_mtc(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_wdl *wdl,
                            int *mtc, dtb_error *e);
 
+/* The stored rule byte of p (core/value.h's MTC layout; docs/FORMAT.md §8.6) from its table of
+ * the rule-distance metric, capture positions included (such tables store every position), and
+ * the limits per class that table was solved with. p's side to move has a piece. */
+dtb_status dtb_resolve_rule_byte(dtb_resolver *r, const dtb_pos *p, dtb_metric metric,
+                                 unsigned flags, dtb_value *raw, int limits[3], dtb_error *e);
+
 /* The probes' fast path: dtb_resolve_wdl and dtb_resolve_value of a position given as the
  * public position's words (men[color][word], kings[color][word], side 0 white, 1 black), on
  * boards of up to 64 squares. Returns DTB_OK or DTB_E_NOTCACHED (DTB_RESOLVE_CACHE_ONLY) with the

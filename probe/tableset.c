@@ -21,7 +21,7 @@
 
 #define KINDS (DTB_TABLESET_MAX_KIND + 1)
 #define NMAT (KINDS * KINDS * KINDS * KINDS)
-#define NO_TABLE_COUNT 3 /* metrics: wld, dtw, mtc */
+#define NO_TABLE_COUNT 4 /* metrics: wld, dtw, mtc, the rule distances of the variant's rules */
 
 typedef struct tslot {
     dtb_status status;
@@ -56,7 +56,7 @@ static int mat_slot(dtb_material m)
 
 static int metric_slot(dtb_metric metric)
 {
-    return metric == DTB_METRIC_MTC ? 2 : metric == DTB_METRIC_DTW ? 1 : 0;
+    return dtb_metric_is_rules(metric) ? 3 : metric == DTB_METRIC_MTC ? 2 : metric == DTB_METRIC_DTW ? 1 : 0;
 }
 
 static void logf_(const dtb_tableset *ts, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -84,6 +84,8 @@ static bool table_file_name(const char *name, dtb_material *m, dtb_metric *metri
         *metric = DTB_METRIC_DTW;
     else if (strcmp(dot + 1, "mtc") == 0)
         *metric = DTB_METRIC_MTC;
+    else if (strcmp(dot + 1, dtb_metric_name(DTB_METRIC_FMJD)) == 0)
+        *metric = DTB_METRIC_FMJD;
     else
         return false;
     char stem[DTB_MATERIAL_NAME_MAX];
@@ -228,7 +230,7 @@ static bool record_file(void *user, const char *path, const dtb_variant *sub, dt
 {
     (void)path, (void)sub;
     dtb_tableset *ts = user;
-    if (fits(m) && metric != DTB_METRIC_MTC) /* what WDL and DTW probes reach */
+    if (fits(m) && (metric == DTB_METRIC_WLD || metric == DTB_METRIC_DTW)) /* what WDL and DTW probes reach */
         ts->present[mat_slot(m)] |= (unsigned char)(metric == DTB_METRIC_DTW ? 2 : 1);
     return true;
 }

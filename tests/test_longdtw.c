@@ -238,7 +238,7 @@ static void beyond_a_byte(void **state)
     dtb_build_table_path(path, sizeof path, synth, board.variant, &m, DTB_METRIC_DTW);
     FILE *f = fopen(path, "r+b");
     assert_non_null(f);
-    const uint32_t versions[2] = {DTB_TF_VERSION, DTB_TF_VERSION_MTC + 1};
+    const uint32_t versions[2] = {DTB_TF_VERSION, DTB_TF_VERSION_RULES + 1};
     const dtb_status want[2] = {DTB_E_CORRUPT, DTB_E_VERSION};
     for (int k = 0; k < 2; k++) {
         unsigned char b[4] = {(unsigned char)versions[k], 0, 0, 0};

@@ -1012,7 +1012,7 @@ static void test_damaged_files(void **state)
     poke(to, file_size(to) - DTB_TF_TRAILER_SIZE - 20, 0x10);
     /* A format version this build does not read. */
     path_join(to, sizeof to, sub, "KMvK.dtw");
-    put_u32(to, DTB_TF_OFF_VERSION, DTB_TF_VERSION_MTC + 1);
+    put_u32(to, DTB_TF_OFF_VERSION, DTB_TF_VERSION_RULES + 1);
     /* A sound table of another variant under an international name. */
     char rdir[256];
     path_join(rdir, sizeof rdir, root, "russian");

@@ -945,7 +945,7 @@ static void test_version(void **state)
     dtb_tablefile *tf;
     dtb_error err;
     /* A newer one, and version 1 (no tiling field: its files must be regenerated). */
-    const uint32_t versions[] = {DTB_TF_VERSION_MTC + 1, 1};
+    const uint32_t versions[] = {DTB_TF_VERSION_RULES + 1, 1};
     for (int k = 0; k < 2; k++) {
         dtb_tf_put32(f + DTB_TF_OFF_VERSION, versions[k]);
         spill(path, f, size);

@@ -59,6 +59,7 @@ const char *dtb_metric_name(dtb_metric m)
     case DTB_METRIC_WLD: return "wld";
     case DTB_METRIC_DTW: return "dtw";
     case DTB_METRIC_MTC: return "mtc";
+    case DTB_METRIC_FMJD: return "fmjd";
     }
     return NULL;
 }
@@ -168,10 +169,10 @@ static dtb_status parse_header(dtb_tablefile *tf, const unsigned char *h, uint64
     if (memcmp(h + DTB_TF_OFF_MAGIC, DTB_TF_MAGIC, DTB_TF_MAGIC_LEN) != 0)
         return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "not a dtb table file (bad magic)");
     const uint32_t version = dtb_tf_get32(h + DTB_TF_OFF_VERSION);
-    if (version != DTB_TF_VERSION && version != DTB_TF_VERSION_LONG && version != DTB_TF_VERSION_MTC)
+    if (version < DTB_TF_VERSION || version > DTB_TF_VERSION_RULES)
         return dtb_tf_file_error(e, DTB_E_VERSION, path,
                           "table format version %u; this build reads versions %u to %u", version,
-                          DTB_TF_VERSION, DTB_TF_VERSION_MTC);
+                          DTB_TF_VERSION, DTB_TF_VERSION_RULES);
     if (dtb_tf_get32(h + DTB_TF_OFF_HEADER_SIZE) != DTB_TF_HEADER_SIZE)
         return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "bad header size %u",
                           dtb_tf_get32(h + DTB_TF_OFF_HEADER_SIZE));
@@ -193,9 +194,13 @@ static dtb_status parse_header(dtb_tablefile *tf, const unsigned char *h, uint64
         return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "GameType %d does not match variant %s (%d)",
                           in->gametype, v->name, v->gametype);
     const uint32_t metric = dtb_tf_get32(h + DTB_TF_OFF_METRIC);
-    if (metric != DTB_METRIC_WLD && metric != DTB_METRIC_DTW && metric != DTB_METRIC_MTC)
+    if (!dtb_metric_name((dtb_metric)metric))
         return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "unknown metric %u", metric);
     in->metric = (dtb_metric)metric;
+    /* Version 5 is the rule-distance tables' and theirs alone. */
+    if (dtb_metric_is_rules(in->metric) != (version == DTB_TF_VERSION_RULES))
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "metric %s in a version %u table",
+                                 dtb_metric_name(in->metric), version);
     /* Version 4 is the MTC tables' and theirs alone (docs/FORMAT.md §13). */
     if ((metric == DTB_METRIC_MTC) != (version == DTB_TF_VERSION_MTC))
         return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "metric %s in a version %u table",
@@ -205,11 +210,12 @@ static dtb_status parse_header(dtb_tablefile *tf, const unsigned char *h, uint64
         return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "bad material field");
     in->index_version = dtb_tf_get32(h + DTB_TF_OFF_INDEX_VERSION);
     in->value_encoding = dtb_tf_get32(h + DTB_TF_OFF_VALUE_ENCODING);
-    if (in->value_encoding < DTB_ENCODING_DTW || in->value_encoding > DTB_ENCODING_MTC)
+    if (in->value_encoding < DTB_ENCODING_DTW || in->value_encoding > DTB_ENCODING_RULES)
         return dtb_tf_file_error(e, DTB_E_VERSION, path,
                                  "value encoding %u is not one this reader knows (a newer dtb wrote it)",
                                  in->value_encoding);
-    if ((in->value_encoding == DTB_ENCODING_MTC) != (in->metric == DTB_METRIC_MTC))
+    if ((in->value_encoding == DTB_ENCODING_MTC) != (in->metric == DTB_METRIC_MTC) ||
+        (in->value_encoding == DTB_ENCODING_RULES) != dtb_metric_is_rules(in->metric))
         return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "value encoding %u in a %s table",
                                  in->value_encoding, dtb_metric_name(in->metric));
     if (in->value_encoding == DTB_ENCODING_DTW_LONG && in->metric != DTB_METRIC_DTW)
@@ -258,7 +264,23 @@ static dtb_status parse_header(dtb_tablefile *tf, const unsigned char *h, uint64
     if ((in->flags & DTB_TABLE_DERIVED) && is_own_flip(in->material))
         return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "%s is its own colour flip: it cannot be derived",
                                  in->material);
-    for (int i = 0; i < DTB_TF_RESERVED_LEN; i++)
+    /* A rule-distance table names its rule set and limits there (each 1..127: a byte holds
+     * them); every other table has none. */
+    int reserved_from = 0;
+    if (dtb_metric_is_rules(in->metric)) {
+        in->rules_id = h[DTB_TF_OFF_RULES];
+        if (in->rules_id != dtb_metric_rules_id(in->metric))
+            return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "rule set %d in a %s table",
+                                     in->rules_id, dtb_metric_name(in->metric));
+        for (int c = 0; c < 3; c++) {
+            in->rule_limits[c] = h[DTB_TF_OFF_RULES + 1 + c];
+            if (in->rule_limits[c] < 1 || in->rule_limits[c] > 127)
+                return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "bad rule limit %d",
+                                         in->rule_limits[c]);
+        }
+        reserved_from = 4;
+    }
+    for (int i = reserved_from; i < DTB_TF_RESERVED_LEN; i++)
         if (h[DTB_TF_OFF_RESERVED + i])
             return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "reserved header byte %d is not zero",
                               DTB_TF_OFF_RESERVED + i);

@@ -31,20 +31,28 @@ typedef enum dtb_metric {
     DTB_METRIC_WLD = 1, /* win / draw / loss */
     DTB_METRIC_DTW = 2, /* distance to win */
     DTB_METRIC_MTC = 3, /* moves (plies) to conversion (docs/FORMAT.md §8.5) */
+    DTB_METRIC_FMJD = 4, /* plies to the next counter reset under the FMJD rules (§8.6) */
 } dtb_metric;
+
+/* The rule-distance metric of rule set id (core/rules.h: one metric a rule set), and back. */
+static inline dtb_metric dtb_metric_of_rules(int rules_id) { return (dtb_metric)(3 + rules_id); }
+static inline bool dtb_metric_is_rules(dtb_metric m) { return m == DTB_METRIC_FMJD; }
+static inline int dtb_metric_rules_id(dtb_metric m) { return (int)m - 3; }
 
 /* Value encodings recorded in table headers: the one-byte DTW value of core/value.h, the WLD
  * byte (0 draw, 1 win, 2 loss for the side to move), and the DTW byte with a long list (the
  * exact DTW of escape bytes, docs/FORMAT.md §8.4). A reader expecting DTW accepts both DTW
  * encodings; an encoding beyond these is DTB_E_VERSION. */
-enum { DTB_ENCODING_DTW = 1, DTB_ENCODING_WLD = 2, DTB_ENCODING_DTW_LONG = 3, DTB_ENCODING_MTC = 4 };
+enum { DTB_ENCODING_DTW = 1, DTB_ENCODING_WLD = 2, DTB_ENCODING_DTW_LONG = 3, DTB_ENCODING_MTC = 4,
+       DTB_ENCODING_RULES = 5 /* the MTC byte's layout, distances up to the class's limit */ };
 
 /* The encoding a table of this metric is written in. */
 static inline uint32_t dtb_encoding_of(dtb_metric metric)
 {
-    return metric == DTB_METRIC_DTW ? DTB_ENCODING_DTW
+    return metric == DTB_METRIC_DTW   ? DTB_ENCODING_DTW
            : metric == DTB_METRIC_MTC ? DTB_ENCODING_MTC
-                                      : DTB_ENCODING_WLD;
+           : dtb_metric_is_rules(metric) ? DTB_ENCODING_RULES
+                                         : DTB_ENCODING_WLD;
 }
 
 /* Index scheme version recorded in table headers: core/index.h's order of positions
@@ -91,6 +99,8 @@ typedef struct dtb_tablefile_info {
     uint64_t file_hash;       /* the whole-file checksum stored in the trailer (for manifests) */
     uint64_t long_count;      /* entries of the long list (encoding 3), else 0 */
     uint64_t long_size;       /* its bytes in the file */
+    int rules_id;             /* a rule-distance table: its rule set (core/rules.h), else 0 */
+    int rule_limits[3];       /* and the limit of each class it was solved with (plies) */
 } dtb_tablefile_info;
 
 /* What the caller expects; a zero / NULL field is not checked. A file that differs is

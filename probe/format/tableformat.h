@@ -17,6 +17,8 @@
                                   from before it refuse it as a newer version */
 #define DTB_TF_VERSION_MTC 4u  /* an MTC table (docs/FORMAT.md §8.5): readers from before it
                                   refuse it as a newer version, not as an unknown metric */
+#define DTB_TF_VERSION_RULES 5u /* a rule-distance table (docs/FORMAT.md §8.6): readers from
+                                   before it refuse it as a newer version */
 #define DTB_TF_HEADER_SIZE 256u
 #define DTB_TF_ENTRY_SIZE 8u   /* block table entry: u32 frame size, u32 frame check */
 #define DTB_TF_TRAILER_SIZE 16u /* u64 file hash, end magic */
@@ -48,7 +50,9 @@ enum {
     DTB_TF_OFF_TILE_COLUMNS = 204,  /* u32: 0 = index order; C >= 2: blocks stored column-major */
     DTB_TF_OFF_LONG_SIZE = 208,     /* u64: bytes of the long list (value encoding 3), else 0 */
     DTB_TF_OFF_LONG_COUNT = 216,    /* u64: its entries, else 0 */
-    DTB_TF_OFF_RESERVED = 224,      /* 24 zero bytes */
+    DTB_TF_OFF_RESERVED = 224,      /* 24 zero bytes, but for a rule-distance table: */
+    DTB_TF_OFF_RULES = 224,         /* u8 its rule set's id (core/rules.h), then u8 the limit of
+                                       each of its classes (DTB_RULE_CLASSES) */
     DTB_TF_OFF_META_HASH = 248,     /* u64 */
 };
 /* The header flags and don't-care kinds this reader knows (tablefile.h): any other bit is refused. */

@@ -1,0 +1,184 @@
+/* Answers under the move-count draw rules (dtb.h, "Answers under the move-count draw rules").
+ *
+ * A position's rule byte (docs/FORMAT.md §8.6) holds its rule distance d: the plies to the
+ * next reset of the count that keeps its result at a fresh count. Along moves that keep the
+ * count the limit L never changes (core/rules.h), so with the count at clock the result holds
+ * exactly when d <= L - clock; a side without a legal move has lost at any count. A move's
+ * value is its position's at the clock after it: 0 when the move resets the count, else one
+ * more. */
+#include "db.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rules.h"
+#include "value.h"
+
+const char *dtb_rule_category_name(dtb_rule_category c)
+{
+    switch (c) {
+    case DTB_RULE_LOSS: return "loss";
+    case DTB_RULE_BLESSED_LOSS: return "blessed-loss";
+    case DTB_RULE_DRAW: return "draw";
+    case DTB_RULE_CURSED_WIN: return "cursed-win";
+    case DTB_RULE_WIN: return "win";
+    }
+    return "unknown";
+}
+
+static dtb_rule_category category_of(dtb_wdl under_rules, dtb_wdl unlimited)
+{
+    if (under_rules != DTB_DRAW)
+        return under_rules == DTB_WIN ? DTB_RULE_WIN : DTB_RULE_LOSS;
+    return unlimited == DTB_WIN    ? DTB_RULE_CURSED_WIN
+           : unlimited == DTB_LOSS ? DTB_RULE_BLESSED_LOSS
+                                   : DTB_RULE_DRAW;
+}
+
+/* The answer for core position p (its side to move has a piece) at clock. */
+static dtb_status answer(dtb_db *db, const dtb_rules *rules, const dtb_pos *p, int clock,
+                         unsigned flags, dtb_rule_answer *out, dtb_error *e)
+{
+    memset(out, 0, sizeof *out);
+    out->clock = clock;
+    dtb_status s = dtb_resolve_wdl(db->r, p, flags, &out->unlimited, e);
+    if (s != DTB_OK)
+        return s;
+    if (!rules) { /* unlimited play */
+        snprintf(out->rules, sizeof out->rules, "none");
+        out->wdl = out->unlimited;
+        out->category = category_of(out->wdl, out->unlimited);
+        out->plies = -1;
+        return DTB_OK;
+    }
+    dtb_value raw;
+    int limits[DTB_RULE_CLASSES];
+    s = dtb_resolve_rule_byte(db->r, p, dtb_metric_of_rules(rules->id), flags, &raw, limits, e);
+    if (s != DTB_OK)
+        return s;
+    const dtb_material m = dtb_material_of(p);
+    const int cls = dtb_rules_class(rules, &m);
+    snprintf(out->rules, sizeof out->rules, "%s", rules->name);
+    snprintf(out->rule, sizeof out->rule, "%s", rules->cls[cls].name);
+    out->limit = limits[cls]; /* the table's: a test set may have lowered them */
+    const dtb_wdl w = dtb_value_wdl(raw);
+    out->plies = w == DTB_DRAW ? -1 : dtb_mtc_plies(raw);
+    /* No legal move (plies 0) loses whatever the count; otherwise the count must leave time. */
+    const bool holds = w != DTB_DRAW && (out->plies == 0 || out->plies <= out->limit - clock);
+    out->wdl = holds ? w : DTB_DRAW;
+    if (w != DTB_DRAW && w != out->unlimited)
+        return dtb_error_set(e, DTB_E_CORRUPT, "a rule table says %s where the WDL tables say %s",
+                             w == DTB_WIN ? "win" : "loss",
+                             out->unlimited == DTB_WIN ? "win" : out->unlimited == DTB_LOSS ? "loss" : "draw");
+    out->category = category_of(out->wdl, out->unlimited);
+    return DTB_OK;
+}
+
+dtb_status dtb_probe_rules(dtb_db *db, const dtb_position *p, int clock, unsigned flags,
+                           dtb_rule_answer *out)
+{
+    dtb_error e = {{0}};
+    dtb_pos q;
+    dtb_status s = dtb_db_to_pos(db, p, &q, &e);
+    if (s == DTB_OK && clock < 0)
+        s = dtb_error_set(&e, DTB_E_INVALID, "clock %d: the plies since the count was reset "
+                          "cannot be negative", clock);
+    if (s == DTB_OK && !dtb_pos_pieces(&q, q.side))
+        return dtb_db_counted(db, DTB_E_GAMEOVER); /* dtb.h, "The game is over" */
+    if (s == DTB_OK)
+        s = answer(db, dtb_rules_of_variant(db->board->variant), &q, clock, flags, out, &e);
+    return dtb_db_counted(db, s == DTB_OK ? s : dtb_db_record(db, s, &e));
+}
+
+/* A move's place in the ranking (higher is better). */
+static int move_rank(const dtb_rule_move *m)
+{
+    enum { FAR = 1 << 20 }; /* beyond any count of plies */
+    switch (m->category) {
+    case DTB_RULE_WIN: return 4 * FAR - m->plies;
+    case DTB_RULE_CURSED_WIN: return 3 * FAR;
+    case DTB_RULE_DRAW: return 2 * FAR;
+    case DTB_RULE_BLESSED_LOSS: return FAR;
+    case DTB_RULE_LOSS: return m->plies;
+    }
+    return 0;
+}
+
+/* The value of move mv of p at clock for p's side to move. */
+static dtb_status move_value(dtb_db *db, const dtb_rules *rules, const dtb_pos *p,
+                             const dtb_move *mv, int clock, unsigned flags, dtb_rule_move *out,
+                             dtb_error *e)
+{
+    dtb_pos child;
+    dtb_make_move(p, mv, &child);
+    const bool reset = !rules || dtb_rules_resets(rules, p, mv, &child);
+    out->clock = reset ? 0 : clock + 1;
+    if (!dtb_pos_pieces(&child, child.side)) { /* the last piece taken: won now */
+        out->category = DTB_RULE_WIN;
+        out->plies = 1;
+        return DTB_OK;
+    }
+    dtb_rule_answer a;
+    const dtb_status s = answer(db, rules, &child, out->clock, flags & ~DTB_QUIET_POSITION, &a, e);
+    if (s != DTB_OK)
+        return s;
+    out->category = (dtb_rule_category)-a.category;
+    const bool decided = out->category == DTB_RULE_WIN || out->category == DTB_RULE_LOSS;
+    out->plies = !decided ? -1 : reset ? 1 : 1 + a.plies;
+    return DTB_OK;
+}
+
+dtb_status dtb_probe_rule_moves(dtb_db *db, const dtb_position *p, int clock, unsigned flags,
+                                dtb_rule_move *out, int cap, int *count)
+{
+    dtb_error e = {{0}};
+    dtb_pos q;
+    *count = 0;
+    dtb_status s = dtb_db_to_pos(db, p, &q, &e);
+    if (s == DTB_OK && clock < 0)
+        s = dtb_error_set(&e, DTB_E_INVALID, "clock %d: the plies since the count was reset "
+                          "cannot be negative", clock);
+    if (s != DTB_OK)
+        return dtb_db_record(db, s, &e);
+    const dtb_rules *rules = dtb_rules_of_variant(db->board->variant);
+    dtb_rule_answer here;
+    if (!dtb_pos_pieces(&q, q.side))
+        return DTB_OK; /* the game is over: no move */
+    if ((s = answer(db, rules, &q, clock, flags, &here, &e)) != DTB_OK)
+        return dtb_db_record(db, s, &e);
+    if (rules && clock >= here.limit)
+        return DTB_OK; /* drawn by the rules (or lost without a move): the game is over */
+    dtb_movelist *list = dtb_db_moves(db, &q, &s, &e);
+    if (!list)
+        return dtb_db_record(db, s, &e);
+    dtb_rule_move *rk = malloc((size_t)(list->count ? list->count : 1) * sizeof *rk);
+    int *rank = malloc((size_t)(list->count ? list->count : 1) * sizeof *rank);
+    if (!rk || !rank)
+        s = dtb_error_set(&e, DTB_E_NOMEM, "out of memory ranking moves");
+    for (int i = 0; i < list->count && s == DTB_OK; i++) {
+        if ((s = move_value(db, rules, &q, &list->moves[i], clock, flags, &rk[i], &e)) != DTB_OK)
+            break;
+        dtb_db_pdn_move(db, &q, &list->moves[i], &rk[i].move);
+        rank[i] = move_rank(&rk[i]);
+        for (int j = i; j > 0 && rank[j - 1] < rank[j]; j--) { /* insertion: stable */
+            const dtb_rule_move t = rk[j - 1];
+            rk[j - 1] = rk[j];
+            rk[j] = t;
+            const int r = rank[j - 1];
+            rank[j - 1] = rank[j];
+            rank[j] = r;
+        }
+    }
+    if (s == DTB_OK) {
+        for (int i = 0; i < list->count && i < cap; i++)
+            out[i] = rk[i];
+        *count = list->count;
+        if (list->count > cap)
+            s = dtb_error_set(&e, DTB_E_OVERFLOW, "%d legal moves, room for %d", list->count, cap);
+    }
+    free(list);
+    free(rk);
+    free(rank);
+    return s == DTB_OK ? DTB_OK : dtb_db_record(db, s, &e);
+}
