@@ -452,24 +452,34 @@ static void rules_json(char *buf, size_t size, const dtb_solved *sr, const dtb_b
              (unsigned long long)st->blessed, st->longest, fen, seconds);
 }
 
+dtb_status dtb_build_load_rules(dtb_solved *sr, const char *dir, const dtb_rules *rules,
+                                dtb_material m, dtb_error *e)
+{
+    const dtb_variant *v = dtb_solved_board(sr)->variant;
+    const dtb_metric metric = dtb_metric_of_rules(rules->id);
+    char path[4096];
+    dtb_build_table_path(path, sizeof path, dir, v, &m, metric);
+    if (access(path, F_OK) != 0)
+        return dtb_error_set(e, DTB_E_NOTFOUND, "%s: no such table", path);
+    dtb_solved_table *t = dtb_solved_add(sr, m, e);
+    if (!t)
+        return DTB_E_NOMEM;
+    const dtb_status st = read_values(path, v, &m, metric, dtb_index_size(t->index), NULL, t,
+                                      rules, e);
+    if (st != DTB_OK)
+        dtb_solved_drop(sr, m);
+    return st;
+}
+
 /* Reads the rule-distance tables of pair p into sr (a pair loaded rather than solved). */
 static dtb_status load_rules_pair(const dtb_build_options *o, dtb_solved *sr, const dtb_material *m,
                                   bool self, dtb_error *e)
 {
     const dtb_material ms[2] = {*m, dtb_material_flip(*m)};
-    const dtb_metric metric = dtb_metric_of_rules(o->rules->id);
-    for (int k = 0; k < (self ? 1 : 2); k++) {
-        char path[4096];
-        dtb_build_table_path(path, sizeof path, o->out_dir, o->variant, &ms[k], metric);
-        dtb_solved_table *t = dtb_solved_add(sr, ms[k], e);
-        if (!t)
-            return DTB_E_NOMEM;
-        const dtb_status st = read_values(path, o->variant, &ms[k], metric,
-                                          dtb_index_size(t->index), NULL, t, o->rules, e);
-        if (st != DTB_OK)
-            return st;
-    }
-    return DTB_OK;
+    dtb_status st = DTB_OK;
+    for (int k = 0; k < (self ? 1 : 2) && st == DTB_OK; k++)
+        st = dtb_build_load_rules(sr, o->out_dir, o->rules, ms[k], e);
+    return st;
 }
 
 /* The process's peak resident memory so far (bytes). */

@@ -197,3 +197,69 @@ uint64_t dtb_check_mtc_table(const dtb_solved *s, const dtb_solved_table *t, con
     return check_chunks(dtb_index_size(t->index), mtc_mismatch, report ? mtc_report : NULL, &mc,
                         limit);
 }
+
+dtb_value dtb_check_rules_derive(const dtb_solved *sr, const dtb_rules *rules, const dtb_pos *p,
+                                 int limit)
+{
+    dtb_movelist ml;
+    const dtb_status st = dtb_generate(dtb_solved_board(sr), p, &ml);
+    assert(st == DTB_OK);
+    (void)st;
+    int win = INT_MAX, loss = 0; /* the cheapest win, the dearest loss (INT_MAX: none) */
+    for (int i = 0; i < ml.count; i++) {
+        const dtb_move *mv = &ml.moves[i];
+        dtb_pos q;
+        dtb_make_move(p, mv, &q);
+        const dtb_material m = dtb_material_of(&q), fm = dtb_material_flip(m);
+        dtb_value v = DTB_VALUE_DRAW; /* undecided where the registry has no table */
+        if (!dtb_pos_pieces(&q, q.side))
+            v = DTB_VALUE_LOST;
+        else if (dtb_solved_find(sr, q.side == DTB_WHITE ? m : fm))
+            v = dtb_solved_value(sr, &q);
+        const bool reset = dtb_rules_resets(rules, p, mv, &q);
+        const int cost = reset ? 1 : 1 + dtb_mtc_plies(v);
+        if (dtb_value_is_loss(v) && cost < win)
+            win = cost;
+        if (!dtb_value_is_win(v))
+            loss = INT_MAX; /* a move the opponent does not win (at 0, or yet) */
+        else if (loss < INT_MAX && cost > loss)
+            loss = cost;
+    }
+    if (win <= limit)
+        return dtb_mtc_byte(true, win);
+    return loss <= limit ? dtb_mtc_byte(false, loss) : DTB_VALUE_DRAW;
+}
+
+typedef struct rules_check {
+    const dtb_solved *sr;
+    const dtb_rules *rules;
+    const dtb_solved_table *rt;
+    int limit;
+    dtb_check_mtc_report report;
+    void *user;
+} rules_check;
+
+static bool rules_mismatch(const void *ctx, uint64_t i, unsigned *stored, unsigned *derived)
+{
+    const rules_check *rc = ctx;
+    dtb_pos p;
+    dtb_index_pos(rc->rt->index, i, &p);
+    *derived = dtb_check_rules_derive(rc->sr, rc->rules, &p, rc->limit);
+    *stored = rc->rt->values[i];
+    return *derived != *stored;
+}
+
+static void rules_report(const void *ctx, uint64_t i, unsigned stored, unsigned derived)
+{
+    const rules_check *rc = ctx;
+    rc->report(rc->user, rc->rt, i, (dtb_value)stored, (dtb_value)derived);
+}
+
+uint64_t dtb_check_rules_table(const dtb_solved *sr, const dtb_rules *rules,
+                               const dtb_solved_table *rt, dtb_check_mtc_report report, void *user,
+                               uint64_t limit)
+{
+    const rules_check rc = {sr, rules, rt, dtb_rules_limit(rules, &rt->material), report, user};
+    return check_chunks(dtb_index_size(rt->index), rules_mismatch, report ? rules_report : NULL,
+                        &rc, limit);
+}

@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "rules.h"
 #include "solved.h"
 
 /* Called for each mismatch, in index order, with the index, the stored and the re-derived
@@ -45,5 +46,22 @@ typedef void (*dtb_check_mtc_report)(void *user, const dtb_solved_table *t, uint
 uint64_t dtb_check_mtc_table(const dtb_solved *s, const dtb_solved_table *t, const dtb_value *mtc_t,
                              const dtb_value *mtc_f, dtb_check_mtc_report report, void *user,
                              uint64_t limit);
+
+/* ---- rule distances (docs/FORMAT.md §8.6) ----------------------------------------------------- */
+
+/* The rule byte of p (white to move, of a class with this limit) by one ply over its moves'
+ * rule bytes in sr (a registry of rule bytes, core/value.h's MTC layout; a table absent there
+ * or a byte 0 reads as undecided): the win takes its cheapest move into a lost position, the
+ * loss its dearest move; a move that resets the count costs 1 and reaches the target's result
+ * at 0 (a loss needs every reset to reach a win), one that keeps it 1 + the target's distance.
+ * Beyond limit: 0. The rule solve's passes use it too (gen/solve_rules.c). */
+dtb_value dtb_check_rules_derive(const dtb_solved *sr, const dtb_rules *rules, const dtb_pos *p,
+                                 int limit);
+
+/* Checks the stored rule bytes of table rt of sr (every position, captures included) against
+ * its successors in sr. Reports as dtb_check_mtc_report. Returns the number of mismatches. */
+uint64_t dtb_check_rules_table(const dtb_solved *sr, const dtb_rules *rules,
+                               const dtb_solved_table *rt, dtb_check_mtc_report report, void *user,
+                               uint64_t limit);
 
 #endif

@@ -884,7 +884,86 @@ typedef struct check_state {
     dtb_board b;
     int checked, unchecked;
     uint64_t bad, positions;
+    dtb_solved *sr;   /* the rule bytes read so far (a set with rule tables), kept to the end */
+    dtb_rules rules;  /* with the limits of the set's first rule table */
 } check_state;
+
+static void on_rules_mismatch(void *user, const dtb_solved_table *t, uint64_t index,
+                              dtb_value stored, dtb_value derived)
+{
+    char ext[24];
+    snprintf(ext, sizeof ext, ".%s", dtb_metric_name(DTB_METRIC_FMJD));
+    print_mismatch(user, t, index, ext, dtb_value_wdl(stored),
+                   dtb_value_wdl(stored) ? dtb_mtc_plies(stored) : 0, dtb_value_wdl(derived),
+                   dtb_value_wdl(derived) ? dtb_mtc_plies(derived) : 0);
+}
+
+/* Rule bytes of m (and its flip) in cs->sr, read when first needed; DTB_E_NOTFOUND when m has
+ * no rule table. */
+static dtb_status need_rules(check_state *cs, dtb_material m, dtb_error *e)
+{
+    const dtb_material ms[2] = {m, dtb_material_flip(m)};
+    for (int k = 0; k < 2; k++)
+        if (!dtb_solved_find(cs->sr, ms[k])) {
+            const dtb_status st = dtb_build_load_rules(cs->sr, cs->o->dir, &cs->rules, ms[k], e);
+            if (st != DTB_OK)
+                return st;
+        }
+    return DTB_OK;
+}
+
+/* The rule table of t, when there is one, against its successors' rule tables: the one-ply
+ * derivation of every position (gen/check.c). */
+static void check_rules(check_state *cs, const dtb_solved_table *t, const char *name)
+{
+    const dtb_rules *std = dtb_rules_of_variant(cs->b.variant);
+    if (!std)
+        return;
+    const dtb_metric metric = dtb_metric_of_rules(std->id);
+    char path[4096];
+    dtb_build_table_path(path, sizeof path, cs->o->dir, cs->b.variant, &t->material, metric);
+    if (access(path, F_OK) != 0) /* a set made without rule tables */
+        return;
+    dtb_error e;
+    dtb_status st = DTB_OK;
+    if (!cs->sr) { /* the limits: the first table's (a test set may lower them) */
+        dtb_tablefile *tf;
+        st = dtb_tablefile_open(path, NULL, &tf, &e);
+        if (st == DTB_OK) {
+            cs->rules = dtb_rules_with_limits(std, dtb_tablefile_get_info(tf)->rule_limits);
+            dtb_tablefile_close(tf);
+            if (!(cs->sr = dtb_solved_create(&cs->b)))
+                st = dtb_error_set(&e, DTB_E_NOMEM, "out of memory");
+        }
+    }
+    if (st == DTB_OK)
+        st = need_rules(cs, t->material, &e);
+    /* every table its moves reach: captures, promotions (man moves stay in the pair) */
+    const int n = dtb_material_list(dtb_material_pieces(&t->material), NULL, 0);
+    dtb_material *list = malloc((size_t)n * sizeof *list);
+    if (!list && st == DTB_OK)
+        st = dtb_error_set(&e, DTB_E_NOMEM, "out of memory");
+    if (list)
+        dtb_material_list(dtb_material_pieces(&t->material), list, n);
+    for (int i = 0; i < n && st == DTB_OK; i++)
+        if (dtb_build_exits(&t->material, &list[i]))
+            st = need_rules(cs, list[i], &e);
+    free(list);
+    if (st != DTB_OK) {
+        fprintf(stderr, "dtbgen: check %s.%s: %s\n", name, dtb_metric_name(metric), e.msg);
+        cs->bad++;
+        return;
+    }
+    const dtb_solved_table *rt = dtb_solved_find(cs->sr, t->material);
+    const uint64_t k = dtb_check_rules_table(cs->sr, &cs->rules, rt, on_rules_mismatch, &cs->b, 20);
+    if (!cs->o->quiet)
+        fprintf(stderr, "dtbgen: check %s.%s: %llu positions, %llu mismatches\n", name,
+                dtb_metric_name(metric), (unsigned long long)dtb_index_size(rt->index),
+                (unsigned long long)k);
+    cs->bad += k;
+    cs->positions += dtb_index_size(rt->index);
+    cs->checked++;
+}
 
 /* The .mtc table of t, when there is one, against its successors: the results in s and the
  * MTC of its flip's table, which must be there too. */
@@ -949,6 +1028,7 @@ static void on_check(void *user, const dtb_solved *s, dtb_material m, const dtb_
     cs->positions += dtb_index_size(t->index);
     cs->checked++;
     check_mtc(cs, s, t, name);
+    check_rules(cs, t, name);
 }
 
 static int run_check(const dtbgen_options *o)
@@ -977,7 +1057,9 @@ static int run_check(const dtbgen_options *o)
     };
     const double t0 = omp_get_wtime();
     dtb_error e;
-    if (dtb_build_walk(&bo, on_check, &cs, &e) != DTB_OK) {
+    const dtb_status walked = dtb_build_walk(&bo, on_check, &cs, &e);
+    dtb_solved_free(cs.sr);
+    if (walked != DTB_OK) {
         fprintf(stderr, "dtbgen: %s\n", e.msg);
         return EXIT_INPUT;
     }

@@ -19,12 +19,14 @@
  *   - the classes of the last few pieces (a lone king against at most three pieces with a
  *     king: man moves and later promotions keep the count and leave the unit, so units do not
  *     apply): plain passes over the pair, pass k deciding the positions at distance k from
- *     their moves and the decisions of the passes before. These pairs have at most 4 pieces.
+ *     their moves and the decisions of the passes before (the one-ply derivation --check
+ *     uses, gen/check.c). These pairs have at most 4 pieces.
  * Draws (unlimited) are draws under any rule; wins and losses the limit cuts off (cursed wins,
  * blessed losses) get the draw byte. The bytes go into the rule registry's tables of the pair,
  * whatever the thread count the same. */
 #include "solve_unit.h"
 
+#include "check.h"
 #include "rules.h"
 
 /* What is known of one position of the unit. */
@@ -300,50 +302,13 @@ static dtb_status solve_general(const dtb_solved *sr, const rpair *rp, dtb_solve
                  : DTB_OK;
 }
 
-/* Pass k's decision for position p (white to move) of unlimited result r: its rule byte, or
- * DTB_VALUE_DRAW for none yet; *never when it can never be decided (a loss with a reset into
- * a position the opponent does not win). Reads only bytes decided before pass k. */
-static dtb_value decide(const dtb_solved *sr, const dtb_rules *rules, const dtb_pos *p, dtb_wdl r,
-                        int k, bool *never)
-{
-    dtb_movelist ml;
-    const dtb_status st = dtb_generate(dtb_solved_board(sr), p, &ml);
-    assert(st == DTB_OK);
-    (void)st;
-    if (ml.count == 0) /* lost now, at any count */
-        return r == DTB_LOSS && k == 0 ? dtb_mtc_byte(false, 0) : DTB_VALUE_DRAW;
-    if (k == 0)
-        return DTB_VALUE_DRAW;
-    bool lost = true;
-    for (int i = 0; i < ml.count; i++) {
-        const dtb_move *mv = &ml.moves[i];
-        dtb_pos q;
-        dtb_make_move(p, mv, &q);
-        dtb_value slot;
-        const dtb_value v = *dtb_solved_value_after(sr, p, mv, &slot);
-        const bool reset = dtb_rules_resets(rules, p, mv, &q);
-        /* a reset reaches the target's result at 0; a kept count its distance, one ply on */
-        const bool in_time = reset || dtb_mtc_plies(v) <= k - 1;
-        if (r == DTB_WIN && dtb_value_is_loss(v) && in_time)
-            return dtb_mtc_byte(true, k);
-        if (r == DTB_LOSS) {
-            if (reset && !dtb_value_is_win(v)) {
-                *never = true;
-                return DTB_VALUE_DRAW;
-            }
-            lost &= dtb_value_is_win(v) && in_time;
-        }
-    }
-    return r == DTB_LOSS && lost ? dtb_mtc_byte(false, k) : DTB_VALUE_DRAW;
-}
-
 /* The classes of the last few pieces: pass k over the pair decides the distances k. Each pass
  * first collects its decisions, then stores them, so that a pass reads only earlier passes. */
 static dtb_status solve_few(const dtb_solved *sr, const rpair *rp, dtb_solved_table *const tr[2],
                             int members, dtb_error *e)
 {
     const uint64_t n = dtb_index_size(tr[0]->index);
-    uint8_t *state[2] = {NULL, NULL}; /* per position: 0 open, 1 done or never */
+    uint8_t *state[2] = {NULL, NULL}; /* per position: 0 open, 1 decided */
     dtb_value *next[2] = {NULL, NULL};
     dtb_status rc = DTB_OK;
     for (int k = 0; k < members; k++) {
@@ -360,15 +325,17 @@ static dtb_status solve_few(const dtb_solved *sr, const rpair *rp, dtb_solved_ta
 #pragma omp parallel for schedule(dynamic, 4096)
             for (uint64_t i = 0; i < n; i++) {
                 next[k][i] = DTB_VALUE_DRAW;
-                const dtb_wdl r = dtb_value_wdl(mt->values[i]);
-                if (state[k][i] || r == DTB_DRAW)
+                if (state[k][i] || dtb_value_wdl(mt->values[i]) == DTB_DRAW)
                     continue;
                 dtb_pos p;
                 dtb_index_pos(tr[k]->index, i, &p);
-                bool never = false;
-                next[k][i] = decide(sr, rp->r, &p, r, pass, &never);
-                if (never)
-                    state[k][i] = 1;
+                /* An open position's distance is at least pass. The derivation reads what the
+                 * passes before decided and the finished tables (whose distances may be long):
+                 * it is the position's distance when it is pass, not before. */
+                const dtb_value v = dtb_check_rules_derive(sr, rp->r, &p, rp->limit);
+                assert(v == DTB_VALUE_DRAW || dtb_mtc_plies(v) >= pass);
+                if (v != DTB_VALUE_DRAW && dtb_mtc_plies(v) == pass)
+                    next[k][i] = v;
             }
         }
         for (int k = 0; k < members; k++)
