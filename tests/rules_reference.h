@@ -5,7 +5,7 @@
  * explicitly: one value per position and per h. It shares only the move generator, positions
  * and the index (to number positions) with dtb, nothing of gen/ or of dtb's rule code.
  *
- * The rules (docs/RULES.md §1.3). A material's class: when one side is a lone king (one piece, a
+ * The rules (docs/RULES.md §1.2). A material's class: when one side is a lone king (one piece, a
  * king), the other side without a king makes class G, with at most 2 pieces (a king among them)
  * class F, with 3 pieces (a king among them) class S; every other material is class G. A state
  * is lost for the side to move when it has no legal move, whatever h; else drawn when h >= the
