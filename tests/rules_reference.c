@@ -299,7 +299,25 @@ static bool solve_pair(ref_rules *r, const int pair[2])
     return ok;
 }
 
+/* Whether m (or its flip) is among the largest materials asked for (NULL: all of them). */
+static bool wanted(const dtb_material *m, int max_pieces, const dtb_material *only, int nonly)
+{
+    if (!only || dtb_material_pieces(m) < max_pieces)
+        return true;
+    const dtb_material f = dtb_material_flip(*m);
+    for (int i = 0; i < nonly; i++)
+        if (dtb_material_equal(&only[i], m) || dtb_material_equal(&only[i], &f))
+            return true;
+    return false;
+}
+
 ref_rules *ref_rules_build(const dtb_board *b, int max_pieces, const int limits[3])
+{
+    return ref_rules_build_only(b, max_pieces, limits, NULL, 0);
+}
+
+ref_rules *ref_rules_build_only(const dtb_board *b, int max_pieces, const int limits[3],
+                                const dtb_material *only, int nonly)
 {
     ref_rules *r = calloc(1, sizeof *r);
     if (!r)
@@ -326,10 +344,11 @@ ref_rules *ref_rules_build(const dtb_board *b, int max_pieces, const int limits[
         t->limit = limits[class_of(m)];
         r->table_of[((m->kings[0] * side + m->kings[1]) * side + m->men[0]) * side + m->men[1]] = i;
         ok = dtb_index_create(b, *m, &t->ix) == DTB_OK &&
-             (t->v = calloc(state_at(t, dtb_index_size(t->ix), 0) / 4 + 1, 1)) != NULL;
+             (t->v = calloc(wanted(m, max_pieces, only, nonly)
+                                ? state_at(t, dtb_index_size(t->ix), 0) / 4 + 1 : 1, 1)) != NULL;
     }
     for (int i = 0; ok && i < n; i++) {
-        if (solved[i])
+        if (solved[i] || !wanted(&list[i], max_pieces, only, nonly))
             continue;
         const dtb_material f = dtb_material_flip(list[i]);
         const int pair[2] = {i, table_of(r, &f)};

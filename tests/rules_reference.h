@@ -19,6 +19,7 @@
 
 #include <stdbool.h>
 
+#include "material.h"
 #include "movegen.h"
 
 /* The classes, as indexes of the limits. */
@@ -31,6 +32,12 @@ typedef struct ref_rules ref_rules;
  * the moves of one men advancement level at a time. NULL when out of memory. b must outlive the
  * result. */
 ref_rules *ref_rules_build(const dtb_board *b, int max_pieces, const int limits[3]);
+
+/* ref_rules_build of the materials of fewer than max_pieces pieces and, of max_pieces, only
+ * those in only[0..nonly) and their flips (they must hold what they promote into: a state of an
+ * unsolved material is never read, the reference aborts first). */
+ref_rules *ref_rules_build_only(const dtb_board *b, int max_pieces, const int limits[3],
+                                const dtb_material *only, int nonly);
 
 /* The value of position p (either side to move, 2..max_pieces pieces, or a side to move without
  * pieces) with halfmove clock h >= 0 for its side to move: +1 win, 0 draw, -1 loss. Every h at or

@@ -1,0 +1,405 @@
+/* Answers under the move-count draw rules (gen/solve_rules.c, probe/dtb_rules.c) against a
+ * deliberately simple reference that carries the clock explicitly (tests/rules_reference.c:
+ * value iteration over (position, clock), sharing with dtb only the move generator and the
+ * index), and the rule check (gen/check.c) against a wrong rule byte.
+ *
+ * The sets are international with the limits lowered (so that the rules bite on few pieces):
+ * 2..3 pieces, and of 4 two materials of the 16-move class (a lone king against three pieces
+ * with a king; see PIECES); every position of 2..3
+ * pieces and a sample of 4, white and black to move, at every clock from 0 to one past the
+ * limit; the moves of a sample, ranked under the rules; best lines that must never let a rule
+ * draw a win. All of 2..4 takes the reference half a minute: by hand, `test_rules all4`. */
+#define _GNU_SOURCE /* mkdtemp */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "build.h"
+#include "check.h"
+#include "dtb.h"
+#include "fen.h"
+#include "movegen.h"
+#include "rules_reference.h"
+
+typedef struct fixture {
+    char dir[64];
+    const dtb_variant *v;
+    dtb_board b;
+    dtb_rules rules;
+    ref_rules *ref;
+    dtb_db *db;
+} fixture;
+
+static const int LIMITS[DTB_RULE_CLASSES] = {8, 6, 4};
+/* The largest sets: 2..3 pieces, and of 4 (in the Release build; the sanitizer build is several
+ * times slower) two materials of the 16-move class with their flips, whose man moves and later
+ * promotions keep the count (KKMvK promotes into KKKvK without a reset). */
+#ifdef DTB_SANITIZED_BUILD
+enum { PIECES = 3 };
+#else
+enum { PIECES = 4 };
+#endif
+static const char *const FOUR[] = {"KKKvK", "KKMvK"};
+static bool all_four;
+
+/* Whether material m is in the tested sets. */
+static bool tested(const dtb_material *m)
+{
+    if (all_four || PIECES < 4 || dtb_material_pieces(m) < PIECES)
+        return true;
+    const dtb_material f = dtb_material_flip(*m);
+    for (size_t i = 0; i < sizeof FOUR / sizeof *FOUR; i++) {
+        dtb_material x;
+        assert_int_equal(dtb_material_parse(FOUR[i], &x, NULL), DTB_OK);
+        if (dtb_material_equal(&x, m) || dtb_material_equal(&x, &f))
+            return true;
+    }
+    return false;
+}
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    snprintf(f->dir, sizeof f->dir, "/tmp/dtb_test_rules_XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    f->v = dtb_variant_find("international");
+    dtb_board_init(&f->b, f->v);
+    f->rules = dtb_rules_with_limits(dtb_rules_of_variant(f->v), LIMITS);
+    dtb_material four[sizeof FOUR / sizeof *FOUR];
+    for (size_t i = 0; i < sizeof FOUR / sizeof *FOUR; i++)
+        assert_int_equal(dtb_material_parse(FOUR[i], &four[i], NULL), DTB_OK);
+    const int nfour = all_four || PIECES < 4 ? 0 : (int)(sizeof FOUR / sizeof *FOUR);
+    /* all of 2..3 pieces, then the 4-piece materials asked for (what they need is there) */
+    dtb_build_options o = {.variant = f->v, .pieces = PIECES - 1, .out_dir = f->dir,
+                           .rules = &f->rules};
+    dtb_error e;
+    if (dtb_build(&o, &e) != DTB_OK)
+        fail_msg("build: %s", e.msg);
+    o.pieces = PIECES;
+    o.only = nfour ? four : NULL;
+    o.nonly = nfour;
+    if (PIECES == 4 && dtb_build(&o, &e) != DTB_OK)
+        fail_msg("build: %s", e.msg);
+
+    f->ref = ref_rules_build_only(&f->b, PIECES, LIMITS, nfour ? four : NULL, nfour);
+    assert_non_null(f->ref);
+    const char *paths[1] = {f->dir};
+    dtb_options opt = DTB_OPTIONS_INIT;
+    opt.paths = paths;
+    opt.npaths = 1;
+    opt.variant = f->v->name;
+    opt.loader_threads = DTB_NO_LOADERS;
+    opt.texts = DTB_TEXTS_NUMERIC;
+    assert_int_equal(dtb_open(&opt, &f->db), DTB_OK);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    dtb_close(f->db);
+    ref_rules_free(f->ref);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", f->dir);
+    if (system(cmd) != 0)
+        return -1;
+    free(f);
+    return 0;
+}
+
+static dtb_position public_of(const fixture *f, const dtb_pos *p)
+{
+    char fen[DTB_FEN_MAX];
+    dtb_fen_write(&f->b, p, fen, sizeof fen);
+    dtb_position pp;
+    assert_int_equal(dtb_position_from_fen(f->db, fen, &pp, NULL, 0), DTB_OK);
+    return pp;
+}
+
+static int sign_of(dtb_wdl w) { return w == DTB_WIN ? 1 : w == DTB_LOSS ? -1 : 0; }
+
+/* The answer at every clock against the reference; returns the positions compared. */
+static uint64_t compare_position(const fixture *f, const dtb_pos *p, uint64_t *cursed)
+{
+    const int limit = ref_rules_class_limit(f->ref, p);
+    const dtb_position pp = public_of(f, p);
+    for (int h = 0; h <= limit + 1; h++) {
+        dtb_rule_answer a;
+        assert_int_equal(dtb_probe_rules(f->db, &pp, h, 0, &a), DTB_OK);
+        const int want = ref_rules_value(f->ref, p, h > limit ? limit : h);
+        if (sign_of(a.wdl) != want) {
+            char fen[DTB_FEN_MAX];
+            dtb_fen_write(&f->b, p, fen, sizeof fen);
+            fail_msg("%s clock %d: dtb %s (plies %d, limit %d), reference %d", fen, h,
+                     dtb_rule_category_name(a.category), a.plies, a.limit, want);
+        }
+        assert_int_equal(a.limit, limit);
+        assert_string_equal(a.rules, "fmjd");
+        *cursed += h == 0 && a.category == DTB_RULE_CURSED_WIN;
+    }
+    return 1;
+}
+
+/* Every other position of 2..3 pieces, every 50th of 4, both sides to move, every clock. */
+static void values_equal_reference(void **state)
+{
+    fixture *f = *state;
+    const int n = dtb_material_list(PIECES, NULL, 0);
+    dtb_material *list = malloc((size_t)n * sizeof *list);
+    dtb_material_list(PIECES, list, n);
+    uint64_t compared = 0, cursed = 0;
+    for (int i = 0; i < n; i++) {
+        if (!tested(&list[i]))
+            continue;
+        dtb_index *ix;
+        assert_int_equal(dtb_index_create(&f->b, list[i], &ix), DTB_OK);
+        const uint64_t step = dtb_material_pieces(&list[i]) < 4 ? 2 : 50;
+        for (uint64_t x = 0; x < dtb_index_size(ix); x += step) {
+            dtb_pos p, q;
+            dtb_index_pos(ix, x, &p);
+            dtb_pos_flip(&f->b, &p, &q);
+            compared += compare_position(f, &p, &cursed);
+            compared += compare_position(f, &q, &cursed);
+        }
+        dtb_index_free(ix);
+    }
+    free(list);
+    print_message("compared %llu positions at every clock, %llu cursed wins at clock 0\n",
+                  (unsigned long long)compared, (unsigned long long)cursed);
+    assert_true(compared > 300000 && cursed > 100); /* the lowered limits do bite */
+}
+
+/* The moves of a sample under the rules: each move's value is the reference's value of the
+ * position after it at the clock after it, which is 0 exactly when the reference resets; and
+ * following the first move from a win under the rules ends the game within the rules. */
+static void moves_and_lines(void **state)
+{
+    fixture *f = *state;
+    const int n = dtb_material_list(PIECES, NULL, 0);
+    dtb_material *list = malloc((size_t)n * sizeof *list);
+    dtb_material_list(PIECES, list, n);
+    uint64_t moves = 0, lines = 0;
+    for (int i = 0; i < n; i++) {
+        if (!tested(&list[i]))
+            continue;
+        dtb_index *ix;
+        assert_int_equal(dtb_index_create(&f->b, list[i], &ix), DTB_OK);
+        const uint64_t step = dtb_index_size(ix) / 60 + 1;
+        for (uint64_t x = 0; x < dtb_index_size(ix); x += step) {
+            dtb_pos p;
+            dtb_index_pos(ix, x, &p);
+            const int limit = ref_rules_class_limit(f->ref, &p);
+            for (int h = 0; h < limit; h += 2) {
+                const dtb_position pp = public_of(f, &p);
+                dtb_rule_move rm[DTB_MAX_MOVES];
+                int count;
+                assert_int_equal(dtb_probe_rule_moves(f->db, &pp, h, 0, rm, DTB_MAX_MOVES, &count), DTB_OK);
+                dtb_movelist ml;
+                assert_int_equal(dtb_generate(&f->b, &p, &ml), DTB_OK);
+                assert_int_equal(count, ml.count);
+                int best = -2;
+                for (int k = 0; k < ml.count; k++) {
+                    const dtb_move *mv = &ml.moves[k];
+                    dtb_pos c;
+                    dtb_make_move(&p, mv, &c);
+                    const bool reset = ref_rules_resets(f->ref, &p, mv);
+                    const int hc = reset ? 0 : h + 1;
+                    const int want = dtb_pos_pieces(&c, c.side) ? -ref_rules_value(f->ref, &c, hc) : 1;
+                    best = want > best ? want : best;
+                    int found = -1;
+                    for (int j = 0; j < count; j++) {
+                        int caps[DTB_MAX_CAPTURED], nc = 0;
+                        for (dtb_bb cb = mv->captured; cb;)
+                            caps[nc++] = dtb_bb_pop(&cb) + 1;
+                        if (dtb_move_matches(&rm[j].move, mv->from + 1, mv->to + 1, caps, nc))
+                            found = j;
+                    }
+                    assert_true(found >= 0);
+                    assert_int_equal(rm[found].clock, hc);
+                    const int got = rm[found].category >= DTB_RULE_WIN ? 1 : rm[found].category <= DTB_RULE_LOSS ? -1 : 0;
+                    assert_int_equal(got, want);
+                    moves++;
+                }
+                if (count) { /* the first move is one of the best */
+                    const int first = rm[0].category >= DTB_RULE_WIN ? 1 : rm[0].category <= DTB_RULE_LOSS ? -1 : 0;
+                    assert_int_equal(first, best);
+                }
+            }
+            /* a win under the rules at clock 0, played out by first moves */
+            if (ref_rules_value(f->ref, &p, 0) != 1)
+                continue;
+            dtb_pos cur = p;
+            int h = 0, ply = 0;
+            for (;; ply++) {
+                assert_true(ply < 200);
+                if (!dtb_pos_pieces(&cur, cur.side))
+                    break;
+                dtb_movelist ml;
+                assert_int_equal(dtb_generate(&f->b, &cur, &ml), DTB_OK);
+                if (ml.count == 0)
+                    break;
+                /* the side that won at the root never loses its win on the way */
+                assert_int_equal(ref_rules_value(f->ref, &cur, h), ply % 2 ? -1 : 1);
+                const dtb_position cp = public_of(f, &cur);
+                dtb_rule_move rm[DTB_MAX_MOVES];
+                int count;
+                assert_int_equal(dtb_probe_rule_moves(f->db, &cp, h, 0, rm, DTB_MAX_MOVES, &count), DTB_OK);
+                dtb_pdn_move m0 = rm[0].move;
+                dtb_move mv = {0};
+                bool ok = false;
+                for (int k = 0; k < ml.count && !ok; k++) {
+                    int caps[DTB_MAX_CAPTURED], nc = 0;
+                    for (dtb_bb cb = ml.moves[k].captured; cb;)
+                        caps[nc++] = dtb_bb_pop(&cb) + 1;
+                    if (dtb_move_matches(&m0, ml.moves[k].from + 1, ml.moves[k].to + 1, caps, nc)) {
+                        mv = ml.moves[k];
+                        ok = true;
+                    }
+                }
+                assert_true(ok);
+                h = rm[0].clock;
+                dtb_pos next;
+                dtb_make_move(&cur, &mv, &next);
+                cur = next;
+            }
+            assert_int_equal(ply % 2, 1); /* the winner made the last move */
+            lines++;
+        }
+        dtb_index_free(ix);
+    }
+    free(list);
+    print_message("%llu moves, %llu lines\n", (unsigned long long)moves, (unsigned long long)lines);
+    assert_true(moves > 10000 && lines > 100);
+}
+
+/* The resets and limits of core/rules.c against the reference's, on every move of a sample. */
+static void resets_equal_reference(void **state)
+{
+    fixture *f = *state;
+    const int n = dtb_material_list(PIECES, NULL, 0);
+    dtb_material *list = malloc((size_t)n * sizeof *list);
+    dtb_material_list(PIECES, list, n);
+    uint64_t checked = 0, resets = 0;
+    for (int i = 0; i < n; i++) {
+        dtb_index *ix;
+        assert_int_equal(dtb_index_create(&f->b, list[i], &ix), DTB_OK);
+        for (uint64_t x = 0; x < dtb_index_size(ix); x += dtb_index_size(ix) / 500 + 1) {
+            dtb_pos p;
+            dtb_index_pos(ix, x, &p);
+            assert_int_equal(dtb_rules_limit(&f->rules, &list[i]), ref_rules_class_limit(f->ref, &p));
+            dtb_movelist ml;
+            assert_int_equal(dtb_generate(&f->b, &p, &ml), DTB_OK);
+            for (int k = 0; k < ml.count; k++) {
+                dtb_pos c;
+                dtb_make_move(&p, &ml.moves[k], &c);
+                const bool r = dtb_rules_resets(&f->rules, &p, &ml.moves[k], &c);
+                assert_int_equal(r, ref_rules_resets(f->ref, &p, &ml.moves[k]));
+                resets += r;
+                checked++;
+            }
+        }
+        dtb_index_free(ix);
+    }
+    free(list);
+    assert_true(checked > 10000 && resets > 1000 && resets < checked);
+}
+
+typedef struct walk {
+    fixture *f;
+    dtb_solved *sr;
+    int checked, mutated;
+    uint64_t bad;
+} walk;
+
+/* Every rule table re-derived from its successors (no mismatch), then one byte of each kind
+ * made wrong: a win one ply longer, a loss one shorter, a draw made a win. */
+static void check_one(void *user, const dtb_solved *s, dtb_material m, const dtb_material *missing)
+{
+    walk *w = user;
+    (void)s;
+    assert_null(missing);
+    const dtb_material ms[2] = {m, dtb_material_flip(m)};
+    dtb_error e;
+    for (int k = 0; k < 2; k++)
+        if (!dtb_solved_find(w->sr, ms[k]))
+            assert_int_equal(dtb_build_load_rules(w->sr, w->f->dir, &w->f->rules, ms[k], &e), DTB_OK);
+    const int n = dtb_material_list(dtb_material_pieces(&m), NULL, 0);
+    dtb_material *list = malloc((size_t)n * sizeof *list);
+    dtb_material_list(dtb_material_pieces(&m), list, n);
+    for (int i = 0; i < n; i++)
+        if (dtb_build_exits(&m, &list[i]))
+            for (int k = 0; k < 2; k++) {
+                const dtb_material x = k ? dtb_material_flip(list[i]) : list[i];
+                if (!dtb_solved_find(w->sr, x))
+                    assert_int_equal(dtb_build_load_rules(w->sr, w->f->dir, &w->f->rules, x, &e), DTB_OK);
+            }
+    free(list);
+    dtb_solved_table *rt = (dtb_solved_table *)dtb_solved_find(w->sr, m);
+    w->bad += dtb_check_rules_table(w->sr, &w->f->rules, rt, NULL, NULL, 0);
+    w->checked++;
+    for (int kind = 0; kind < 3; kind++) {
+        for (uint64_t i = 0; i < dtb_index_size(rt->index); i++) {
+            const dtb_value v = rt->values[i];
+            const dtb_wdl want = kind == 0 ? DTB_WIN : kind == 1 ? DTB_LOSS : DTB_DRAW;
+            if (dtb_value_wdl(v) != want || (kind == 1 && dtb_mtc_plies(v) == 0))
+                continue;
+            rt->values[i] = kind == 0 ? (dtb_value)(v + 1) : kind == 1 ? (dtb_value)(v - 1) : 1;
+            assert_true(dtb_check_rules_table(w->sr, &w->f->rules, rt, NULL, NULL, 0) >= 1);
+            rt->values[i] = v;
+            w->mutated++;
+            break;
+        }
+    }
+}
+
+static void check_catches_wrong_byte(void **state)
+{
+    fixture *f = *state;
+    walk w = {.f = f, .sr = dtb_solved_create(&f->b)};
+    assert_non_null(w.sr);
+    const dtb_build_options o = {.variant = f->v, .pieces = 3, .out_dir = f->dir,
+                                 .rules = &f->rules};
+    dtb_error e;
+    assert_int_equal(dtb_build_walk(&o, check_one, &w, &e), DTB_OK);
+    assert_int_equal(w.checked, 16); /* every material of 2..3 pieces */
+    assert_int_equal(w.bad, 0);
+    assert_true(w.mutated >= 30);
+    dtb_solved_free(w.sr);
+}
+
+/* A set solved with other limits is refused by a build, not mixed. */
+static void other_limits_refused(void **state)
+{
+    fixture *f = *state;
+    const int other[DTB_RULE_CLASSES] = {9, 6, 4};
+    const dtb_rules r = dtb_rules_with_limits(dtb_rules_of_variant(f->v), other);
+    dtb_solved *sr = dtb_solved_create(&f->b);
+    dtb_material m;
+    assert_int_equal(dtb_material_parse("KKvK", &m, NULL), DTB_OK);
+    dtb_error e;
+    assert_int_equal(dtb_build_load_rules(sr, f->dir, &r, m, &e), DTB_E_MISMATCH);
+    assert_non_null(strstr(e.msg, "limit"));
+    dtb_solved_free(sr);
+}
+
+int main(int argc, char **argv)
+{
+    all_four = argc > 1 && strcmp(argv[1], "all4") == 0;
+    if (argc > 1 && !all_four)
+        cmocka_set_test_filter(argv[1]);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(values_equal_reference),
+        cmocka_unit_test(moves_and_lines),
+        cmocka_unit_test(resets_equal_reference),
+        cmocka_unit_test(check_catches_wrong_byte),
+        cmocka_unit_test(other_limits_refused),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
