@@ -374,6 +374,50 @@ static void check_catches_wrong_byte(void **state)
     dtb_solved_free(w.sr);
 }
 
+/* At the real limits no 2..3-piece win is cursed, so in the general class (where only king
+ * moves keep the count, as only they are not conversions) the rule distance is the MTC: the
+ * rule solve and the MTC solve (tested against its own reference, test_mtc) agree on every
+ * quiet position. */
+static void general_class_equals_mtc(void **state)
+{
+    fixture *f = *state;
+    char dir[] = "/tmp/dtb_test_rules_mtc_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    const dtb_rules *std = dtb_rules_of_variant(f->v);
+    const dtb_build_options o = {.variant = f->v, .pieces = 3, .out_dir = dir, .mtc = true,
+                                 .rules = std};
+    dtb_error e;
+    assert_int_equal(dtb_build(&o, &e), DTB_OK);
+    dtb_solved *s = dtb_solved_create(&f->b), *sr = dtb_solved_create(&f->b);
+    const int n = dtb_material_list(3, NULL, 0);
+    dtb_material *list = malloc((size_t)n * sizeof *list);
+    dtb_material_list(3, list, n);
+    uint64_t same = 0;
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(dtb_build_load(s, dir, list[i], &e), DTB_OK);
+        assert_int_equal(dtb_build_load_rules(sr, dir, std, list[i], &e), DTB_OK);
+        if (dtb_rules_class(std, &list[i]) != 0)
+            continue;
+        const dtb_solved_table *t = dtb_solved_find(s, list[i]), *rt = dtb_solved_find(sr, list[i]);
+        const uint64_t size = dtb_index_size(t->index);
+        dtb_value *mtc = malloc(size);
+        assert_int_equal(dtb_build_read_mtc(dir, f->v, list[i], size, mtc, &e), DTB_OK);
+        for (uint64_t x = 0; x < size; x++)
+            if (!(t->captures[x / 64] >> (x % 64) & 1)) {
+                assert_int_equal(rt->values[x], mtc[x]);
+                same++;
+            }
+        free(mtc);
+    }
+    assert_true(same > 100000);
+    free(list);
+    dtb_solved_free(s);
+    dtb_solved_free(sr);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* A set solved with other limits is refused by a build, not mixed. */
 static void other_limits_refused(void **state)
 {
@@ -399,6 +443,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(moves_and_lines),
         cmocka_unit_test(resets_equal_reference),
         cmocka_unit_test(check_catches_wrong_byte),
+        cmocka_unit_test(general_class_equals_mtc),
         cmocka_unit_test(other_limits_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
