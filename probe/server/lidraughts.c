@@ -1,8 +1,8 @@
 /* The lichess-shaped answer (lidraughts.h).
  *
- * lidraughts' client (ui/analyse/src/explorer: explorerCtrl.ts, explorerXhr.ts, interfaces.ts,
- * explorerView.ts, explorerUtil.ts, as forked from lichess) asks <endpoint>/standard?fen=<its
- * FEN, "W:W31,...:B1,...:H0:F1">, groups the moves by "wdl" (older lichess) or "category"
+ * lidraughts' client (ui/analyse/src/explorer: explorerCtrl.ts and explorerXhr.ts, with
+ * interfaces.ts, explorerView.ts and explorerUtil.ts as in the lichess it forked) asks
+ * <endpoint>/standard?fen=<its FEN, "W:W31,...:B1,...:H0:F1">, groups the moves by "wdl" (older lichess) or "category"
  * (newer), colours them by the sign of "wdl" or "dtz", shows "dtz" and "dtm" as distances,
  * "checkmate" as the end, "zeroing" with the SAN ('x': a capture, else a man move), and plays
  * a move by its "uci": lidraughts' draughts UCI, two digits a square, the start then the end, or
