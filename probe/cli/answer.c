@@ -276,6 +276,30 @@ static void dtw_json(dtb_text *t, dtb_wdl wdl, int dtw)
         dtb_text_printf(t, "%d", dtw);
 }
 
+/* ,"fen":<the position after legal move m of p> (nothing if it cannot be written) */
+static void fen_after_json(dtb_text *t, dtb_db *db, const dtb_position *p, const dtb_pdn_move *m,
+                           dtb_notation n)
+{
+    char fen[DTB_ANSWER_FEN_SIZE];
+    dtb_position after;
+    if (dtb_position_after(db, p, m, &after) == DTB_OK &&
+        dtb_position_to_fen_in(db, &after, n, fen, sizeof fen) == DTB_OK) {
+        dtb_text_printf(t, ",\"fen\":");
+        dtb_text_json_string(t, fen);
+    }
+}
+
+/* [move texts] */
+static void line_json(dtb_text *t, const dtb_pdn_move *line, int n)
+{
+    dtb_text_printf(t, "[");
+    for (int i = 0; i < n; i++) {
+        dtb_text_printf(t, "%s", i ? "," : "");
+        dtb_text_json_string(t, line[i].text);
+    }
+    dtb_text_printf(t, "]");
+}
+
 /* A rule distance: null where dtb.h says -1. */
 static void plies_json(dtb_text *t, int plies)
 {
@@ -306,7 +330,6 @@ static void rules_json(dtb_text *t, dtb_db *db, const dtb_position *p, const dtb
     else
         dtb_text_printf(t, "null");
     dtb_text_printf(t, ",\"clock\":%d,\"moves\":[", r->clock);
-    char fen[DTB_ANSWER_FEN_SIZE];
     for (int i = 0; i < a->nrule_moves; i++) {
         const dtb_rule_move *m = &a->rule_moves[i];
         dtb_text_printf(t, "%s{\"move\":", i ? "," : "");
@@ -314,20 +337,12 @@ static void rules_json(dtb_text *t, dtb_db *db, const dtb_position *p, const dtb
         dtb_text_printf(t, ",\"category\":\"%s\",\"plies\":", dtb_rule_category_name(m->category));
         plies_json(t, m->plies);
         dtb_text_printf(t, ",\"clock\":%d", m->clock);
-        dtb_position after;
-        if (dtb_position_after(db, p, &m->move, &after) == DTB_OK &&
-            dtb_position_to_fen_in(db, &after, a->notation, fen, sizeof fen) == DTB_OK) {
-            dtb_text_printf(t, ",\"fen\":");
-            dtb_text_json_string(t, fen);
-        }
+        fen_after_json(t, db, p, &m->move, a->notation);
         dtb_text_printf(t, "}");
     }
-    dtb_text_printf(t, "],\"line\":[");
-    for (int i = 0; i < a->nrule_line; i++) {
-        dtb_text_printf(t, "%s", i ? "," : "");
-        dtb_text_json_string(t, a->rule_line[i].text);
-    }
-    dtb_text_printf(t, "]}");
+    dtb_text_printf(t, "],\"line\":");
+    line_json(t, a->rule_line, a->nrule_line);
+    dtb_text_printf(t, "}");
 }
 
 void dtb_answer_json(dtb_text *t, dtb_db *db, const dtb_position *p, const dtb_answer *a)
@@ -356,20 +371,11 @@ void dtb_answer_json(dtb_text *t, dtb_db *db, const dtb_position *p, const dtb_a
             dtb_text_json_string(t, m->move.text);
             dtb_text_printf(t, ",\"wdl\":\"%s\",\"dtw\":", dtb_answer_wdl_name(m->wdl));
             dtw_json(t, m->wdl, m->dtw);
-            dtb_position after;
-            if (dtb_position_after(db, p, &m->move, &after) == DTB_OK &&
-                dtb_position_to_fen_in(db, &after, a->notation, fen, sizeof fen) == DTB_OK) {
-                dtb_text_printf(t, ",\"fen\":");
-                dtb_text_json_string(t, fen);
-            }
+            fen_after_json(t, db, p, &m->move, a->notation);
             dtb_text_printf(t, "}");
         }
-        dtb_text_printf(t, "],\"line\":[");
-        for (int i = 0; i < a->nline; i++) {
-            dtb_text_printf(t, "%s", i ? "," : "");
-            dtb_text_json_string(t, a->line[i].text);
-        }
-        dtb_text_printf(t, "]");
+        dtb_text_printf(t, "],\"line\":");
+        line_json(t, a->line, a->nline);
     }
     if (a->have_rules)
         rules_json(t, db, p, a);

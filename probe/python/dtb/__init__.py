@@ -473,6 +473,21 @@ class Tablebase:
             raise self._raise(db, s)
         return buf.value.decode()
 
+    def _all_moves(self, db, struct, probe, p, *args):
+        """Every move probe (dtb_probe_moves or dtb_probe_rule_moves, with args before its
+        out, cap, count) gives for p, in an array grown until they fit."""
+        cap = 64
+        while True:
+            out = (struct * cap)()
+            count = ctypes.c_int()
+            s = probe(db, ctypes.byref(p), *args, out, cap, ctypes.byref(count))
+            if s == _lib.E_OVERFLOW and count.value > cap:
+                cap = count.value
+                continue
+            if s != _lib.OK:
+                raise self._raise(db, s)
+            return out[:count.value]
+
     def moves(self, pos, notation=None):
         """Every legal move of pos with its value, best first (wins by shortest DTW, then draws,
         then losses by longest DTW): a list of Move(move, wdl, dtw); [] when the side to move
@@ -483,19 +498,9 @@ class Tablebase:
         db = self._enter()
         try:
             p = self._position(db, pos)
-            cap = 64
-            while True:
-                out = (_lib.RankedMove * cap)()
-                count = ctypes.c_int()
-                s = self._lib.dtb_probe_moves(db, ctypes.byref(p), 0, out, cap,
-                                              ctypes.byref(count))
-                if s == _lib.E_OVERFLOW and count.value > cap:
-                    cap = count.value
-                    continue
-                if s != _lib.OK:
-                    raise self._raise(db, s)
-                return [Move(self._move_text(db, p, m.move, n), m.wdl, m.dtw,
-                             self._fen_after(db, p, m.move, n)) for m in out[:count.value]]
+            out = self._all_moves(db, _lib.RankedMove, self._lib.dtb_probe_moves, p, 0)
+            return [Move(self._move_text(db, p, m.move, n), m.wdl, m.dtw,
+                         self._fen_after(db, p, m.move, n)) for m in out]
         finally:
             self._leave()
 
@@ -638,21 +643,11 @@ class Tablebase:
             if rules is not None and name != rules:
                 raise ValueError(f"the {self.variant} tables are answered under {name!r}, "
                                  f"not {rules!r}")
-            cap = 64
-            while True:
-                out = (_lib.RuleMove * cap)()
-                count = ctypes.c_int()
-                s = self._lib.dtb_probe_rule_moves(db, ctypes.byref(p), clock, 0, out, cap,
-                                                   ctypes.byref(count))
-                if s == _lib.E_OVERFLOW and count.value > cap:
-                    cap = count.value
-                    continue
-                if s != _lib.OK:
-                    raise self._raise(db, s)
-                break
+            out = self._all_moves(db, _lib.RuleMove, self._lib.dtb_probe_rule_moves, p, clock,
+                                  0)
             moves = [RuleMove(self._move_text(db, p, m.move, n), _lib.RULE_CATEGORIES[m.category],
                               m.plies if m.plies >= 0 else None, m.clock,
-                              self._fen_after(db, p, m.move, n)) for m in out[:count.value]]
+                              self._fen_after(db, p, m.move, n)) for m in out]
             return RuleAnswer(name, a.rule.decode() or None, _lib.RULE_CATEGORIES[a.category],
                               a.wdl, a.unlimited, a.plies if a.plies >= 0 else None,
                               a.limit or None, clock, moves)
