@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 /* A square number larger than any board, kept while reading digits so long numbers cannot
  * overflow; the text itself is quoted in messages. */
@@ -317,6 +318,42 @@ dtb_status dtb_fen_read(const dtb_board *b, const char *text, dtb_pos *p, dtb_er
     if (st != DTB_OK)
         return st;
     *p = r.pos;
+    return DTB_OK;
+}
+
+dtb_status dtb_fen_read_clock(const char *text, int *clock, bool *present, dtb_error *e)
+{
+    *clock = 0;
+    *present = false;
+    if (text == NULL)
+        return DTB_OK;
+    reader r = {.text = text, .s = text, .e = e};
+    /* Fields start after each ':' (no field value holds one); the first is the side letter. */
+    for (const char *c = strchr(text, ':'); c; c = strchr(c + 1, ':')) {
+        r.s = c + 1;
+        skip_space(&r);
+        if (*r.s != 'H')
+            continue;
+        const char *at = r.s++;
+        if (*present)
+            return dtb_error_set(e, DTB_E_INVALID, "second H field (the clock) at column %d",
+                                 column(&r, at));
+        skip_space(&r);
+        number n;
+        read_number(&r, &n);
+        skip_space(&r);
+        const bool ends = *r.s == ':' || *r.s == '\0' || at_final_dot(r.s);
+        if (n.len == 0 || !ends)
+            return dtb_error_set(e, DTB_E_INVALID,
+                                 "H field at column %d is not a clock (H and a count of plies: "
+                                 "H0, H12)", column(&r, at));
+        if (n.value > NUMBER_CAP)
+            return dtb_error_set(e, DTB_E_INVALID, "H field at column %d: clock %.*s%s is beyond "
+                                 "%d plies", column(&r, at), n.len > 20 ? 20 : n.len, n.at,
+                                 n.len > 20 ? "..." : "", NUMBER_CAP);
+        *clock = n.value;
+        *present = true;
+    }
     return DTB_OK;
 }
 

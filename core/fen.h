@@ -17,6 +17,7 @@
 #ifndef DTB_FEN_H
 #define DTB_FEN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "position.h"
@@ -29,6 +30,14 @@
  * square out of range, square listed twice, man on its promotion row, too many pieces, stray
  * characters); *p is then unspecified. */
 dtb_status dtb_fen_read(const dtb_board *b, const char *text, dtb_pos *p, dtb_error *e);
+
+/* The halfmove clock of text's "H" field (lidraughts' FEN: "W:W31,K32:B1:H12:F5", the plies
+ * since the move-count rules' counter was last reset): *clock gets its value and *present true,
+ * or 0 and false when text has no H field. The H field is read wherever it stands among the
+ * fields; nothing else of text is checked (dtb_fen_read does that). On a malformed H (no digits,
+ * anything but digits, a sign, more than 1000000, a second H) returns DTB_E_INVALID with a
+ * one-line message in *e naming it. */
+dtb_status dtb_fen_read_clock(const char *text, int *clock, bool *present, dtb_error *e);
 
 /* Writes p canonically with square numbers into buf (size bytes, DTB_FEN_MAX is always
  * enough). Returns DTB_OK or DTB_E_OVERFLOW (buf then holds a truncated, NUL-terminated

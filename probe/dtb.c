@@ -351,6 +351,16 @@ dtb_status dtb_position_from_fen(const dtb_db *db, const char *fen, dtb_position
     return built(s, &e, &tmp, p, err, size);
 }
 
+dtb_status dtb_fen_clock(const char *fen, int *clock, char *err, size_t size)
+{
+    dtb_error e = {{0}};
+    bool present;
+    const dtb_status s = dtb_fen_read_clock(fen, clock, &present, &e);
+    if (err && size > 0)
+        snprintf(err, size, "%s", s == DTB_OK ? "" : e.msg);
+    return s;
+}
+
 /* Why square cannot take a piece of side (king or man) in p, or NULL when it can. */
 static const char *bad_square(const dtb_db *db, const dtb_position *p, int side, bool king,
                               int square)

@@ -288,6 +288,15 @@ dtb_status dtb_position_from_squares(const dtb_db *db, int side, const int *whit
 dtb_status dtb_position_from_fen(const dtb_db *db, const char *fen, dtb_position *p, char *err,
                                  size_t size);
 
+/* The clock of a FEN: the value of its "H" field (lidraughts' halfmove clock,
+ * "W:W31,K32:B1:H12": the plies since the move-count rules' counter was last reset), the clock
+ * dtb_probe_rules takes.
+ * Returns: DTB_OK with *clock the H value, or 0 when fen has no H field; DTB_E_INVALID with a
+ *   one-line reason in err (may be NULL; size bytes, DTB_MESSAGE_SIZE is always enough) when the
+ *   H field is malformed ("Hx", "H-1", "H", two H fields, beyond 1000000). Nothing else of fen
+ *   is checked (dtb_position_from_fen does that). Thread-safe; does not record dtb_last_error. */
+dtb_status dtb_fen_clock(const char *fen, int *clock, char *err, size_t size);
+
 /* Writes p as a canonical PDN FEN (squares ascending, no ranges) into buf, in the notation of
  * the db's texts (dtb_options.texts; by default the variant's: "W:WKc1:BKh8" in russian).
  * Returns: DTB_OK, DTB_E_INVALID (p is not a valid position), DTB_E_OVERFLOW (buf too small;

@@ -455,6 +455,58 @@ static void test_fuzz(void **state)
     }
 }
 
+/* ---- the clock (the H field) ------------------------------------------------------------ */
+
+/* Reads text's clock expecting success with the given value and presence. */
+static void expect_clock(const char *text, int clock, bool present)
+{
+    int c = -7;
+    bool here = !present;
+    dtb_error e = {{0}};
+    const dtb_status st = dtb_fen_read_clock(text, &c, &here, &e);
+    if (st != DTB_OK)
+        fail_msg("\"%s\": clock rejected: %s", text ? text : "(null)", e.msg);
+    assert_int_equal(c, clock);
+    assert_int_equal(here, present);
+}
+
+/* Reads text's clock expecting DTB_E_INVALID with a one-line message holding every word. */
+static void expect_clock_error(const char *text, ...)
+{
+    int c;
+    bool here;
+    dtb_error e = {{0}};
+    if (dtb_fen_read_clock(text, &c, &here, &e) != DTB_E_INVALID)
+        fail_msg("\"%s\": clock accepted", text);
+    va_list ap;
+    va_start(ap, text);
+    expect_message(text, &e, ap);
+    va_end(ap);
+}
+
+static void test_clock(void **state)
+{
+    (void)state;
+    expect_clock("W:W31,K32:B1:H12", 12, true);
+    expect_clock("W:W31,K32:B1:H12:F5", 12, true);          /* lidraughts' own order */
+    expect_clock("B:H0:W31:B1", 0, true);                   /* anywhere among the fields */
+    expect_clock("W:W31:B1: H 7 .", 7, true);               /* spaces and the trailing dot */
+    expect_clock("W:W31:B1:H1000000", 1000000, true);
+    expect_clock("W:W31:B1", 0, false);
+    expect_clock("W:W31:B1:F12:Z3", 0, false);              /* other fields are not the clock */
+    expect_clock("W", 0, false);
+    expect_clock(NULL, 0, false);
+    expect_clock_error("W:W31:B1:H", "H field", "column 10", "not a clock", NULL);
+    expect_clock_error("W:W31:B1:Hx", "H field", "not a clock", NULL);
+    expect_clock_error("W:W31:B1:H-1", "H field", "not a clock", NULL);
+    expect_clock_error("W:W31:B1:H12a", "not a clock", NULL);
+    expect_clock_error("W:W31:B1:H1000001", "beyond", "1000000", NULL);
+    expect_clock_error("W:W31:B1:H99999999999999999999999999", "beyond", "...", NULL);
+    expect_clock_error("W:H1:W31:B1:H2", "second H field", "column 13", NULL);
+    /* the position reader still skips the H field as an unknown one */
+    expect_canonical("international", "W:W31,K32:B1:H12:F5", "W:W31,K32:B1");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -476,6 +528,7 @@ int main(void)
         cmocka_unit_test(test_empty_range),
         cmocka_unit_test(test_other_malformed),
         cmocka_unit_test(test_fuzz),
+        cmocka_unit_test(test_clock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

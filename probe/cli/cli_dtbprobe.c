@@ -178,7 +178,8 @@ static int run_perft(const command *c, const dtb_cli_args *a)
 
 /* ---- probe (the default command) ------------------------------------------------------- */
 
-enum { PROBE_TABLES, PROBE_VARIANT, PROBE_JSON, PROBE_CACHE, PROBE_NOTATION };
+enum { PROBE_TABLES, PROBE_VARIANT, PROBE_JSON, PROBE_CACHE, PROBE_NOTATION, PROBE_CLOCK,
+       PROBE_RULES };
 static const dtb_cli_option probe_options[] = {
     [PROBE_TABLES] = {"--tables", DTB_CLI_TEXT, "DIR",
                       "table directories, ':'-separated (default: $DTB_PATH)"},
@@ -187,6 +188,12 @@ static const dtb_cli_option probe_options[] = {
     [PROBE_CACHE] = {"--cache", DTB_CLI_INT, "MIB", "block cache size in MiB (default 64)", 1, 1L << 20},
     [PROBE_NOTATION] = {"--notation", DTB_CLI_TEXT, "N",
                         "numeric or algebraic squares (default: the variant's; russian, brazilian: algebraic)"},
+    [PROBE_CLOCK] = {"--clock", DTB_CLI_INT, "N",
+                     "plies since the move-count rules' counter was reset (default: the FEN's "
+                     "H field, else 0)", 0, 1000000},
+    [PROBE_RULES] = {"--rules", DTB_CLI_TEXT, "R",
+                     "fmjd or none: the move-count draw rules to answer under (default: the "
+                     "variant's where the tables have them; none: unlimited play only)"},
 };
 
 #define MAX_TABLE_DIRS 32
@@ -245,6 +252,68 @@ static void print_diagram(const dtb_board *b, const dtb_position *p)
     }
 }
 
+/* "cursed win" for DTB_RULE_CURSED_WIN: a category as the text output writes it. */
+static const char *category_words(dtb_rule_category c)
+{
+    switch (c) {
+    case DTB_RULE_CURSED_WIN: return "cursed win";
+    case DTB_RULE_BLESSED_LOSS: return "blessed loss";
+    default: return dtb_rule_category_name(c);
+    }
+}
+
+/* The value under the rules beside the unlimited one, the moves grouped by their category under
+ * the rules (best first, each with the clock after it) and the line that follows the first. */
+static void print_rules(const dtb_answer *a)
+{
+    const dtb_rule_answer *r = &a->rules;
+    char where[96];
+    if (r->rule[0])
+        snprintf(where, sizeof where, "%s, clock %d of %d", r->rules, r->clock, r->limit);
+    else
+        snprintf(where, sizeof where, "%s, the game is over", r->rules);
+    printf("under the rules: ");
+    switch (r->category) {
+    case DTB_RULE_WIN:
+    case DTB_RULE_LOSS:
+        if (r->plies > 0)
+            printf("%s, %d %s to the next reset of the %s count (%s)\n",
+                   category_words(r->category), r->plies, r->plies == 1 ? "ply" : "plies",
+                   r->rule, where);
+        else
+            printf("%s (%s)\n", category_words(r->category), where);
+        break;
+    case DTB_RULE_CURSED_WIN:
+    case DTB_RULE_BLESSED_LOSS:
+        printf("%s: %s in unlimited play, drawn by the %s rule (%s)\n",
+               category_words(r->category), r->category == DTB_RULE_CURSED_WIN ? "won" : "lost",
+               r->rule, where);
+        break;
+    case DTB_RULE_DRAW:
+        printf("draw (%s, %s rule)\n", where, r->rule[0] ? r->rule : "no");
+        break;
+    }
+    printf("moves under the rules (plies to the next reset, clock after the move):%s\n",
+           a->nrule_moves ? "" : " none");
+    for (int i = 0; i < a->nrule_moves; i++) {
+        const dtb_rule_move *m = &a->rule_moves[i];
+        if (i == 0 || m->category != a->rule_moves[i - 1].category)
+            printf("  %s\n", category_words(m->category));
+        if (m->plies >= 0)
+            printf("    %-12s %3d  clock %d\n", m->move.text, m->plies, m->clock);
+        else
+            printf("    %-12s      clock %d\n", m->move.text, m->clock);
+    }
+    printf("line under the rules:");
+    for (int i = 0; i < a->nrule_line; i++)
+        printf(" %s", a->rule_line[i].text);
+    const bool at_limit = r->rule[0] && r->clock >= r->limit && r->category != DTB_RULE_LOSS;
+    printf("%s\n", a->nrule_line                   ? ""
+                   : at_limit                     ? " (the count is at its limit: drawn)"
+                   : r->category == DTB_RULE_DRAW ? " (a draw: none)"
+                                                  : " (game over)");
+}
+
 static void print_text(dtb_db *db, const dtb_board *b, const dtb_position *p, const dtb_answer *a)
 {
     char fen[DTB_ANSWER_FEN_SIZE];
@@ -276,6 +345,8 @@ static void print_text(dtb_db *db, const dtb_board *b, const dtb_position *p, co
             printf(" %s", a->line[i].text);
         printf("%s\n", a->nline ? "" : a->wdl == DTB_DRAW ? " (a draw has no end)" : " (game over)");
     }
+    if (a->have_rules)
+        print_rules(a);
     printf("\n");
 }
 
@@ -293,17 +364,31 @@ static void print_problem(bool json, const char *fen, const char *what, const ch
     }
 }
 
+/* What is asked of every position: the answer's form, and the rules with their clock. */
+typedef struct probe_request {
+    bool json;
+    dtb_notation notation;
+    const char *rules; /* NULL: the variant's where the tables have them */
+    int clock;         /* -1: each FEN's H field, else 0 */
+} probe_request;
+
 /* One FEN: returns 0, or EXIT_INPUT after printing the problem. */
-static int probe_one(dtb_db *db, const dtb_board *b, const char *fen, bool json, dtb_notation n,
+static int probe_one(dtb_db *db, const dtb_board *b, const char *fen, const probe_request *rq,
                      dtb_answer *a)
 {
+    const bool json = rq->json;
     dtb_position p;
     char err[DTB_MESSAGE_SIZE];
-    if (dtb_position_from_fen(db, fen, &p, err, sizeof err) != DTB_OK) {
+    int clock = 0;
+    if (dtb_position_from_fen(db, fen, &p, err, sizeof err) != DTB_OK ||
+        dtb_fen_clock(fen, &clock, err, sizeof err) != DTB_OK) {
         print_problem(json, fen, "bad FEN: ", err);
         return EXIT_INPUT;
     }
-    dtb_answer_probe(db, &p, n, a);
+    if (rq->clock >= 0)
+        clock = rq->clock;
+    dtb_answer_probe(db, &p, rq->notation, a);
+    dtb_answer_rules(db, &p, rq->rules, clock, a);
     if (a->status != DTB_OK) {
         print_problem(json, fen, "", a->error);
         return EXIT_INPUT;
@@ -345,6 +430,8 @@ static int run_probe(const command *c, const dtb_cli_args *a)
     if (a->given[PROBE_NOTATION] && strcmp(a->text[PROBE_NOTATION], "numeric") != 0 &&
         strcmp(a->text[PROBE_NOTATION], "algebraic") != 0)
         return usage_error(c->name, "--notation is numeric or algebraic");
+    if (a->given[PROBE_RULES] && !dtb_answer_rules_known(a->text[PROBE_RULES]))
+        return usage_error(c->name, "--rules is fmjd or none");
     char *list = strdup(tables);
     const char *dirs[MAX_TABLE_DIRS];
     const int ndirs = list ? split_dirs(list, dirs, MAX_TABLE_DIRS) : 0;
@@ -371,15 +458,20 @@ static int run_probe(const command *c, const dtb_cli_args *a)
     const bool json = a->given[PROBE_JSON];
     /* Squares as the variant's players write them unless told otherwise. */
     const char *notation = a->given[PROBE_NOTATION] ? a->text[PROBE_NOTATION] : NULL;
-    const dtb_notation n = !notation                          ? dtb_db_notation(db)
-                           : strcmp(notation, "algebraic") == 0 ? DTB_NOTATION_ALGEBRAIC
-                                                                : DTB_NOTATION_NUMERIC;
+    const probe_request rq = {
+        .json = json,
+        .notation = !notation                          ? dtb_db_notation(db)
+                    : strcmp(notation, "algebraic") == 0 ? DTB_NOTATION_ALGEBRAIC
+                                                         : DTB_NOTATION_NUMERIC,
+        .rules = a->given[PROBE_RULES] ? a->text[PROBE_RULES] : NULL,
+        .clock = a->given[PROBE_CLOCK] ? (int)a->number[PROBE_CLOCK] : -1,
+    };
     int rc = 0;
     held_log.holding = true;
     if (a->npositional > 0) {
         for (int i = 0; i < a->npositional; i++) {
             ans->status = DTB_OK;
-            const bool failed = probe_one(db, &b, a->positional[i], json, n, ans) != 0;
+            const bool failed = probe_one(db, &b, a->positional[i], &rq, ans) != 0;
             flush_log(ans, failed);
             if (failed)
                 rc = EXIT_INPUT;
@@ -395,7 +487,7 @@ static int run_probe(const command *c, const dtb_cli_args *a)
             if (*s == '\0' || *s == '#')
                 continue;
             ans->status = DTB_OK;
-            const bool failed = probe_one(db, &b, s, json, n, ans) != 0;
+            const bool failed = probe_one(db, &b, s, &rq, ans) != 0;
             flush_log(ans, failed);
             if (failed)
                 rc = EXIT_INPUT;
@@ -410,11 +502,13 @@ static int run_probe(const command *c, const dtb_cli_args *a)
 /* ---- commands -------------------------------------------------------------------------- */
 
 static const command commands[] = {
-    {"probe", "[--tables DIR] [--variant V] [--json] [FEN ...]",
+    {"probe", "[--tables DIR] [--variant V] [--json] [--clock N] [--rules R] [FEN ...]",
      "For each position (FEN arguments, or one FEN per line on stdin): the value, the DTW, every\n"
      "legal move ranked with its value and DTW (plies to the end from the position, the move\n"
-     "included), the best line in PDN moves, and a diagram. The default command: 'dtbprobe\n"
-     "[options] [FEN ...]' is 'dtbprobe probe [options] [FEN ...]'.",
+     "included), the best line in PDN moves, and a diagram; where the tables have rule tables\n"
+     "(dtbgen --metrics ...,rules), the same under the move-count draw rules at the clock (the\n"
+     "FEN's H field or --clock). The default command: 'dtbprobe [options] [FEN ...]' is\n"
+     "'dtbprobe probe [options] [FEN ...]'.",
      probe_options, (int)(sizeof probe_options / sizeof probe_options[0]), DTB_CLI_MAX_POSITIONAL, run_probe},
     {"perft", "--variant V [--depth D] [--divide] [FEN]",
      "Counts the leaves of the legal move tree of FEN (default: the start position), one line\n"

@@ -36,6 +36,7 @@
 #include <microhttpd.h>
 
 #include "answer.h"
+#include "lidraughts.h"
 #include "board.h"
 #include "materials.h"
 #include "dtb.h"
@@ -232,12 +233,25 @@ static const char *argument(struct MHD_Connection *c, const char *key, bool *bad
     return value;
 }
 
-static enum MHD_Result probe(server *sv, struct MHD_Connection *c, const served *s)
+/* The clock argument: a count of plies 0..1000000; false when it is not one. */
+static bool read_clock(const char *text, int *clock)
+{
+    if (!*text || strlen(text) > 7 || strspn(text, "0123456789") != strlen(text))
+        return false;
+    *clock = atoi(text);
+    return *clock <= 1000000;
+}
+
+/* /api/<variant> (lichess false: dtbprobe --json's object) and /lidraughts/<key> (lichess
+ * true: lidraughts.h's), with their arguments fen, clock, rules and notation. */
+static enum MHD_Result probe(server *sv, struct MHD_Connection *c, const served *s, bool lichess)
 {
     bool bad = false;
     const char *fen = argument(c, "fen", &bad);
     /* The texts in the variant's notation unless the request asks for the other. */
     const char *notation = argument(c, "notation", &bad);
+    const char *clock_text = argument(c, "clock", &bad);
+    const char *rules = argument(c, "rules", &bad);
     if (bad)
         return send_error(c, MHD_HTTP_BAD_REQUEST, NULL,
                           "a control character (%00..%1F, %7F) in the request");
@@ -253,18 +267,38 @@ static enum MHD_Result probe(server *sv, struct MHD_Connection *c, const served 
     else if (notation)
         return send_error(c, MHD_HTTP_BAD_REQUEST, NULL,
                           "notation is numeric or algebraic (default: the variant's)");
+    if (rules && !dtb_answer_rules_known(rules))
+        return send_error(c, MHD_HTTP_BAD_REQUEST, NULL,
+                          "rules is fmjd or none (default: the variant's where the tables have them)");
+    int clock = 0;
+    if (clock_text && !read_clock(clock_text, &clock))
+        return send_error(c, MHD_HTTP_BAD_REQUEST, NULL,
+                          "clock is a count of plies, 0..1000000 (default: the FEN's H field, else 0)");
     dtb_position p;
     char why[DTB_MESSAGE_SIZE], msg[DTB_MESSAGE_SIZE + 16];
-    if (dtb_position_from_fen(s->db, fen, &p, why, sizeof why) != DTB_OK) {
+    int h;
+    if (dtb_position_from_fen(s->db, fen, &p, why, sizeof why) != DTB_OK ||
+        dtb_fen_clock(fen, &h, why, sizeof why) != DTB_OK) {
         snprintf(msg, sizeof msg, "bad FEN: %s", why);
         return send_error(c, MHD_HTTP_BAD_REQUEST, fen, msg);
     }
+    if (!clock_text)
+        clock = h;
     dtb_answer *a = malloc(sizeof *a);
     if (!a)
         return send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, fen, "out of memory");
     dtb_answer_probe(s->db, &p, n, a);
+    dtb_answer_rules(s->db, &p, rules, clock, a);
+    dtb_text t = {0};
+    if (a->status == DTB_OK) {
+        if (lichess)
+            a->status = dtb_lidraughts_json(&t, s->db, &p, clock, a);
+        else
+            dtb_answer_json(&t, s->db, &p, a);
+    }
     enum MHD_Result r;
     if (a->status != DTB_OK) {
+        dtb_text_free(&t);
         atomic_fetch_add(&sv->failures, 1);
         const unsigned code = http_status_of(a->status);
         if (code >= 500 && sv->log) /* the whole message, paths included, for the operator */
@@ -272,8 +306,6 @@ static enum MHD_Result probe(server *sv, struct MHD_Connection *c, const served 
         scrub_paths(a->error, msg, sizeof msg);
         r = send_error(c, code, fen, msg);
     } else {
-        dtb_text t = {0};
-        dtb_answer_json(&t, s->db, &p, a);
         r = send_text(c, MHD_HTTP_OK, &t, true);
     }
     free(a);
@@ -393,6 +425,16 @@ static enum MHD_Result route(server *sv, struct MHD_Connection *c, const char *u
     if (strcmp(url, "/api/variants") == 0 || strcmp(url, "/api/variants/") == 0)
         return reply(c, MHD_HTTP_OK, "application/json; charset=utf-8", sv->variants_json,
                     strlen(sv->variants_json), false, false);
+    if (strncmp(url, "/lidraughts/", 12) == 0) { /* lidraughts' tablebaseEndpoint: .../lidraughts */
+        const char *name = dtb_lidraughts_variant(url + 12);
+        for (int i = 0; name && i < sv->nvars; i++)
+            if (strcmp(sv->vars[i].v->name, name) == 0)
+                return probe(sv, c, &sv->vars[i], true);
+        char msg[200];
+        snprintf(msg, sizeof msg, "no tables for lidraughts' variant '%.60s' here (standard, "
+                 "russian and brazilian are dtb's; see /api/variants)", url + 12);
+        return send_error(c, MHD_HTTP_NOT_FOUND, NULL, msg);
+    }
     if (strncmp(url, "/api/", 5) == 0) {
         const char *name = url + 5;
         size_t len = strlen(name);
@@ -402,7 +444,7 @@ static enum MHD_Result route(server *sv, struct MHD_Connection *c, const char *u
             const served *s = &sv->vars[i];
             const size_t n = strlen(s->v->name);
             if (len == n && strncmp(name, s->v->name, n) == 0)
-                return probe(sv, c, s);
+                return probe(sv, c, s, false);
             if (len == n + 10 && strncmp(name, s->v->name, n) == 0 &&
                 strncmp(name + n, "/materials", 10) == 0)
                 return reply(c, MHD_HTTP_OK, "application/json; charset=utf-8", s->materials_json,

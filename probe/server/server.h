@@ -2,7 +2,10 @@
  * `dtbprobe serve` (probe/cli/cli_serve.c), which prints what this part reports.
  *
  *   GET /api/variants              what the tables hold: each variant, its board, piece counts
- *   GET /api/<variant>?fen=<FEN>   the object of `dtbprobe --json` for that position (numbers)
+ *   GET /api/<variant>?fen=<FEN>   the object of `dtbprobe --json` for that position (numbers);
+ *                                  clock=<plies> and rules=fmjd|none as dtbprobe's --clock, --rules
+ *   GET /lidraughts/<key>?fen=<FEN> the same shaped like lichess's tablebase API, for lidraughts'
+ *                                  analysis board (lidraughts.h; key: standard, russian, brazilian)
  *   GET /  /dtb.js  /dtb.css       the web explorer (files of probe/web, read once at start)
  *
  * Errors are JSON {"error": "..."} with 400 (bad FEN, bad request, a control byte), 404 (unknown

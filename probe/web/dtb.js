@@ -17,8 +17,9 @@ const state = {
   flipped: false,    // black at the bottom
   selected: null,    // the square of the piece about to move
   answer: null,      // the last good answer
-  history: [],       // FENs before the moves played, for "back"
+  history: [],       // [FEN, clock] before each move played, for "back"
   request: 0,        // answers to older requests are ignored
+  clock: 0,          // plies on the move-count rules' counter (the clock input, a FEN's H)
 };
 
 // Squares are written as the API writes them: /api/variants gives each variant's notation (the
@@ -249,6 +250,54 @@ function materialName() {
   return `${side("w")}v${side("b")}`;
 }
 
+// What the move-count rules make of the position (the answer's "rules" object, from a set with
+// rule tables), beside the unlimited value: "Cursed win — drawn by the 5-move rule", and the
+// moves grouped by their category under the rules with the clock after each.
+const RULE_GROUPS = [["win", "win"], ["cursed-win", "cursed win"], ["draw", "draw"],
+                     ["blessed-loss", "blessed loss"], ["loss", "loss"]];
+
+function showRules(a) {
+  const r = a.rules;
+  $("rules").hidden = !r;
+  $("rulemoves").hidden = !r;
+  if (!r) return;
+  const name = Object.fromEntries(RULE_GROUPS)[r.category];
+  const where = r.rule ? `${r.name}, clock ${r.clock} of ${r.limit}` : r.name;
+  const words = {
+    "win": `won within the ${r.rule} rule`, "loss": `lost within the ${r.rule} rule`,
+    "cursed-win": `won in unlimited play, drawn by the ${r.rule} rule`,
+    "blessed-loss": `lost in unlimited play, drawn by the ${r.rule} rule`,
+    "draw": `drawn`,
+  }[r.category];
+  $("rules").className = r.category;
+  $("rules").textContent = `${name[0].toUpperCase()}${name.slice(1)} \u2014 ${words} (${where})`;
+  const body = $("rulemoves").tBodies[0];
+  body.replaceChildren();
+  for (const [category, title] of RULE_GROUPS) {
+    const group = r.moves.filter((m) => m.category === category);
+    if (!group.length) continue;
+    const head = document.createElement("tr");
+    head.className = `group ${category}`;
+    const th = document.createElement("th");
+    th.colSpan = 4;
+    th.textContent = `${group.length} ${group.length === 1 ? "move" : "moves"}: ${title}`;
+    head.appendChild(th);
+    body.appendChild(head);
+    for (const m of group) {
+      const tr = document.createElement("tr");
+      tr.className = category;
+      tr.dataset.move = m.move;
+      for (const text of [m.move, title, m.plies === null ? "" : String(m.plies), String(m.clock)]) {
+        const td = document.createElement("td");
+        td.textContent = text;
+        tr.appendChild(td);
+      }
+      tr.addEventListener("click", () => play(m));
+      body.appendChild(tr);
+    }
+  }
+}
+
 function showAnswer(a) {
   $("error").hidden = true;
   const material = materialName();
@@ -274,6 +323,7 @@ function showAnswer(a) {
   $("line").replaceChildren(...(a.line ? a.line.length ? lineNodes(a) :
     [document.createTextNode(a.wdl === "draw" ? "(a draw has no end)" : "")] :
     [document.createTextNode("(no DTW tables)")]));
+  showRules(a);
   const moves = a.moves || [];
   const note = $("note");
   note.hidden = !(moves.length && moves.every(isCapture));
@@ -323,7 +373,8 @@ function updateButtons() {
 // The server's answer for fen, or null after showing why there is none (an error, or a newer
 // request made since: request id is then no longer the latest).
 async function ask(fen, id, typed) {
-  const url = `api/${encodeURIComponent(state.variant.name)}?fen=${encodeURIComponent(fen)}`;
+  const url = `api/${encodeURIComponent(state.variant.name)}?fen=${encodeURIComponent(fen)}` +
+    `&clock=${state.clock}`;
   let a;
   try {
     a = await (await fetch(url)).json();
@@ -356,9 +407,23 @@ async function show(fen) {
   history.replaceState(null, "", `?${params}`);
 }
 
+// The clock after move m: the rules' answer says (0 when the move resets the count); without
+// rule tables one more ply, as the count runs on.
+function clockAfter(m) {
+  const r = state.answer && state.answer.rules;
+  const ruled = r && r.moves.find((x) => x.move === m.move);
+  return ruled ? ruled.clock : state.clock + 1;
+}
+
+function setClock(clock) {
+  state.clock = clock;
+  $("clock").value = String(clock);
+}
+
 function play(m) {
   if (!m.fen) return Promise.resolve();
-  state.history.push(state.answer.fen);
+  setClock(clockAfter(m));
+  state.history.push([state.answer.fen, state.clock]);
   state.lastMove = moveSquares(m);
   state.selected = null;
   return show(m.fen);
@@ -459,7 +524,14 @@ async function init() {
   $("back").addEventListener("click", () => {
     if (!state.history.length) return;
     state.lastMove = null;
-    show(state.history.pop());
+    const [fen, clock] = state.history.pop();
+    setClock(clock);
+    show(fen);
+  });
+  $("clock").addEventListener("change", () => {
+    const n = parseInt($("clock").value, 10);
+    setClock(Number.isNaN(n) || n < 0 ? 0 : n);
+    if (state.answer) show(state.answer.fen);
   });
   $("forward").addEventListener("click", () => {
     if (canForward()) play(state.answer.moves[0]);
@@ -489,6 +561,8 @@ async function init() {
 // names a square the board does not have); the board keeps its position until the server
 // answers, and is emptied if it refuses the FEN.
 async function showFenTyped(fen) {
+  const h = /:\s*H\s*([0-9]+)\s*(?=:|\.?\s*$)/.exec(fen); // lidraughts' halfmove clock
+  if (h) setClock(parseInt(h[1], 10));
   const a = await ask(fen, ++state.request, fen);
   if (!a) return;
   setFromFen(a.fen);

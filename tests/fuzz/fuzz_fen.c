@@ -33,7 +33,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     dtb_pos p;
     dtb_error e = {{0}};
     const dtb_status st = dtb_fen_read(&b, text, &p, &e);
+    /* The clock reader on the same text: a clock in range, or a one-line rejection. */
+    int clock;
+    bool present;
+    dtb_error ec = {{0}};
+    const dtb_status sc = dtb_fen_read_clock(text, &clock, &present, &ec);
     free(text);
+    if (sc == DTB_OK ? clock < 0 || clock > 1000000 || (!present && clock != 0)
+                     : sc != DTB_E_INVALID || ec.msg[0] == '\0' || strchr(ec.msg, '\n'))
+        abort();
     if (st != DTB_OK) {
         if (st != DTB_E_INVALID || e.msg[0] == '\0' || strchr(e.msg, '\n'))
             abort(); /* a rejection is DTB_E_INVALID with a one-line message */

@@ -25,7 +25,8 @@ def dtbprobe():
 
 @pytest.fixture(scope="session")
 def tables():
-    """International 2..4 (2..3 in the sanitizer build: test_api.py's SMALL) with MTC tables,
+    """International 2..4 (2..3 where DTB_TEST_SMALL: the sanitizer build, and the defences
+    suite, which probes no 4-piece position) with MTC tables,
     english and russian 2..3 tables without, in a temporary directory."""
     dtbgen = program("DTB_DTBGEN")
     small = os.environ.get("DTB_TEST_SMALL") == "1"

@@ -368,3 +368,43 @@ def test_claims_report_reads_on_a_phone(dtbprobe, tables, browser, tmp_path):
             d.save_screenshot(os.path.join(shots, "dtb_claims_400.png"))
     finally:
         d.set_window_size(1200, 900)
+
+
+@pytest.fixture(scope="module")
+def rule_server(dtbprobe):
+    """A server of international KKvK (and the 2-piece materials) with rule tables, the FMJD
+    limits lowered to 6,6,4 plies: W:WK46,K47:BK5 wins in 3 plies, cursed at clock 2."""
+    import subprocess
+    from conftest import program, start_server
+    with tempfile.TemporaryDirectory(prefix="dtb_browser_rules_") as d:
+        subprocess.run([program("DTB_DTBGEN"), "--variant", "international", "--pieces", "3",
+                        "--material", "KKvK", "--material", "MvK", "--material", "MvM",
+                        "--out", d, "--quiet", "--threads", "2", "--metrics", "wld,dtw,rules",
+                        "--rule-limits", "6,6,4"], check=True)
+        s = start_server(dtbprobe, d)
+        yield s
+        s.process.terminate()
+        s.process.wait(timeout=10)
+
+
+def test_rules_beside_the_value(rule_server, browser):
+    d = browser
+    d.get(rule_server.url)
+    WebDriverWait(d, 10).until(EC.presence_of_element_located((By.CSS_SELECTOR, "#board svg")))
+    # The FEN's H field sets the clock; the rule status stands beside the unlimited value.
+    set_fen(d, "W:WK46,K47:BK5:H2")
+    wait_text(d, "rules", lambda t: t.startswith("Cursed win \u2014 won in unlimited play, "
+                                                 "drawn by the 5-move rule (fmjd, clock 2 of 4)"))
+    assert d.find_element(By.ID, "value").text == "White wins"
+    assert d.find_element(By.ID, "clock").get_attribute("value") == "2"
+    heads = [h.text for h in d.find_elements(By.CSS_SELECTOR, "#rulemoves tr.group")]
+    assert heads == ["9 moves: cursed win", "8 moves: draw"], heads
+    # The clock is settable: at 0 the same position is a win under the rules.
+    box = d.find_element(By.ID, "clock")
+    box.clear()
+    box.send_keys("0", Keys.TAB)
+    wait_text(d, "rules", lambda t: t.startswith("Win \u2014"))
+    # A move played from the rules' list carries its clock after it.
+    d.find_element(By.CSS_SELECTOR, "#rulemoves tr[data-move]").click()
+    wait_text(d, "rules", lambda t: t.startswith("Loss \u2014") and "clock 1 of 4" in t)
+    assert d.find_element(By.ID, "clock").get_attribute("value") == "1"

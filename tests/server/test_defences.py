@@ -208,6 +208,26 @@ def test_odd_requests_answered_in_json(server):
                    b"/api/inter%00national?fen=W:WK46:BK5", b"/api/international?fen=W:WK46%7f:BK5"):
         _, error = json_error(raw(port, b"GET " + target + b" HTTP/1.1\r\nHost: x\r\n" + close), 400)
         assert "control character" in error
+    # The rules' arguments, on both APIs: control bytes, bad clocks and rule names, a bad H.
+    for api in (b"/api/international", b"/lidraughts/standard"):
+        for query in (b"?fen=W:WK46:BK5&clock=1%00", b"?fen=W:WK46:BK5&rules=fmjd%0a",
+                      b"?fen=W:WK46:BK5:H1%00"):
+            _, error = json_error(raw(port, b"GET " + api + query + b" HTTP/1.1\r\nHost: x\r\n"
+                                      + close), 400)
+            assert "control character" in error
+        for query, words in ((b"?fen=W:WK46:BK5&clock=-1", "clock is a count of plies"),
+                             (b"?fen=W:WK46:BK5&clock=1e3", "clock is a count of plies"),
+                             (b"?fen=W:WK46:BK5&clock=" + b"9" * 5000, "clock is a count of plies"),
+                             (b"?fen=W:WK46:BK5&clock=", "clock is a count of plies"),
+                             (b"?fen=W:WK46:BK5&rules=fide", "rules is fmjd or none"),
+                             (b"?fen=W:WK46:BK5:H12x", "H field"),
+                             (b"?fen=W:WK46:BK5:H1:H2", "second H field")):
+            _, error = json_error(raw(port, b"GET " + api + query + b" HTTP/1.1\r\nHost: x\r\n"
+                                      + close), 400)
+            assert words in error, error
+    _, error = json_error(raw(port, b"GET /lidraughts/frisian?fen=W:WK46:BK5 HTTP/1.1\r\n"
+                              b"Host: x\r\n" + close), 404)
+    assert "frisian" in error
     # 405 says what is allowed.
     for method in (b"POST", b"PUT", b"DELETE", b"BREW"):
         headers, _ = json_error(raw(port, method + b" /api/variants HTTP/1.1\r\nHost: x\r\n"

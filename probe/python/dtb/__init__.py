@@ -65,7 +65,7 @@ from ._notation import (algebraic_to_square, square_to_algebraic, move_to_algebr
                         fen_from_algebraic, is_pydraughts, pydraughts_fen, PYDRAUGHTS_VARIANTS)
 
 __all__ = [
-    "open_tablebase", "Tablebase", "version", "version_number", "Move",
+    "open_tablebase", "Tablebase", "version", "version_number", "Move", "RuleAnswer", "RuleMove",
     "TablebaseError", "MissingTableError", "InvalidPositionError", "IllegalMoveError",
     "LibraryNotFoundError",
     "WIN", "DRAW", "LOSS", "VARIANTS",
@@ -121,6 +121,27 @@ class Move(collections.namedtuple("Move", "move wdl dtw")):
     @property
     def fen(self):
         return self.__dict__.get("fen")
+
+
+class RuleMove(collections.namedtuple("RuleMove", "move category plies clock fen")):
+    """A legal move under the move-count draw rules, for the side to move of the probed
+    position: move its text, category what playing it makes of the game ("win", "cursed-win",
+    "draw", "blessed-loss", "loss"), plies the plies to the next reset of the count that keeps a
+    win or loss, this move included (None otherwise), clock the count after it (0: the move
+    resets it), fen the position after it."""
+
+
+class RuleAnswer(collections.namedtuple(
+        "RuleAnswer", "rules rule category wdl unlimited plies limit clock moves")):
+    """A position under the move-count draw rules at a clock (Tablebase.probe_rules): rules the
+    rule set ("fmjd"; "none": unlimited play), rule the count that runs here ("25-move",
+    "16-move", "5-move"; None under "none"), category ("win", "cursed-win": won in unlimited
+    play but drawn by the rule, "draw", "blessed-loss", "loss"), wdl the result under the rules
+    and unlimited the one without (WIN, DRAW, LOSS), plies the rule distance: the plies to the
+    next reset of the count that keeps the result (None for a draw, and where no count lets the
+    result happen), limit the plies the count may reach here, clock the count asked about, and
+    moves every legal move as RuleMove, ranked so that always playing the first never lets a
+    rule draw a win."""
 
 
 def version(library=None):
@@ -452,6 +473,21 @@ class Tablebase:
             raise self._raise(db, s)
         return buf.value.decode()
 
+    def _all_moves(self, db, struct, probe, p, *args):
+        """Every move probe (dtb_probe_moves or dtb_probe_rule_moves, with args before its
+        out, cap, count) gives for p, in an array grown until they fit."""
+        cap = 64
+        while True:
+            out = (struct * cap)()
+            count = ctypes.c_int()
+            s = probe(db, ctypes.byref(p), *args, out, cap, ctypes.byref(count))
+            if s == _lib.E_OVERFLOW and count.value > cap:
+                cap = count.value
+                continue
+            if s != _lib.OK:
+                raise self._raise(db, s)
+            return out[:count.value]
+
     def moves(self, pos, notation=None):
         """Every legal move of pos with its value, best first (wins by shortest DTW, then draws,
         then losses by longest DTW): a list of Move(move, wdl, dtw); [] when the side to move
@@ -462,19 +498,9 @@ class Tablebase:
         db = self._enter()
         try:
             p = self._position(db, pos)
-            cap = 64
-            while True:
-                out = (_lib.RankedMove * cap)()
-                count = ctypes.c_int()
-                s = self._lib.dtb_probe_moves(db, ctypes.byref(p), 0, out, cap,
-                                              ctypes.byref(count))
-                if s == _lib.E_OVERFLOW and count.value > cap:
-                    cap = count.value
-                    continue
-                if s != _lib.OK:
-                    raise self._raise(db, s)
-                return [Move(self._move_text(db, p, m.move, n), m.wdl, m.dtw,
-                             self._fen_after(db, p, m.move, n)) for m in out[:count.value]]
+            out = self._all_moves(db, _lib.RankedMove, self._lib.dtb_probe_moves, p, 0)
+            return [Move(self._move_text(db, p, m.move, n), m.wdl, m.dtw,
+                         self._fen_after(db, p, m.move, n)) for m in out]
         finally:
             self._leave()
 
@@ -564,6 +590,76 @@ class Tablebase:
             return texts
         finally:
             self._leave()
+
+    # ---- under the move-count draw rules -----------------------------------------------------
+
+    def _clock(self, pos, clock):
+        """clock as given (a count of plies >= 0), or None: the H field of pos's FEN, else 0."""
+        if clock is not None:
+            if isinstance(clock, bool) or not isinstance(clock, int):
+                raise TypeError(f"clock is an int (plies since the count was reset), "
+                                f"not {type(clock).__name__}")
+            if not 0 <= clock <= 1000000:
+                raise ValueError(f"clock is a count of plies 0..1000000, not {clock}")
+            return clock
+        given, fen = self._fen_text(pos)
+        value, err = ctypes.c_int(), ctypes.create_string_buffer(_lib.MESSAGE_SIZE)
+        s = self._lib.dtb_fen_clock(fen.encode("ascii", "replace"), ctypes.byref(value), err,
+                                    len(err))
+        if s != _lib.OK:
+            raise InvalidPositionError(f"bad FEN {given!r}: {err.value.decode()}", s)
+        return value.value
+
+    def probe_rules(self, pos, clock=None, rules=None, notation=None):
+        """What the move-count draw rules make of pos with the count at clock plies: a
+        RuleAnswer, its moves in notation (as for moves()). clock: None (the default) takes the
+        FEN's H field ("W:W31:B1:H12", lidraughts' halfmove clock), else 0. rules: None (the
+        variant's: "fmjd" for international; "none" for a variant dtb has no rules for),
+        "fmjd", or "none" (unlimited play: categories win, draw, loss; no plies, no limit).
+        Raises MissingTableError (no rule tables for the material: dtbgen --metrics
+        wld,dtw,rules), InvalidPositionError (a malformed FEN or H field), ValueError (rules
+        neither "fmjd" nor "none", or not the variant's; a clock out of 0..1000000), TypeError
+        (a clock that is not an int)."""
+        if rules not in (None, "fmjd", "none"):
+            raise ValueError(f"rules is 'fmjd' or 'none' (None: the variant's), not {rules!r}")
+        clock = self._clock(pos, clock)
+        n = self._notation_code(notation)
+        if rules == "none":
+            wdl = self.probe_wdl(pos)
+            cat = {WIN: "win", DRAW: "draw", LOSS: "loss"}
+            moves = [RuleMove(m.move, cat[m.wdl], None, None, m.fen)
+                     for m in self.moves(pos, notation)]
+            return RuleAnswer("none", None, cat[wdl], wdl, wdl, None, None, clock, moves)
+        db = self._enter()
+        try:
+            p = self._position(db, pos)
+            a = _lib.RuleAnswer()
+            s = self._lib.dtb_probe_rules(db, ctypes.byref(p), clock, 0, ctypes.byref(a))
+            if s == _lib.E_GAMEOVER:  # no piece to move: lost at any count, no move
+                return RuleAnswer(rules or "none", None, "loss", LOSS, LOSS, 0, None, clock, [])
+            if s != _lib.OK:
+                raise self._raise(db, s)
+            name = a.rules.decode()
+            if rules is not None and name != rules:
+                raise ValueError(f"the {self.variant} tables are answered under {name!r}, "
+                                 f"not {rules!r}")
+            out = self._all_moves(db, _lib.RuleMove, self._lib.dtb_probe_rule_moves, p, clock,
+                                  0)
+            moves = [RuleMove(self._move_text(db, p, m.move, n), _lib.RULE_CATEGORIES[m.category],
+                              m.plies if m.plies >= 0 else None, m.clock,
+                              self._fen_after(db, p, m.move, n)) for m in out]
+            return RuleAnswer(name, a.rule.decode() or None, _lib.RULE_CATEGORIES[a.category],
+                              a.wdl, a.unlimited, a.plies if a.plies >= 0 else None,
+                              a.limit or None, clock, moves)
+        finally:
+            self._leave()
+
+    def get_rules(self, pos, clock=None, default=None):
+        """probe_rules(pos, clock), or default when a table it needs is missing."""
+        try:
+            return self.probe_rules(pos, clock)
+        except MissingTableError:
+            return default
 
     # ---- about the tables ---------------------------------------------------------------------
 

@@ -85,6 +85,32 @@ class RankedMove(ctypes.Structure):
     ]
 
 
+class RuleAnswer(ctypes.Structure):
+    _fields_ = [
+        ("rules", ctypes.c_char * 16),
+        ("rule", ctypes.c_char * 16),
+        ("category", ctypes.c_int),
+        ("wdl", ctypes.c_int),
+        ("unlimited", ctypes.c_int),
+        ("plies", ctypes.c_int),
+        ("limit", ctypes.c_int),
+        ("clock", ctypes.c_int),
+    ]
+
+
+class RuleMove(ctypes.Structure):
+    _fields_ = [
+        ("move", PdnMove),
+        ("category", ctypes.c_int),
+        ("plies", ctypes.c_int),
+        ("clock", ctypes.c_int),
+    ]
+
+
+# dtb_rule_category, by the names lichess's tablebase API and dtb_rule_category_name give
+RULE_CATEGORIES = {2: "win", 1: "cursed-win", 0: "draw", -1: "blessed-loss", -2: "loss"}
+
+
 class CacheStats(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
@@ -121,6 +147,10 @@ _PROTOTYPES = {
     "dtb_probe_moves": (_int, [_void_p, _P(Position), _uint, _P(RankedMove), _int, _P(_int)]),
     "dtb_probe_line": (_int, [_void_p, _P(Position), _uint, _P(PdnMove), _int, _P(_int)]),
     "dtb_get_cache_stats": (_int, [_void_p, _P(CacheStats)]),
+    "dtb_fen_clock": (_int, [_char_p, _P(_int), _char_p, _size_t]),
+    "dtb_probe_rules": (_int, [_void_p, _P(Position), _int, _uint, _P(RuleAnswer)]),
+    "dtb_probe_rule_moves": (_int, [_void_p, _P(Position), _int, _uint, _P(RuleMove), _int,
+                                    _P(_int)]),
 }
 
 # The file names to try in a directory: the soname these declarations are written for first.
