@@ -1,7 +1,9 @@
 /* Tests of probe/claims.h: reading claims files, evaluating claims on real tables.
  *
  * The fixture builds small tables with dtb_build in a temporary directory: international 2-piece
- * materials plus KvMM and KKvK (3 pieces), english KvK and KKvKM (First Position), russian KKKvK.
+ * materials plus KvMM and KKvK (3 pieces), with their rule tables (FMJD), english KvK and KKvKM
+ * (First Position), russian KKKvK; and in a second directory international 2-piece tables
+ * without rule tables.
  * Expected values come from outside the code under test: the published facts in
  * tests/data/endgames.md (international 2-piece statistics, english king-against-king statistics,
  * Lasker's diagram 88, First Position, the king-against-two-men positions), positions decided by
@@ -19,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
@@ -27,36 +30,47 @@
 #include "dtb.h"
 #include "material.h"
 #include "movegen.h"
+#include "rules.h"
 
 #ifndef DTB_CLAIMS_DIR
 #error "DTB_CLAIMS_DIR (tables/claims) must be defined"
 #endif
 
-static char root[64];
+static char root[64], norules[96];
 
-static dtb_db *open_db(const char *variant)
+static dtb_db *open_db_in(const char *dir, const char *variant)
 {
-    const char *dirs[] = {root};
+    const char *dirs[] = {dir};
     const dtb_options o = {.struct_size = sizeof(dtb_options), .paths = dirs, .npaths = 1, .variant = variant};
     dtb_db *db = NULL;
     return dtb_open(&o, &db) == DTB_OK ? db : NULL;
 }
 
-static int build(const char *variant, int pieces, const char *const *only, int nonly)
+static dtb_db *open_db(const char *variant) { return open_db_in(root, variant); }
+
+/* Builds into dir; with_rules: also the rule tables of the variant's rules. */
+static int build_in(const char *dir, const char *variant, int pieces, const char *const *only, int nonly,
+                    bool with_rules)
 {
     dtb_material m[8];
     for (int i = 0; i < nonly; i++)
         if (dtb_material_parse(only[i], &m[i], NULL) != DTB_OK)
             return -1;
-    const dtb_build_options o = {.variant = dtb_variant_find(variant), .pieces = pieces,
-                                 .only = nonly ? m : NULL, .nonly = nonly, .out_dir = root,
-                                 .zstd_level = 1};
+    const dtb_variant *v = dtb_variant_find(variant);
+    const dtb_build_options o = {.variant = v, .pieces = pieces, .only = nonly ? m : NULL, .nonly = nonly,
+                                 .out_dir = dir, .zstd_level = 1,
+                                 .rules = with_rules ? dtb_rules_of_variant(v) : NULL};
     dtb_error e;
     if (dtb_build(&o, &e) != DTB_OK) {
         fprintf(stderr, "fixture: %s: %s\n", variant, e.msg);
         return -1;
     }
     return 0;
+}
+
+static int build(const char *variant, int pieces, const char *const *only, int nonly)
+{
+    return build_in(root, variant, pieces, only, nonly, strcmp(variant, "international") == 0);
 }
 
 static int setup(void **state)
@@ -71,6 +85,9 @@ static int setup(void **state)
     if (build("international", 2, NULL, 0) || build("international", 3, intl, 2) ||
         build("english", 4, english, 2) || build("russian", 4, russian, 3) ||
         build("brazilian", 4, kkkvk, 1) || build("canadian", 3, kkvk, 1))
+        return -1;
+    snprintf(norules, sizeof norules, "%s/norules", root);
+    if (mkdir(norules, 0700) != 0 || build_in(norules, "international", 2, NULL, 0, false))
         return -1;
     return 0;
 }
@@ -140,8 +157,18 @@ static void test_reads_fields(void **state)
         "  statement x\n"
         "  source y\n"
         "  position  W:WK32:BK26\n"
-        "  ASSERT    win within 31 plies\n");
-    assert_int_equal(dtb_claims_count(set), 2);
+        "  ASSERT    win within 31 plies\n"
+        "claim three\n"
+        "  source s\n  statement t\n"
+        "  material  KKvK\n"
+        "  Clock     16\n"
+        "  assert    exactly 3 cursed-win\n"
+        "claim four\n"
+        "  source s\n  statement t\n"
+        "  position  B:WK1,K3:BK26\n"
+        "  clock     0\n"
+        "  assert    blessed-losses\n");
+    assert_int_equal(dtb_claims_count(set), 4);
     const dtb_claim *c = dtb_claims_at(set, 0);
     assert_string_equal(c->id, "one");
     assert_string_equal(c->variant, "international");
@@ -176,6 +203,19 @@ static void test_reads_fields(void **state)
     assert_string_equal(c->fen, "W:WK32:BK26");
     assert_int_equal(c->assertion.quant, DTB_QUANT_IS);
     assert_int_equal(c->assertion.bound_plies, 31);
+    assert_int_equal(c->clock, -1); /* unlimited play */
+    assert_null(c->rules);
+    assert_int_equal(dtb_claims_at(set, 0)->clock, -1);
+
+    c = dtb_claims_at(set, 2);
+    assert_int_equal(c->clock, 16);
+    assert_string_equal(c->rules, "fmjd");
+    assert_int_equal(c->assertion.quant, DTB_QUANT_EXACTLY);
+    assert_int_equal(c->assertion.outcome, DTB_OUTCOME_CURSED_WIN);
+    assert_string_equal(c->assertion.text, "exactly 3 cursed-win");
+    c = dtb_claims_at(set, 3);
+    assert_int_equal(c->clock, 0);
+    assert_int_equal(c->assertion.outcome, DTB_OUTCOME_BLESSED_LOSS);
     dtb_claims_free(set);
 }
 
@@ -228,6 +268,23 @@ static void test_reading_errors(void **state)
         {"variant english\nclaim a b\n", 2, "letters, digits"},
         {"source s\n", 1, "before the first 'claim'"},
         {"variant english\nclaim a\nset x 1\n", 3, "before the first claim"},
+        /* claims under the rules */
+        {"variant english\nclaim a\nsource s\nstatement t\nmaterial KvK\nclock 0\nassert all win\n", 6,
+         "no move-count rules for english"},
+        {"variant international\nclaim a\nsource s\nstatement t\nmaterial KvK\nclock -1\nassert all win\n", 6,
+         "0..1000"},
+        {"variant international\nclaim a\nsource s\nstatement t\nmaterial KvK\nclock 1001\nassert all win\n", 6,
+         "0..1000"},
+        {"variant international\nclaim a\nsource s\nstatement t\nmaterial KvK\nclock 3 plies\nassert all win\n", 6,
+         "0..1000"},
+        {"variant international\nclaim a\nsource s\nstatement t\nmaterial KvK\nclock 3\nclock 4\nassert all win\n",
+         7, "a second 'clock'"},
+        {"variant international\nclaim a\nsource s\nstatement t\nmaterial KvK\nassert none cursed-win\n", 6,
+         "give the claim a 'clock N'"},
+        {"variant international\nclaim a\nsource s\nstatement t\nposition W:WK1:BK50\nassert blessed-loss\n", 6,
+         "give the claim a 'clock N'"},
+        {"variant international\nclaim a\nsource s\nstatement t\nmaterial KvK\nclock 3\nassert all cursed-win within 5 moves\n",
+         7, "no distance under the rules"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         dtb_claims *set = dtb_claims_new();
@@ -694,6 +751,172 @@ static void test_missing_table(void **state)
     dtb_close(db);
 }
 
+/* ---- claims under the move-count rules --------------------------------------------------------- */
+
+/* International KKvK under FMJD 6.4 (a lone king against two kings: 10 plies). No move of KKvK
+ * resets the count (no man, and a capture from 3 pieces does not), so the rules' result at clock
+ * h follows from the DTW alone: a win or loss of DTW d holds exactly when d <= 10 - h, or d = 0
+ * (no legal move). The expected categories are counted here from dtb_probe_dtw, over every
+ * placement with either side to move, and the claims' counts, instances and positions must
+ * agree at several clocks. */
+static void expected_kkvk(dtb_db *db, int clock, uint64_t cats[2][5], int *longest)
+{
+    memset(cats, 0, 2 * 5 * sizeof cats[0][0]);
+    *longest = -1;
+    for (int a = 0; a < 50; a++)
+        for (int b = a + 1; b < 50; b++)
+            for (int k = 0; k < 50; k++) {
+                if (k == a || k == b)
+                    continue;
+                for (int side = 0; side < 2; side++) {
+                    const dtb_pos p = {{0, 0}, {dtb_bb_bit(a) | dtb_bb_bit(b), dtb_bb_bit(k)},
+                                       side ? DTB_BLACK : DTB_WHITE};
+                    const dtb_position q = public_of(&p);
+                    dtb_wdl wdl;
+                    int dtw;
+                    assert_int_equal(dtb_probe_dtw(db, &q, 0, &wdl, &dtw), DTB_OK);
+                    int cat = DTB_RULE_DRAW;
+                    if (wdl != DTB_DRAW) {
+                        const bool holds = dtw == 0 || dtw <= 10 - clock;
+                        cat = wdl == DTB_WIN ? (holds ? DTB_RULE_WIN : DTB_RULE_CURSED_WIN)
+                                             : (holds ? DTB_RULE_LOSS : DTB_RULE_BLESSED_LOSS);
+                        if (holds && dtw > *longest)
+                            *longest = dtw;
+                    }
+                    cats[side][cat + 2]++;
+                }
+            }
+}
+
+static void test_rules_kkvk(void **state)
+{
+    (void)state;
+    dtb_db *db = open_db("international");
+    assert_non_null(db);
+    static const int clocks[] = {0, 3, 8, 10};
+    for (size_t i = 0; i < sizeof clocks / sizeof clocks[0]; i++) {
+        const int h = clocks[i];
+        uint64_t want[2][5];
+        int longest;
+        expected_kkvk(db, h, want, &longest);
+        char filters[32], text[512];
+        snprintf(filters, sizeof filters, "clock %d", h);
+        material_claim(text, sizeof text, "international", "KKvK", "any", filters, "at-least 0% win");
+        dtb_claim_result r;
+        evaluate(db, text, &r);
+        assert_int_equal(r.verdict, DTB_CLAIM_HOLDS);
+        assert_int_equal(r.matched, 117600);
+        if (memcmp(r.categories, want, sizeof want) != 0)
+            fail_msg("clock %d: categories differ (white cursed %llu, want %llu; black blessed %llu, want %llu)", h,
+                     (unsigned long long)r.categories[0][3], (unsigned long long)want[0][3],
+                     (unsigned long long)r.categories[1][1], (unsigned long long)want[1][1]);
+        /* counts are the results under the rules: cursed wins and blessed losses are draws */
+        for (int side = 0; side < 2; side++) {
+            assert_int_equal(r.counts[side][2], want[side][4]);
+            assert_int_equal(r.counts[side][0], want[side][0]);
+            assert_int_equal(r.counts[side][1], want[side][1] + want[side][2] + want[side][3]);
+        }
+        assert_int_equal(r.longest, longest); /* the rule distance is the DTW here */
+        if (longest >= 0) {
+            assert_true(r.longest_pos.ruled);
+            assert_int_equal(r.longest_pos.rule.plies, longest);
+            assert_int_equal(r.longest_pos.rule.clock, h);
+            assert_int_equal(r.longest_pos.rule.limit, 10);
+            assert_string_equal(r.longest_pos.rule.rules, "fmjd");
+            assert_string_equal(r.longest_pos.rule.rule, "5-move");
+        }
+        dtb_claim_result_free(&r);
+
+        /* the spoiled wins counted and shown, white to move */
+        snprintf(text, sizeof text,
+                 "variant international\nclaim c\nsource s\nstatement t\nmaterial KKvK\nside white\nclock %d\n"
+                 "assert exactly %llu cursed-win\n", h, (unsigned long long)want[0][DTB_RULE_CURSED_WIN + 2]);
+        evaluate(db, text, &r);
+        assert_int_equal(r.verdict, DTB_CLAIM_HOLDS);
+        assert_int_equal(r.nexamples, want[0][3] < 5 ? (int)want[0][3] : 5);
+        for (int k = 0; k < r.nexamples; k++) {
+            const dtb_claim_position *x = &r.examples[k];
+            /* a win in unlimited play, beyond what the count leaves */
+            assert_true(x->ruled);
+            assert_int_equal(x->rule.category, DTB_RULE_CURSED_WIN);
+            assert_int_equal(x->wdl, DTB_WIN);
+            assert_true(x->dtw > 10 - h);
+            assert_non_null(x->line);
+            assert_int_equal(replay(db, x->fen, x->line), x->dtw);
+        }
+        dtb_claim_result_free(&r);
+        snprintf(text, sizeof text,
+                 "variant international\nclaim c\nsource s\nstatement t\nmaterial KKvK\nside black\nclock %d\n"
+                 "assert exactly %llu blessed-loss\n", h, (unsigned long long)want[1][DTB_RULE_BLESSED_LOSS + 2] + 1);
+        evaluate(db, text, &r);
+        assert_int_equal(r.verdict, DTB_CLAIM_FAILS);
+        assert_non_null(strstr(r.reason, "under fmjd, clock"));
+        dtb_claim_result_free(&r);
+    }
+    /* the clock makes a difference in this fixture: no win spoiled at 0 (the longest KKvK win,
+     * 8 plies, fits the 10), black's losses from 3, white's wins (odd DTW, at most 7) by 8 */
+    uint64_t at0[2][5], at3[2][5], at8[2][5];
+    int l;
+    expected_kkvk(db, 0, at0, &l);
+    expected_kkvk(db, 3, at3, &l);
+    expected_kkvk(db, 8, at8, &l);
+    assert_true(at0[0][3] + at0[1][1] == 0 && at3[1][1] > 0 && at8[0][3] > 0);
+
+    /* docs/RULES.md: W:WK1,K3:BK26 is won for clocks up to 7 and drawn from 8 */
+    static const struct {
+        int clock;
+        const char *assertion;
+        dtb_claim_verdict verdict;
+    } pos[] = {{0, "win", DTB_CLAIM_HOLDS},         {7, "win", DTB_CLAIM_HOLDS},
+               {7, "white-wins", DTB_CLAIM_HOLDS}, {8, "win", DTB_CLAIM_FAILS},
+               {8, "cursed-win", DTB_CLAIM_HOLDS}, {8, "draw", DTB_CLAIM_HOLDS},
+               {7, "draw", DTB_CLAIM_FAILS},       {7, "win within 2 plies", DTB_CLAIM_FAILS}};
+    for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++) {
+        char text[256];
+        snprintf(text, sizeof text,
+                 "claim c\nvariant international\nsource s\nstatement t\nposition W:WK1,K3:BK26\nclock %d\nassert %s\n",
+                 pos[i].clock, pos[i].assertion);
+        dtb_claim_result r;
+        evaluate(db, text, &r);
+        if (r.verdict != pos[i].verdict)
+            fail_msg("clock %d, assert %s: verdict %d (%s)", pos[i].clock, pos[i].assertion, (int)r.verdict, r.reason);
+        assert_true(r.subject.ruled);
+        assert_int_equal(r.subject.wdl, DTB_WIN); /* unlimited */
+        assert_int_equal(r.subject.rule.category, pos[i].clock <= 7 ? DTB_RULE_WIN : DTB_RULE_CURSED_WIN);
+        if (pos[i].verdict == DTB_CLAIM_FAILS)
+            assert_non_null(strstr(r.reason, "(under fmjd, clock"));
+        dtb_claim_result_free(&r);
+    }
+    dtb_close(db);
+}
+
+/* A claim with a clock on a set without rule tables: not a failure, an absent table, named; the
+ * same claim without the clock holds on the same set. */
+static void test_rules_tables_absent(void **state)
+{
+    (void)state;
+    dtb_db *db = open_db_in(norules, "international");
+    assert_non_null(db);
+    char text[512];
+    dtb_claim_result r;
+    material_claim(text, sizeof text, "international", "KvK", "white", "clock 0", "at-least 0% win");
+    evaluate(db, text, &r);
+    assert_int_equal(r.verdict, DTB_CLAIM_NODATA);
+    assert_int_equal(r.status, DTB_E_NOTFOUND);
+    if (!strstr(r.reason, "KvK") || !strstr(r.reason, "fmjd"))
+        fail_msg("the absent rule table is not named: %s", r.reason);
+    dtb_claim_result_free(&r);
+    evaluate(db, "claim c\nvariant international\nsource s\nstatement t\nposition W:WK1:BK50\nclock 0\nassert draw\n", &r);
+    assert_int_equal(r.verdict, DTB_CLAIM_NODATA);
+    assert_int_equal(r.status, DTB_E_NOTFOUND);
+    dtb_claim_result_free(&r);
+    material_claim(text, sizeof text, "international", "KvK", "white", "", "at-least 0% win");
+    evaluate(db, text, &r);
+    assert_int_equal(r.verdict, DTB_CLAIM_HOLDS);
+    dtb_claim_result_free(&r);
+    dtb_close(db);
+}
+
 /* ---- the shipped claims ----------------------------------------------------------------------------- */
 
 /* Pieces on the board of claim c: its material's letters, or its position's pieces (-1 when the
@@ -782,6 +1005,8 @@ int main(void)
         cmocka_unit_test(test_filters_kkkvk),
         cmocka_unit_test(test_exceptions),
         cmocka_unit_test(test_missing_table),
+        cmocka_unit_test(test_rules_kkvk),
+        cmocka_unit_test(test_rules_tables_absent),
         cmocka_unit_test(test_shipped_claims),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

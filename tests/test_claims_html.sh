@@ -180,6 +180,52 @@ assert 'name="viewport"' in text and "svg.board{max-width:100%" in text
 print("html: %d diagrams, well-formed" % len(svgs))
 EOF
 
+# Claims under the move-count rules (clock N): the rule set and clock in text, JSON and HTML,
+# each position's answer under the rules; on a set without rule tables, not checked (absent).
+"$gen" --variant international --pieces 2 --out "$tmp/intl" --metrics wld,dtw,rules --quiet --threads 1 \
+    || fail "dtbgen international with rules"
+"$gen" --variant international --pieces 2 --out "$tmp/intl-norules" --quiet --threads 1 || fail "dtbgen international"
+cat > "$tmp/rules.claims" <<'EOF'
+variant international
+
+claim kvk-clock-9
+source FMJD 6.4
+statement The king on 1 takes the king on 7 at once: won with one ply left of the count.
+position W:WK1:BK7
+clock 9
+assert win
+
+claim kvk-clock-10
+source FMJD 6.4
+statement At the limit the capture comes too late: a cursed win.
+position W:WK1:BK7
+clock 10
+assert cursed-win
+EOF
+"$probe" verify --tables "$tmp/intl" "$tmp/rules.claims" > "$tmp/rules.txt" || fail "rule claims: $(cat "$tmp/rules.txt")"
+[ "$(grep -c "^  rules: fmjd, clock" "$tmp/rules.txt")" = 2 ] || fail "no rules line: $(cat "$tmp/rules.txt")"
+grep -q "under fmjd at clock 10 (5-move rule, limit 10): cursed-win" "$tmp/rules.txt" || fail "no rule answer"
+"$probe" verify --tables "$tmp/intl" --json --html "$tmp/rules.html" "$tmp/rules.claims" > "$tmp/rules.json" \
+    || fail "rule claims --json --html"
+python3 - "$tmp/rules.json" "$tmp/rules.html" "$tmp/r.json" <<'EOF' || exit 1
+import json, sys
+claims = json.load(open(sys.argv[1]))["claims"]
+assert [(c["rules"], c["clock"]) for c in claims] == [("fmjd", 9), ("fmjd", 10)], claims
+r = claims[1]["subject"]["rules"]
+assert (r["category"], r["limit"], r["clock"], r["rule"]) == ("cursed-win", 10, 10, "5-move"), r
+assert claims[0]["subject"]["rules"]["plies"] == 1
+# claims without a clock keep their JSON as it was
+old = json.load(open(sys.argv[3]))["claims"]
+assert all("rules" not in c and "clock" not in c for c in old)
+html = open(sys.argv[2]).read()
+assert "<dt>rules</dt><dd>fmjd, clock 10" in html and "cursed-win" in html
+EOF
+"$probe" verify --tables "$tmp/intl-norules" "$tmp/rules.claims" > "$tmp/norules.txt"
+[ $? -eq 1 ] || fail "absent rule tables are not exit 1 without --skip-absent"
+grep -q "not checked: tables absent: .*KvK.*fmjd" "$tmp/norules.txt" || fail "absent rule table not named: $(cat "$tmp/norules.txt")"
+"$probe" verify --tables "$tmp/intl-norules" --skip-absent "$tmp/rules.claims" > /dev/null \
+    || fail "--skip-absent: absent rule tables are not exit 0"
+
 # Russian: claims may give squares in either notation; the report is in the variant's (names,
 # captures with ':'), or in numbers with --notation numeric, text, JSON and HTML alike.
 "$gen" --variant russian --pieces 2 --out "$tmp/ru" --quiet --threads 1 || fail "dtbgen russian"

@@ -26,6 +26,7 @@
 #include "material.h"
 #include "movegen.h"
 #include "position.h"
+#include "rules.h"
 #include "square_name.h"
 
 /* ---- named square sets (data) --------------------------------------------------------------- */
@@ -149,7 +150,7 @@ typedef struct line_list {
 /* A claim's lines before checking. */
 typedef struct pending {
     int line;
-    text_line id, variant, source, position, material, side, assertion;
+    text_line id, variant, source, position, material, side, assertion, clock;
     char *statement;
     line_list filters, excepts;
 } pending;
@@ -205,6 +206,7 @@ static void pending_free(pending *p)
     free(p->material.text);
     free(p->side.text);
     free(p->assertion.text);
+    free(p->clock.text);
     free(p->statement);
     for (int i = 0; i < p->filters.n; i++)
         free(p->filters.v[i].text);
@@ -383,7 +385,8 @@ static dtb_status parse_set(reader *r, const dtb_board *b, const char *items, in
     return DTB_OK;
 }
 
-static const char *outcome_names[] = {"win", "draw", "loss", "white-wins", "black-wins"};
+static const char *outcome_names[] = {"win",        "draw",       "loss",        "white-wins",
+                                      "black-wins", "cursed-win", "blessed-loss"};
 
 const char *dtb_claim_outcome_name(dtb_claim_outcome o)
 {
@@ -402,6 +405,10 @@ static bool parse_outcome(const char *w, dtb_claim_outcome *o)
         *o = DTB_OUTCOME_WHITE_WINS;
     else if (word_is(w, "black-wins", "black-win"))
         *o = DTB_OUTCOME_BLACK_WINS;
+    else if (word_is(w, "cursed-win", "cursed-wins"))
+        *o = DTB_OUTCOME_CURSED_WIN;
+    else if (word_is(w, "blessed-loss", "blessed-losses"))
+        *o = DTB_OUTCOME_BLESSED_LOSS;
     else
         return false;
     return true;
@@ -493,6 +500,9 @@ static dtb_status parse_assertion(reader *r, const text_line *t, dtb_claim_kind 
                 return fail(r, t->line, "'%s': only 'within N moves|plies' may follow the result", w);
             if (a->outcome == DTB_OUTCOME_DRAW)
                 return fail(r, t->line, "a draw has no distance to bound");
+            if (a->outcome == DTB_OUTCOME_CURSED_WIN || a->outcome == DTB_OUTCOME_BLESSED_LOSS)
+                return fail(r, t->line, "a %s has no distance under the rules to bound",
+                            dtb_claim_outcome_name(a->outcome));
             if ((st = parse_bound(r, t->line, &s, true, &a->bound_plies, bound, sizeof bound)) != DTB_OK)
                 return st;
         }
@@ -669,6 +679,39 @@ static bool keep(reader *r, claim_store *c, char *s)
     return true;
 }
 
+/* The claim's "clock N" (pub->clock -1 without one), and the rule set it puts the claim under:
+ * the variant's. Results only the rules have need a clock. */
+static dtb_status parse_clock(reader *r, const pending *p, const dtb_variant *v, dtb_claim *pub)
+{
+    pub->clock = -1;
+    pub->rules = NULL;
+    const dtb_claim_outcome o = pub->assertion.outcome;
+    const bool rule_outcome = pub->assertion.quant != DTB_QUANT_LONGEST_WIN &&
+                              (o == DTB_OUTCOME_CURSED_WIN || o == DTB_OUTCOME_BLESSED_LOSS);
+    if (!p->clock.text) {
+        if (rule_outcome)
+            return fail(r, p->assertion.line,
+                        "claim %s: '%s' is a result under the move-count rules: give the claim a "
+                        "'clock N' line", p->id.text, dtb_claim_outcome_name(o));
+        return DTB_OK;
+    }
+    const dtb_rules *rules = dtb_rules_of_variant(v);
+    if (!rules)
+        return fail(r, p->clock.line,
+                    "claim %s: dtb has no move-count rules for %s (docs/RULES.md), so no clock",
+                    p->id.text, v->name);
+    char *end;
+    errno = 0;
+    const long n = strtol(p->clock.text, &end, 10);
+    if (*end || end == p->clock.text || errno || n < 0 || n > DTB_CLAIM_CLOCK_MAX)
+        return fail(r, p->clock.line,
+                    "clock '%s': the plies since the count was reset, a number 0..%d",
+                    p->clock.text, DTB_CLAIM_CLOCK_MAX);
+    pub->clock = (int)n;
+    pub->rules = rules->name;
+    return DTB_OK;
+}
+
 /* Checks a finished claim and turns it into a claim_store appended to r->out. */
 static dtb_status finish_claim(reader *r, pending *p)
 {
@@ -789,6 +832,8 @@ static dtb_status finish_claim(reader *r, pending *p)
     if (st == DTB_OK && pub->nexcept &&
         pub->assertion.quant != DTB_QUANT_ALL && pub->assertion.quant != DTB_QUANT_NONE)
         st = fail(r, p->excepts.v[0].line, "exceptions go with 'assert all' or 'assert none'");
+    if (st == DTB_OK)
+        st = parse_clock(r, p, v, pub);
     if (st == DTB_OK && r->nomem)
         st = no_memory(r);
     for (int i = 0; st == DTB_OK && i < r->nout; i++)
@@ -886,6 +931,8 @@ static dtb_status read_line(reader *r, pending *p, bool *in_claim, const char *k
         return set_field(r, &p->side, key, value, line);
     if (ci_equal(key, "assert"))
         return set_field(r, &p->assertion, key, value, line);
+    if (ci_equal(key, "clock"))
+        return set_field(r, &p->clock, key, value, line);
     if (ci_equal(key, "statement") || ci_equal(key, "source")) {
         /* several lines join with a space */
         char **text = ci_equal(key, "statement") ? &p->statement : &p->source.text;
@@ -915,7 +962,7 @@ static dtb_status read_line(reader *r, pending *p, bool *in_claim, const char *k
         return fail(r, line, "'set' goes before the first claim");
     return fail(r, line,
                 "unknown keyword '%s' (claim, variant, source, statement, position, material, side, "
-                "filter, except, assert)",
+                "filter, except, clock, assert)",
                 key);
 }
 
@@ -1047,18 +1094,31 @@ dtb_status dtb_claims_add_file(dtb_claims *set, const char *path, char *err, siz
 
 /* ---- evaluating ------------------------------------------------------------------------------- */
 
-bool dtb_claim_outcome_has(dtb_claim_outcome o, int side, dtb_wdl wdl)
+bool dtb_claim_outcome_has_rule(dtb_claim_outcome o, int side, dtb_rule_category c)
 {
     switch (o) {
-    case DTB_OUTCOME_WIN: return wdl == DTB_WIN;
-    case DTB_OUTCOME_DRAW: return wdl == DTB_DRAW;
-    case DTB_OUTCOME_LOSS: return wdl == DTB_LOSS;
+    case DTB_OUTCOME_WIN: return c == DTB_RULE_WIN;
+    case DTB_OUTCOME_DRAW: return c != DTB_RULE_WIN && c != DTB_RULE_LOSS;
+    case DTB_OUTCOME_LOSS: return c == DTB_RULE_LOSS;
     case DTB_OUTCOME_WHITE_WINS:
-        return (side == DTB_SIDE_WHITE && wdl == DTB_WIN) || (side == DTB_SIDE_BLACK && wdl == DTB_LOSS);
+        return (side == DTB_SIDE_WHITE && c == DTB_RULE_WIN) || (side == DTB_SIDE_BLACK && c == DTB_RULE_LOSS);
     case DTB_OUTCOME_BLACK_WINS:
-        return (side == DTB_SIDE_BLACK && wdl == DTB_WIN) || (side == DTB_SIDE_WHITE && wdl == DTB_LOSS);
+        return (side == DTB_SIDE_BLACK && c == DTB_RULE_WIN) || (side == DTB_SIDE_WHITE && c == DTB_RULE_LOSS);
+    case DTB_OUTCOME_CURSED_WIN: return c == DTB_RULE_CURSED_WIN;
+    case DTB_OUTCOME_BLESSED_LOSS: return c == DTB_RULE_BLESSED_LOSS;
     }
     return false;
+}
+
+/* An unlimited result as a category: a win or loss of unlimited play is one under no rules. */
+static dtb_rule_category category_of_wdl(dtb_wdl w)
+{
+    return w == DTB_WIN ? DTB_RULE_WIN : w == DTB_LOSS ? DTB_RULE_LOSS : DTB_RULE_DRAW;
+}
+
+bool dtb_claim_outcome_has(dtb_claim_outcome o, int side, dtb_wdl wdl)
+{
+    return dtb_claim_outcome_has_rule(o, side, category_of_wdl(wdl));
 }
 
 static void position_free(dtb_claim_position *p)
@@ -1096,11 +1156,34 @@ static dtb_position public_of(const dtb_pos *p)
     return q;
 }
 
+/* A position's value as a claim reads it: in unlimited play, or for a claim with a clock under
+ * the rules at that clock. */
+typedef struct value {
+    dtb_wdl wdl;           /* the result: unlimited, or under the rules (a cursed win a draw) */
+    dtb_rule_category cat; /* the same with the rules' categories (unlimited: WIN, DRAW, LOSS) */
+    int dist;              /* what bounds read, for a win or loss: the DTW, or the rule distance */
+    dtb_rule_answer rule;  /* with a clock: the whole answer */
+} value;
+
+static dtb_status probe_value(dtb_db *db, const dtb_claim *c, const dtb_position *q, value *v)
+{
+    memset(v, 0, sizeof *v);
+    if (c->clock < 0) {
+        const dtb_status s = dtb_probe_dtw(db, q, 0, &v->wdl, &v->dist);
+        v->cat = category_of_wdl(v->wdl);
+        return s;
+    }
+    const dtb_status s = dtb_probe_rules(db, q, c->clock, 0, &v->rule);
+    v->wdl = v->rule.wdl;
+    v->cat = v->rule.category;
+    v->dist = v->rule.plies;
+    return s;
+}
+
 /* A position found during a walk, kept until the walk ends (then shown with FEN and line). */
 typedef struct found {
     dtb_pos pos;
-    dtb_wdl wdl;
-    int dtw;
+    value v;
     int key; /* ranking: higher is worse (kept first) */
 } found;
 
@@ -1113,6 +1196,7 @@ typedef struct walk {
     dtb_bb allowed[4]; /* groups: white kings, white men, black kings, black men */
     int count[4];
     dtb_pos except[64]; /* the claim's exceptions, for leaving them out of the assertion */
+    value except_value[64];
     bool except_seen[64];
     int nexcept;
     bool rank_by_dtw;   /* keep the longest counterexamples rather than the first */
@@ -1151,10 +1235,13 @@ static bool passes_position_filters(const walk *w, const dtb_pos *p)
     return true;
 }
 
-/* Does (side, wdl, dtw) contradict the claim's assertion? For DTW bounds, *key ranks it. */
-static bool contradicts(const dtb_claim_assertion *a, int side, dtb_wdl wdl, int dtw, int *key)
+/* Does value v (side to move `side`) contradict the claim's assertion? For bounds, *key ranks
+ * it. */
+static bool contradicts(const dtb_claim_assertion *a, int side, const value *v, int *key)
 {
-    const bool has = dtb_claim_outcome_has(a->outcome, side, wdl);
+    const bool has = dtb_claim_outcome_has_rule(a->outcome, side, v->cat);
+    const dtb_wdl wdl = v->wdl;
+    const int dtw = v->dist;
     *key = 0;
     switch (a->quant) {
     case DTB_QUANT_IS:
@@ -1176,7 +1263,7 @@ static bool contradicts(const dtb_claim_assertion *a, int side, dtb_wdl wdl, int
     return false;
 }
 
-static void keep_example(walk *w, const dtb_pos *p, dtb_wdl wdl, int dtw, int key)
+static void keep_example(walk *w, const dtb_pos *p, const value *v, int key)
 {
     const int cap = w->o->max_examples;
     if (cap <= 0)
@@ -1190,7 +1277,7 @@ static void keep_example(walk *w, const dtb_pos *p, dtb_wdl wdl, int dtw, int ke
     int i = w->nex++;
     for (; i > 0 && w->rank_by_dtw && w->ex[i - 1].key < key; i--)
         w->ex[i] = w->ex[i - 1];
-    w->ex[i] = (found){*p, wdl, dtw, key};
+    w->ex[i] = (found){*p, *v, key};
 }
 
 /* One matching position: probe it, count it, check it. False to stop the walk. */
@@ -1199,9 +1286,8 @@ static bool visit(walk *w, const dtb_pos *p)
     if (!passes_position_filters(w, p))
         return true;
     const dtb_position q = public_of(p);
-    dtb_wdl wdl;
-    int dtw;
-    const dtb_status s = dtb_probe_dtw(w->db, &q, 0, &wdl, &dtw);
+    value v;
+    const dtb_status s = probe_value(w->db, w->c, &q, &v);
     if (s != DTB_OK) {
         w->status = s;
         dtb_last_error(w->db, w->message, sizeof w->message);
@@ -1209,10 +1295,12 @@ static bool visit(walk *w, const dtb_pos *p)
     }
     dtb_claim_result *r = w->r;
     r->matched++;
-    r->counts[p->side == DTB_WHITE ? 0 : 1][wdl + 1]++;
-    if (wdl != DTB_DRAW && dtw > r->longest) {
-        r->longest = dtw;
-        w->longest = (found){*p, wdl, dtw, dtw};
+    r->counts[q.side][v.wdl + 1]++;
+    if (w->c->clock >= 0)
+        r->categories[q.side][v.cat + 2]++;
+    if (v.wdl != DTB_DRAW && v.dist > r->longest) {
+        r->longest = v.dist;
+        w->longest = (found){*p, v, v.dist};
     }
     for (int i = 0; i < w->nexcept; i++)
         if (dtb_pos_equal(&w->except[i], p)) {
@@ -1220,9 +1308,9 @@ static bool visit(walk *w, const dtb_pos *p)
             return true;
         }
     int key;
-    if (contradicts(&w->c->assertion, q.side, wdl, dtw, &key)) {
+    if (contradicts(&w->c->assertion, q.side, &v, &key)) {
         r->ncounter++;
-        keep_example(w, p, wdl, dtw, key);
+        keep_example(w, p, &v, key);
     }
     return true;
 }
@@ -1288,13 +1376,30 @@ static uint64_t binomial(int n, int k)
     return r;
 }
 
-static dtb_status fill_position(dtb_db *db, const dtb_pos *p, dtb_wdl wdl, int dtw, bool lines,
-                                dtb_claim_position *out, dtb_status *data, char *msg, size_t size)
+/* Fills out with position p of value v, probing its DTW too when v is under the rules. A table
+ * missing for the DTW or the line is reported in *data (and msg) once. */
+static dtb_status fill_position(dtb_db *db, const dtb_claim *c, const dtb_pos *p, const value *v,
+                                bool lines, dtb_claim_position *out, dtb_status *data, char *msg,
+                                size_t size)
 {
     const dtb_position q = public_of(p);
-    out->wdl = wdl;
-    out->dtw = dtw;
+    out->wdl = v->wdl;
+    out->dtw = v->wdl == DTB_DRAW ? 0 : v->dist;
     out->line = NULL;
+    out->ruled = c->clock >= 0;
+    if (out->ruled) {
+        out->rule = v->rule;
+        const dtb_status s = dtb_probe_dtw(db, &q, 0, &out->wdl, &out->dtw);
+        if (s != DTB_OK) {
+            out->wdl = v->rule.unlimited;
+            out->dtw = 0;
+            if (*data == DTB_OK) {
+                *data = s;
+                dtb_last_error(db, msg, size);
+            }
+            lines = false;
+        }
+    }
     if (dtb_position_to_fen(db, &q, out->fen, sizeof out->fen) != DTB_OK)
         snprintf(out->fen, sizeof out->fen, "?");
     if (!lines)
@@ -1339,20 +1444,28 @@ static void set_reason(dtb_claim_result *r, const char *fmt, ...)
     va_end(ap);
 }
 
-static uint64_t outcome_count(const dtb_claim_result *r, dtb_claim_outcome o)
+static uint64_t outcome_count(const dtb_claim *c, const dtb_claim_result *r, dtb_claim_outcome o)
 {
     uint64_t n = 0;
-    for (int side = 0; side < 2; side++)
+    for (int side = 0; side < 2; side++) {
+        if (c->clock >= 0) {
+            for (int k = DTB_RULE_LOSS; k <= DTB_RULE_WIN; k++)
+                if (dtb_claim_outcome_has_rule(o, side, (dtb_rule_category)k))
+                    n += r->categories[side][k + 2];
+            continue;
+        }
         for (int v = -1; v <= 1; v++)
             if (dtb_claim_outcome_has(o, side, (dtb_wdl)v))
                 n += r->counts[side][v + 1];
+    }
     return n;
 }
 
 /* "a win", "a white win", ... for reasons. */
 static const char *outcome_phrase(dtb_claim_outcome o)
 {
-    static const char *p[] = {"a win", "a draw", "a loss", "a white win", "a black win"};
+    static const char *p[] = {"a win",       "a draw",       "a loss",         "a white win",
+                              "a black win", "a cursed win", "a blessed loss"};
     return (unsigned)o < sizeof p / sizeof p[0] ? p[o] : "?";
 }
 
@@ -1368,20 +1481,23 @@ static dtb_status evaluate_position(dtb_db *db, const dtb_claim *c, const dtb_cl
         set_reason(r, "the position cannot be read: %s", msg);
         return DTB_OK;
     }
-    dtb_wdl wdl;
-    int dtw;
-    dtb_status s = dtb_probe_dtw(db, &q, 0, &wdl, &dtw);
+    value v;
+    dtb_status s = probe_value(db, c, &q, &v);
     if (s != DTB_OK) {
         r->verdict = DTB_CLAIM_NODATA;
         r->status = s;
         dtb_last_error(db, r->reason, sizeof r->reason);
         return s == DTB_E_NOMEM ? s : DTB_OK;
     }
+    const dtb_wdl wdl = v.wdl;
+    const int dtw = v.dist;
     r->matched = 1;
     r->counts[q.side][wdl + 1] = 1;
+    if (c->clock >= 0)
+        r->categories[q.side][v.cat + 2] = 1;
     r->longest = wdl == DTB_DRAW ? -1 : dtw;
     int key;
-    r->ncounter = contradicts(&c->assertion, q.side, wdl, dtw, &key) ? 1 : 0;
+    r->ncounter = contradicts(&c->assertion, q.side, &v, &key) ? 1 : 0;
     dtb_pos p;
     for (int k = 0; k < 2; k++) {
         p.men[k] = (dtb_bb)q.men[k][1] << 64 | q.men[k][0];
@@ -1389,7 +1505,7 @@ static dtb_status evaluate_position(dtb_db *db, const dtb_claim *c, const dtb_cl
     }
     p.side = q.side == DTB_SIDE_WHITE ? DTB_WHITE : DTB_BLACK;
     dtb_status data = DTB_OK;
-    if ((s = fill_position(db, &p, wdl, dtw, o->lines, &r->subject, &data, r->reason, sizeof r->reason)) != DTB_OK)
+    if ((s = fill_position(db, c, &p, &v, o->lines, &r->subject, &data, r->reason, sizeof r->reason)) != DTB_OK)
         return s;
     if (data != DTB_OK) {
         r->verdict = DTB_CLAIM_NODATA;
@@ -1400,13 +1516,18 @@ static dtb_status evaluate_position(dtb_db *db, const dtb_claim *c, const dtb_cl
         r->verdict = DTB_CLAIM_HOLDS;
     } else {
         r->verdict = DTB_CLAIM_FAILS;
-        if (dtb_claim_outcome_has(c->assertion.outcome, q.side, wdl))
+        const char *side = q.side == DTB_SIDE_WHITE ? "white" : "black";
+        if (c->clock >= 0 && dtb_claim_outcome_has_rule(c->assertion.outcome, q.side, v.cat))
+            set_reason(r, "it is a %s at a rule distance of %d plies, beyond %d", wdl_word(wdl), dtw,
+                       c->assertion.bound_plies);
+        else if (c->clock >= 0)
+            set_reason(r, "it is a %s for %s (to move)", dtb_rule_category_name(v.cat), side);
+        else if (dtb_claim_outcome_has(c->assertion.outcome, q.side, wdl))
             set_reason(r, "it is a %s in %d plies, beyond %d", wdl_word(wdl), dtw, c->assertion.bound_plies);
         else if (wdl == DTB_DRAW)
             set_reason(r, "it is a draw");
         else
-            set_reason(r, "it is a %s for %s (to move) in %d plies", wdl_word(wdl),
-                       q.side == DTB_SIDE_WHITE ? "white" : "black", dtw);
+            set_reason(r, "it is a %s for %s (to move) in %d plies", wdl_word(wdl), side, dtw);
     }
     return DTB_OK;
 }
@@ -1428,13 +1549,14 @@ static void judge(const walk *w, const dtb_claim *c, dtb_claim_result *r)
             return;
         }
         int key;
-        if (!contradicts(a, w->except[i].side == DTB_WHITE ? DTB_SIDE_WHITE : DTB_SIDE_BLACK, x->wdl,
-                         x->dtw, &key)) {
-            set_reason(r, "exception %s is no exception (a %s)", x->fen, wdl_word(x->wdl));
+        const value *xv = &w->except_value[i];
+        if (!contradicts(a, w->except[i].side == DTB_WHITE ? DTB_SIDE_WHITE : DTB_SIDE_BLACK, xv, &key)) {
+            set_reason(r, "exception %s is no exception (a %s)", x->fen,
+                       c->clock >= 0 ? dtb_rule_category_name(xv->cat) : wdl_word(x->wdl));
             return;
         }
     }
-    const uint64_t has = outcome_count(r, a->outcome);
+    const uint64_t has = outcome_count(c, r, a->outcome);
     const double frac = (double)has / (double)r->matched;
     switch (a->quant) {
     case DTB_QUANT_IS:
@@ -1555,26 +1677,24 @@ static dtb_status evaluate_material(dtb_db *db, const dtb_claim *c, const dtb_cl
     /* the positions to show: longest win, exceptions (probed here, whether or not they matched),
      * counterexamples */
     if (s == DTB_OK && data == DTB_OK && r->longest >= 0)
-        s = fill_position(db, &w->longest.pos, w->longest.wdl, w->longest.dtw, o->lines,
-                          &r->longest_pos, &data, msg, sizeof w->message);
+        s = fill_position(db, c, &w->longest.pos, &w->longest.v, o->lines, &r->longest_pos, &data,
+                          msg, sizeof w->message);
     for (int i = 0; s == DTB_OK && data == DTB_OK && i < w->nexcept; i++) {
         const dtb_position q = public_of(&w->except[i]);
-        dtb_wdl wdl = DTB_DRAW;
-        int dtw = 0;
-        if ((data = dtb_probe_dtw(db, &q, 0, &wdl, &dtw)) != DTB_OK) {
+        if ((data = probe_value(db, c, &q, &w->except_value[i])) != DTB_OK) {
             dtb_last_error(db, msg, sizeof w->message);
             break;
         }
-        s = fill_position(db, &w->except[i], wdl, dtw, o->lines, &r->exceptions[i], &data, msg,
-                          sizeof w->message);
+        s = fill_position(db, c, &w->except[i], &w->except_value[i], o->lines, &r->exceptions[i],
+                          &data, msg, sizeof w->message);
         r->nexceptions = i + 1;
     }
     if (s == DTB_OK && data == DTB_OK && w->nex > 0) {
         if (!(r->examples = calloc((size_t)w->nex, sizeof *r->examples)))
             s = DTB_E_NOMEM;
         for (int i = 0; s == DTB_OK && data == DTB_OK && i < w->nex; i++) {
-            s = fill_position(db, &w->ex[i].pos, w->ex[i].wdl, w->ex[i].dtw, o->lines,
-                              &r->examples[i], &data, msg, sizeof w->message);
+            s = fill_position(db, c, &w->ex[i].pos, &w->ex[i].v, o->lines, &r->examples[i], &data,
+                              msg, sizeof w->message);
             r->nexamples = i + 1;
         }
     }
@@ -1606,5 +1726,11 @@ dtb_status dtb_claim_evaluate(dtb_db *db, const dtb_claim *c, const dtb_claim_ev
         set_reason(r, "the tables are %s, the claim is about %s", dtb_db_variant(db), c->variant);
         return DTB_E_MISMATCH;
     }
-    return c->kind == DTB_CLAIM_POSITION ? evaluate_position(db, c, o, r) : evaluate_material(db, c, o, r);
+    const dtb_status s = c->kind == DTB_CLAIM_POSITION ? evaluate_position(db, c, o, r)
+                                                       : evaluate_material(db, c, o, r);
+    if (r->verdict == DTB_CLAIM_FAILS && c->clock >= 0) {
+        const size_t n = strlen(r->reason);
+        snprintf(r->reason + n, sizeof r->reason - n, " (under %s, clock %d)", c->rules, c->clock);
+    }
+    return s;
 }

@@ -29,6 +29,9 @@ extern "C" {
 /* Room for a canonical FEN of any variant, with its NUL. */
 #define DTB_CLAIM_FEN_SIZE 400
 
+/* The largest "clock N" a claim may give (plies; every limit is far below it). */
+#define DTB_CLAIM_CLOCK_MAX 1000
+
 /* ---- claims as read ----------------------------------------------------------------------- */
 
 typedef enum dtb_claim_kind {
@@ -43,13 +46,18 @@ typedef enum dtb_claim_side {
     DTB_CLAIM_SIDE_ANY, /* both: every placement counted once with each side to move */
 } dtb_claim_side;
 
-/* A result, for the side to move (WIN, DRAW, LOSS) or by colour (WHITE_WINS, BLACK_WINS). */
+/* A result, for the side to move (WIN, DRAW, LOSS) or by colour (WHITE_WINS, BLACK_WINS). In a
+ * claim with a clock these are the results under the move-count rules (a cursed win is a DRAW),
+ * and CURSED_WIN / BLESSED_LOSS name the wins and losses of unlimited play that the rules draw
+ * (for the side to move; only in a claim with a clock). */
 typedef enum dtb_claim_outcome {
     DTB_OUTCOME_WIN,
     DTB_OUTCOME_DRAW,
     DTB_OUTCOME_LOSS,
     DTB_OUTCOME_WHITE_WINS,
     DTB_OUTCOME_BLACK_WINS,
+    DTB_OUTCOME_CURSED_WIN,
+    DTB_OUTCOME_BLESSED_LOSS,
 } dtb_claim_outcome;
 
 /* What the assertion says of the positions. */
@@ -60,7 +68,8 @@ typedef enum dtb_claim_quantifier {
     DTB_QUANT_AT_LEAST,    /* at least `fraction` of the matches have the outcome */
     DTB_QUANT_AT_MOST,     /* at most `fraction` of the matches have the outcome */
     DTB_QUANT_LONGEST_WIN, /* the longest win among the matches (largest DTW of a won or lost
-                              position) is within the bound, or exactly it */
+                              position; with a clock the largest rule distance of a position won
+                              or lost under the rules) is within the bound, or exactly it */
     DTB_QUANT_EXACTLY,     /* exactly `count` matches have the outcome (and they are shown) */
 } dtb_claim_quantifier;
 
@@ -69,7 +78,8 @@ typedef struct dtb_claim_assertion {
     dtb_claim_outcome outcome; /* unused for LONGEST_WIN */
     double fraction;           /* AT_LEAST, AT_MOST: 0..1 */
     uint64_t count;            /* EXACTLY */
-    int bound_plies;           /* largest DTW allowed (plies); -1: no bound */
+    int bound_plies;           /* largest DTW allowed (plies; with a clock: largest rule
+                                  distance); -1: no bound */
     bool exact;                /* LONGEST_WIN: the longest win must be exactly bound_plies */
     char text[128];            /* normalised, as written: "all draw", "longest-win within 16 moves" */
 } dtb_claim_assertion;
@@ -119,6 +129,10 @@ typedef struct dtb_claim {
     int nexcept;           /* MATERIAL with ALL / NONE: positions left out of the assertion, each */
     const char *const *except_fens; /* of which must match the filters and contradict it */
     dtb_claim_assertion assertion;
+    int clock;             /* -1: unlimited play (values are dtb_probe_dtw's). >= 0: the claim is
+                              about the answers under the variant's move-count rules with the
+                              count at this many plies (dtb_probe_rules), "clock N" */
+    const char *rules;     /* clock >= 0: the rule set ("fmjd"); NULL otherwise */
 } dtb_claim;
 
 typedef struct dtb_claims dtb_claims;
@@ -166,6 +180,10 @@ typedef struct dtb_claim_position {
     int dtw;     /* plies; 0 for a draw */
     char *line;  /* the best line (dtb_probe_line), PDN moves separated by spaces: "" for a draw
                     or a lost position without moves; NULL when lines were not asked for */
+    /* A claim with a clock: the position's answer under the rules at the claim's clock
+     * (dtb_probe_rules); wdl, dtw and line stay those of unlimited play. */
+    bool ruled;
+    dtb_rule_answer rule;
 } dtb_claim_position;
 
 /* Called now and then during an evaluation with the placements enumerated so far and (an upper
@@ -185,8 +203,13 @@ typedef struct dtb_claim_result {
     dtb_status status;                 /* NODATA: why (DTB_E_NOTFOUND: a table is missing) */
     char reason[DTB_MESSAGE_SIZE];     /* one line: why it fails, or the missing table */
     uint64_t matched;                  /* positions passing the filters (1 for a position claim) */
-    uint64_t counts[2][3];             /* matches by [side to move][wdl + 1] */
-    int longest;                       /* largest DTW of a won or lost match; -1 when none */
+    uint64_t counts[2][3];             /* matches by [side to move][wdl + 1] (with a clock: the
+                                          result under the rules, cursed wins as draws) */
+    uint64_t categories[2][5];         /* a claim with a clock: matches by [side to move]
+                                          [dtb_rule_category + 2]; zero otherwise */
+    int longest;                       /* largest DTW of a won or lost match (with a clock:
+                                          largest rule distance of a match won or lost under
+                                          the rules); -1 when none */
     dtb_claim_position longest_pos;    /* valid when longest >= 0 (material claims) */
     dtb_claim_position subject;        /* POSITION: the claim's position */
     uint64_t ncounter;                 /* matches contradicting the assertion (exceptions left
@@ -205,18 +228,24 @@ typedef struct dtb_claim_result {
  *   DTB_E_NOMEM; DTB_E_ABORTED when progress said stop.
  * Notes: a material claim enumerates every placement of the material (restricted by the ON and
  *   OFF filters before enumerating), keeps the placements passing the capture filters, and probes
- *   their DTW, so the material's .dtw table is needed; a claim matching no position fails.
- *   Thread-safe. */
+ *   their DTW, so the material's .dtw table is needed; a claim with a clock probes their answers
+ *   under the rules instead (the rule tables, .fmjd, and .wld or .dtw; a missing one is NODATA
+ *   with DTB_E_NOTFOUND, naming it), and the DTW and line of the positions it shows. A claim
+ *   matching no position fails. Thread-safe. */
 dtb_status dtb_claim_evaluate(dtb_db *db, const dtb_claim *c, const dtb_claim_eval_options *o,
                               dtb_claim_result *r);
 
 /* Frees the lines and arrays of r; r may be zeroed or partly filled. */
 void dtb_claim_result_free(dtb_claim_result *r);
 
-/* Does value (wdl for the side to move `side`) have the outcome? */
+/* Does value (wdl for the side to move `side`) have the outcome? (Never CURSED_WIN or
+ * BLESSED_LOSS: those are results under the rules.) */
 bool dtb_claim_outcome_has(dtb_claim_outcome o, int side, dtb_wdl wdl);
 
-/* "win", "draw", "loss", "white-wins", "black-wins". */
+/* Does a value under the rules (category c for the side to move `side`) have the outcome? */
+bool dtb_claim_outcome_has_rule(dtb_claim_outcome o, int side, dtb_rule_category c);
+
+/* "win", "draw", "loss", "white-wins", "black-wins", "cursed-win", "blessed-loss". */
 const char *dtb_claim_outcome_name(dtb_claim_outcome o);
 
 #ifdef __cplusplus

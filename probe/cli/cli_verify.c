@@ -309,11 +309,26 @@ static void value_text(const char *fen, dtb_wdl wdl, int dtw, char *buf, size_t 
         snprintf(buf, size, "%s to move: %s in %d %s", side, wdl_word(wdl), dtw, dtw == 1 ? "ply" : "plies");
 }
 
+/* A position's answer under the rules (a claim with a clock): "under fmjd at clock 16 (16-move
+ * rule, limit 32): cursed-win, rule distance 20 plies"; "" for a position of another claim. */
+static void rule_text(const dtb_claim_position *p, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    if (!p->ruled)
+        return;
+    const dtb_rule_answer *a = &p->rule;
+    const int n = snprintf(buf, size, "under %s at clock %d (%s rule, limit %d): %s", a->rules, a->clock,
+                           a->rule, a->limit, dtb_rule_category_name(a->category));
+    if (a->plies >= 0 && n > 0 && (size_t)n < size)
+        snprintf(buf + n, size - (size_t)n, ", rule distance %d %s", a->plies, a->plies == 1 ? "ply" : "plies");
+}
+
 static void print_position(const char *label, const dtb_claim_position *p)
 {
-    char v[96];
+    char v[96], rules[160];
     value_text(p->fen, p->wdl, p->dtw, v, sizeof v);
-    printf("    %s%s  (%s)\n", label, p->fen, v);
+    rule_text(p, rules, sizeof rules);
+    printf("    %s%s  (%s%s%s)\n", label, p->fen, v, rules[0] ? "; " : "", rules);
     if (p->line && p->line[0])
         printf("      line: %s\n", p->line);
 }
@@ -329,10 +344,24 @@ static void print_counts(const dtb_claim *c, const dtb_claim_result *r)
         const uint64_t *n = r->counts[side];
         if (n[0] + n[1] + n[2] == 0)
             continue;
-        printf("  %s to move: %llu wins, %llu draws, %llu losses\n", side ? "black" : "white",
+        printf("  %s to move: %llu wins, %llu draws, %llu losses", side ? "black" : "white",
                (unsigned long long)n[2], (unsigned long long)n[1], (unsigned long long)n[0]);
+        if (c->clock >= 0) {
+            const uint64_t *k = r->categories[side];
+            printf(" under the rules (the draws: %llu cursed wins, %llu blessed losses)",
+                   (unsigned long long)k[DTB_RULE_CURSED_WIN + 2], (unsigned long long)k[DTB_RULE_BLESSED_LOSS + 2]);
+        }
+        printf("\n");
     }
-    (void)c;
+}
+
+/* "rules: fmjd, clock 16 (...)" for a claim with a clock, into buf; "" otherwise. */
+static void claim_rules_text(const dtb_claim *c, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    if (c->clock >= 0)
+        snprintf(buf, size, "%s, clock %d (values under the move-count rules, the count at %d %s)",
+                 c->rules, c->clock, c->clock, c->clock == 1 ? "ply" : "plies");
 }
 
 static void print_claim_text(const dtb_claim *c, const dtb_claim_result *r, const shown *w)
@@ -349,6 +378,10 @@ static void print_claim_text(const dtb_claim *c, const dtb_claim_result *r, cons
         printf("\n");
     }
     printf("  assert: %s\n", c->assertion.text);
+    char rules[160];
+    claim_rules_text(c, rules, sizeof rules);
+    if (rules[0])
+        printf("  rules: %s\n", rules);
     if (v == SHOWN_ABSENT || v == SHOWN_NODATA) {
         printf("  %s: %s\n\n", v == SHOWN_ABSENT ? "not checked: tables absent" : "missing data",
                r->reason);
@@ -360,7 +393,7 @@ static void print_claim_text(const dtb_claim *c, const dtb_claim_result *r, cons
         printf("  matched: %llu positions\n", (unsigned long long)r->matched);
         print_counts(c, r);
         if (r->longest >= 0)
-            print_position("longest win: ", &r->longest_pos);
+            print_position(c->clock >= 0 ? "longest win under the rules: " : "longest win: ", &r->longest_pos);
         if (r->nexceptions) {
             printf("  exceptions (%d, listed in the claim):\n", r->nexceptions);
             for (int i = 0; i < r->nexceptions; i++)
@@ -368,7 +401,8 @@ static void print_claim_text(const dtb_claim *c, const dtb_claim_result *r, cons
         }
     }
     if (c->assertion.quant == DTB_QUANT_EXACTLY && r->nexamples) {
-        static const char *phrase[] = {"a win", "a draw", "a loss", "a white win", "a black win"};
+        static const char *phrase[] = {"a win",       "a draw",       "a loss",        "a white win",
+                                       "a black win", "a cursed win", "a blessed loss"};
         printf("  the %llu positions that are %s (first %d):\n", (unsigned long long)r->ncounter,
                phrase[c->assertion.outcome], r->nexamples);
         for (int i = 0; i < r->nexamples; i++)
@@ -415,6 +449,19 @@ static void json_position(FILE *f, const dtb_claim_position *p)
         fprintf(f, "%d", p->dtw);
     fprintf(f, ",\"line\":");
     json_string(f, p->line ? p->line : "");
+    if (p->ruled) {
+        const dtb_rule_answer *a = &p->rule;
+        fprintf(f, ",\"rules\":{\"rules\":");
+        json_string(f, a->rules);
+        fprintf(f, ",\"rule\":");
+        json_string(f, a->rule);
+        fprintf(f, ",\"clock\":%d,\"limit\":%d,\"category\":\"%s\",\"plies\":", a->clock, a->limit,
+                dtb_rule_category_name(a->category));
+        if (a->plies >= 0)
+            fprintf(f, "%d}", a->plies);
+        else
+            fprintf(f, "null}");
+    }
     fprintf(f, "}");
 }
 
@@ -447,6 +494,11 @@ static void json_claim(FILE *f, const dtb_claim *c, const dtb_claim_result *r, c
     }
     fprintf(f, ",\"assert\":");
     json_string(f, c->assertion.text);
+    if (c->clock >= 0) { /* only for claims with a clock: the others' output stays as it was */
+        fprintf(f, ",\"rules\":");
+        json_string(f, c->rules);
+        fprintf(f, ",\"clock\":%d", c->clock);
+    }
     fprintf(f, ",\"notation\":\"%s\",\"verdict\":\"%s\",\"reason\":",
             w->notation == DTB_NOTATION_ALGEBRAIC ? "algebraic" : "numeric",
             verdict_words[verdict_of(r)].json);
@@ -456,7 +508,20 @@ static void json_claim(FILE *f, const dtb_claim *c, const dtb_claim_result *r, c
         fprintf(f, "%s\"%s\":{\"win\":%llu,\"draw\":%llu,\"loss\":%llu}", side ? "," : "",
                 side ? "black" : "white", (unsigned long long)r->counts[side][2],
                 (unsigned long long)r->counts[side][1], (unsigned long long)r->counts[side][0]);
-    fprintf(f, "},\"longest_win\":");
+    fprintf(f, "}");
+    if (c->clock >= 0) {
+        fprintf(f, ",\"categories\":{");
+        for (int side = 0; side < 2; side++) {
+            fprintf(f, "%s\"%s\":{", side ? "," : "", side ? "black" : "white");
+            for (int k = DTB_RULE_LOSS; k <= DTB_RULE_WIN; k++)
+                fprintf(f, "%s\"%s\":%llu", k > DTB_RULE_LOSS ? "," : "",
+                        dtb_rule_category_name((dtb_rule_category)k),
+                        (unsigned long long)r->categories[side][k + 2]);
+            fprintf(f, "}");
+        }
+        fprintf(f, "}");
+    }
+    fprintf(f, ",\"longest_win\":");
     if (c->kind == DTB_CLAIM_MATERIAL && r->longest >= 0 && r->verdict != DTB_CLAIM_NODATA)
         json_position(f, &r->longest_pos);
     else
@@ -569,10 +634,15 @@ static void html_figure(FILE *f, const char *variant, dtb_notation n, const char
     html_text(f, fen);
     fprintf(f, "</code>");
     if (p) {
-        char v[96];
+        char v[96], rules[160];
         value_text(p->fen, p->wdl, p->dtw, v, sizeof v);
+        rule_text(p, rules, sizeof rules);
         fprintf(f, "<br/>");
         html_text(f, v);
+        if (rules[0]) {
+            fprintf(f, "<br/>");
+            html_text(f, rules);
+        }
         if (p->line && p->line[0]) {
             fprintf(f, "<br/>line: <code>");
             html_text(f, p->line);
@@ -695,6 +765,12 @@ static void html_claim(FILE *f, const dtb_claim *c, const dtb_claim_result *r, c
     }
     fprintf(f, "</dd>\n<dt>assert</dt><dd>");
     html_text(f, c->assertion.text);
+    char rules[160];
+    claim_rules_text(c, rules, sizeof rules);
+    if (rules[0]) {
+        fprintf(f, "</dd>\n<dt>rules</dt><dd>");
+        html_text(f, rules);
+    }
     fprintf(f, "</dd>\n<dt>file</dt><dd>");
     html_text(f, c->file);
     fprintf(f, ":%d</dd>\n", c->line);
@@ -711,13 +787,20 @@ static void html_claim(FILE *f, const dtb_claim *c, const dtb_claim_result *r, c
         return;
     }
     if (c->kind == DTB_CLAIM_MATERIAL) {
-        fprintf(f, "<table class=\"counts\"><tr><th>to move</th><th>wins</th><th>draws</th><th>losses</th></tr>\n");
+        const bool ruled = c->clock >= 0;
+        fprintf(f, "<table class=\"counts\"><tr><th>to move</th><th>wins</th><th>draws</th><th>losses</th>%s</tr>\n",
+                ruled ? "<th>of the draws: cursed wins</th><th>blessed losses</th>" : "");
         for (int side = 0; side < 2; side++) {
             const uint64_t *n = r->counts[side];
-            if (n[0] + n[1] + n[2])
-                fprintf(f, "<tr><td>%s</td><td>%llu</td><td>%llu</td><td>%llu</td></tr>\n",
-                        side ? "black" : "white", (unsigned long long)n[2], (unsigned long long)n[1],
-                        (unsigned long long)n[0]);
+            if (!(n[0] + n[1] + n[2]))
+                continue;
+            fprintf(f, "<tr><td>%s</td><td>%llu</td><td>%llu</td><td>%llu</td>", side ? "black" : "white",
+                    (unsigned long long)n[2], (unsigned long long)n[1], (unsigned long long)n[0]);
+            if (ruled)
+                fprintf(f, "<td>%llu</td><td>%llu</td>",
+                        (unsigned long long)r->categories[side][DTB_RULE_CURSED_WIN + 2],
+                        (unsigned long long)r->categories[side][DTB_RULE_BLESSED_LOSS + 2]);
+            fprintf(f, "</tr>\n");
         }
         fprintf(f, "</table>\n<p>%llu positions matched.</p>\n", (unsigned long long)r->matched);
     }
@@ -725,7 +808,8 @@ static void html_claim(FILE *f, const dtb_claim *c, const dtb_claim_result *r, c
     if (c->kind == DTB_CLAIM_POSITION)
         html_figure(f, c->variant, w->notation, "position", r->subject.fen, &r->subject);
     if (c->kind == DTB_CLAIM_MATERIAL && r->longest >= 0)
-        html_figure(f, c->variant, w->notation, "longest win", r->longest_pos.fen, &r->longest_pos);
+        html_figure(f, c->variant, w->notation, c->clock >= 0 ? "longest win under the rules" : "longest win",
+                    r->longest_pos.fen, &r->longest_pos);
     for (int i = 0; i < r->nexceptions; i++) {
         char label[48];
         snprintf(label, sizeof label, "exception %d", i + 1);
