@@ -153,10 +153,11 @@ static dtb_status read_values(const char *path, const dtb_variant *v, const dtb_
     const dtb_tablefile_info *info = dtb_tablefile_get_info(tf);
     for (int c = 0; c < DTB_RULE_CLASSES && rules && dtb_metric_is_rules(metric); c++)
         if (info->rule_limits[c] != rules->cls[c].limit) {
+            const int got = info->rule_limits[c]; /* info goes with the file */
             dtb_tablefile_close(tf);
             return dtb_error_set(e, DTB_E_MISMATCH, "%s: solved with a %s limit of %d plies, "
-                                 "this build's is %d", path, rules->cls[c].name,
-                                 info->rule_limits[c], rules->cls[c].limit);
+                                 "this build's is %d", path, rules->cls[c].name, got,
+                                 rules->cls[c].limit);
         }
     if (info->flags) { /* derived, or threat positions without values: not a full table */
         const bool derived = info->flags & DTB_TABLE_DERIVED;
