@@ -108,20 +108,7 @@ static void init_node(const unit *u, mlane *ln, uint32_t id, const dtb_pos *p)
         converts = true;
         if (res != M_WIN)
             continue;
-        /* the kings as the flipped target block sees them, ranked as the node solve does */
-        uint64_t r;
-        if (hf->exf) {
-            const dtb_index_fast *f = hf->exf;
-            const int shift = 64 - b->squares;
-            const uint64_t fwk = dtb_reverse64((uint64_t)p->kings[DTB_BLACK]) >> shift;
-            const uint64_t fbk = dtb_reverse64((uint64_t)p->kings[DTB_WHITE]) >> shift;
-            r = dtb_index_rank64_(fwk, f->wk, x->free) * f->nbk_count +
-                dtb_index_rank64_(fbk, f->bk, x->free & ~fwk);
-        } else {
-            r = dtb_index_kings_of(x->ix, x->men, dtb_bb_reverse(b, p->kings[DTB_BLACK]),
-                                   dtb_bb_reverse(b, p->kings[DTB_WHITE]));
-        }
-        keeps = dtb_value_is_loss(x->values[x->base + r]);
+        keeps = dtb_value_is_loss(dtb_unit_exit_value(b, hf, x, p));
     }
     for (int k = 0; k < 2 && !keeps; k++) {
         const int d = dtb_forward_dir(DTB_WHITE, k);

@@ -122,19 +122,7 @@ static void init_node(const unit *u, const rpair *rp, rlane *ln, uint32_t id, co
         if (!(x->to & empty))
             continue;
         resets = true;
-        uint64_t rk;
-        if (hf->exf) {
-            const dtb_index_fast *f = hf->exf;
-            const int shift = 64 - b->squares;
-            const uint64_t fwk = dtb_reverse64((uint64_t)p->kings[DTB_BLACK]) >> shift;
-            const uint64_t fbk = dtb_reverse64((uint64_t)p->kings[DTB_WHITE]) >> shift;
-            rk = dtb_index_rank64_(fwk, f->wk, x->free) * f->nbk_count +
-                 dtb_index_rank64_(fbk, f->bk, x->free & ~fwk);
-        } else {
-            rk = dtb_index_kings_of(x->ix, x->men, dtb_bb_reverse(b, p->kings[DTB_BLACK]),
-                                    dtb_bb_reverse(b, p->kings[DTB_WHITE]));
-        }
-        const dtb_wdl w = dtb_value_wdl(x->values[x->base + rk]);
+        const dtb_wdl w = dtb_value_wdl(dtb_unit_exit_value(b, hf, x, p));
         won |= w == DTB_LOSS;
         lost &= w == DTB_WIN;
     }

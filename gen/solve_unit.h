@@ -325,6 +325,26 @@ static inline uint64_t king_reach64(const dtb_board *b, int y, uint64_t occ, boo
     return to;
 }
 
+/* The value byte man exit x of half hf reaches from position p: the kings ranked as the flipped
+ * target block sees them (the node solve does the same in its loop, the flip hoisted). */
+static inline dtb_value dtb_unit_exit_value(const dtb_board *b, const half *hf, const man_exit *x,
+                                            const dtb_pos *p)
+{
+    uint64_t r;
+    if (hf->exf) {
+        const dtb_index_fast *f = hf->exf;
+        const int shift = 64 - b->squares;
+        const uint64_t fwk = dtb_reverse64((uint64_t)p->kings[DTB_BLACK]) >> shift;
+        const uint64_t fbk = dtb_reverse64((uint64_t)p->kings[DTB_WHITE]) >> shift;
+        r = dtb_index_rank64_(fwk, f->wk, x->free) * f->nbk_count +
+            dtb_index_rank64_(fbk, f->bk, x->free & ~fwk);
+    } else {
+        r = dtb_index_kings_of(x->ix, x->men, dtb_bb_reverse(b, p->kings[DTB_BLACK]),
+                               dtb_bb_reverse(b, p->kings[DTB_WHITE]));
+    }
+    return x->values[x->base + r];
+}
+
 /* Steps p (a position of half h) to the next placement of the kings in index order. */
 static inline void next_kings(const unit *u, int h, dtb_pos *p)
 {
