@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The README's C example, built the way an engine author builds it: install this build tree into
-# a temporary prefix (cmake --install --prefix), take the ```c program and the ```cmake project
-# from README.md's "## The C library" section, compile the program with
+# The C example of docs/ENGINES.md (the README points engine authors there), built the way an
+# engine author builds it: install this build tree into a temporary prefix (cmake --install --prefix), take the ```c program and the ```cmake project
+# from docs/ENGINES.md's "## Installing libdtb and a first program" section, compile the program with
 # `cc $(pkg-config --cflags --libs dtb)` and again through find_package(dtb) + dtb::dtb, make the
 # 2-piece international tables with the installed dtbgen, and check both programs' answers
 # against tests/data/endgames.md (W:WK10:BK5 is a win in 3 plies) and the board geometry (the
@@ -47,18 +47,18 @@ exported=$(nm -D --defined-only "$libdir/libdtb.so" | awk '{print $3}' | grep '^
 [ "$declared" = "$exported" ] ||
   fail "libdtb.so exports differ from dtb.h: $(diff <(echo "$declared") <(echo "$exported") | grep '^[<>]' | tr '\n' ' ')"
 
-# 2. The README's program and CMake project (the first block of each kind in its section).
-section() { # language: the first ```language block after "## The C library"
-  awk -v lang="$1" '/^## /{in_s = ($0 == "## The C library")}
+# 2. ENGINES.md's program and CMake project (the first block of each kind in its section).
+section() { # language: the first ```language block after "## Installing libdtb and a first program"
+  awk -v lang="$1" '/^## /{in_s = ($0 == "## Installing libdtb and a first program")}
                     in_s && $0 == "```" lang {f = 1; next}
                     f && /^```$/ {exit}
-                    f' "$src/README.md"
+                    f' "$src/docs/ENGINES.md"
 }
 section c >"$tmp/probe_example.c"
-grep -q 'int main' "$tmp/probe_example.c" || fail "no \`\`\`c program in README.md's C library section"
+grep -q 'int main' "$tmp/probe_example.c" || fail "no \`\`\`c program in ENGINES.md's first-program section"
 mkdir "$tmp/cm"
 section cmake >"$tmp/cm/CMakeLists.txt"
-grep -q 'dtb::dtb' "$tmp/cm/CMakeLists.txt" || fail "no \`\`\`cmake project in README.md's C library section"
+grep -q 'dtb::dtb' "$tmp/cm/CMakeLists.txt" || fail "no \`\`\`cmake project in ENGINES.md's first-program section"
 cp "$tmp/probe_example.c" "$tmp/cm/"
 
 # 3a. pkg-config (this prefix only; the rpath finds libdtb.so outside the loader's path).
@@ -67,17 +67,17 @@ export PKG_CONFIG_PATH=$libdir/pkgconfig
 # shellcheck disable=SC2046  # pkg-config's output is meant to be split into words
 "$cc" -std=c11 -Wall -Wextra -Werror "${flags[@]}" "$tmp/probe_example.c" \
   $(pkg-config --cflags --libs dtb) -Wl,-rpath,"$libdir" -o "$tmp/ex_pkgconfig" ||
-  fail "the README's program does not compile with pkg-config"
+  fail "ENGINES.md's program does not compile with pkg-config"
 
 # 3b. find_package(dtb).
 "$cmake" -S "$tmp/cm" -B "$tmp/cm/build" -DCMAKE_PREFIX_PATH="$prefix" \
   -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DCMAKE_C_COMPILER="$cc" \
   -DCMAKE_C_FLAGS="${flags[*]:-}" >"$tmp/cm.log" 2>&1 ||
-  { cat "$tmp/cm.log" >&2; fail "the README's CMake project does not configure"; }
+  { cat "$tmp/cm.log" >&2; fail "ENGINES.md's CMake project does not configure"; }
 grep -q "^dtb_DIR:PATH=$libdir/cmake/dtb\$" "$tmp/cm/build/CMakeCache.txt" ||
   fail "find_package(dtb) did not use the installed package"
 "$cmake" --build "$tmp/cm/build" >"$tmp/cm.log" 2>&1 ||
-  { cat "$tmp/cm.log" >&2; fail "the README's CMake project does not build"; }
+  { cat "$tmp/cm.log" >&2; fail "ENGINES.md's CMake project does not build"; }
 
 # 4. Run both on tables made by the installed dtbgen.
 "$prefix/bin/dtbgen" --variant international --pieces 2 --out "$tmp/tables" --quiet
