@@ -75,15 +75,23 @@ static dtb_status answer(dtb_db *db, const dtb_rules *rules, const dtb_pos *p, i
     return DTB_OK;
 }
 
+/* The core position of p, checked, and the clock, which cannot be negative. */
+static dtb_status to_pos_at(const dtb_db *db, const dtb_position *p, int clock, dtb_pos *q,
+                            dtb_error *e)
+{
+    const dtb_status s = dtb_db_to_pos(db, p, q, e);
+    if (s == DTB_OK && clock < 0)
+        return dtb_error_set(e, DTB_E_INVALID, "clock %d: the plies since the count was reset "
+                             "cannot be negative", clock);
+    return s;
+}
+
 dtb_status dtb_probe_rules(dtb_db *db, const dtb_position *p, int clock, unsigned flags,
                            dtb_rule_answer *out)
 {
     dtb_error e = {{0}};
     dtb_pos q;
-    dtb_status s = dtb_db_to_pos(db, p, &q, &e);
-    if (s == DTB_OK && clock < 0)
-        s = dtb_error_set(&e, DTB_E_INVALID, "clock %d: the plies since the count was reset "
-                          "cannot be negative", clock);
+    dtb_status s = to_pos_at(db, p, clock, &q, &e);
     if (s == DTB_OK && !dtb_pos_pieces(&q, q.side))
         return dtb_db_counted(db, DTB_E_GAMEOVER); /* dtb.h, "The game is over" */
     if (s == DTB_OK)
@@ -135,10 +143,7 @@ dtb_status dtb_probe_rule_moves(dtb_db *db, const dtb_position *p, int clock, un
     dtb_error e = {{0}};
     dtb_pos q;
     *count = 0;
-    dtb_status s = dtb_db_to_pos(db, p, &q, &e);
-    if (s == DTB_OK && clock < 0)
-        s = dtb_error_set(&e, DTB_E_INVALID, "clock %d: the plies since the count was reset "
-                          "cannot be negative", clock);
+    dtb_status s = to_pos_at(db, p, clock, &q, &e);
     if (s != DTB_OK)
         return dtb_db_record(db, s, &e);
     const dtb_rules *rules = dtb_rules_of_variant(db->board->variant);
