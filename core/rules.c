@@ -5,7 +5,7 @@
 #include <assert.h>
 #include <string.h>
 
-/* FMJD 6.3 and 6.4 (the only rule set so far): one side a lone king, the other at most three
+/* FMJD 6.3 and 6.4: one side a lone king, the other at most three
  * pieces with a king. lidraughts' drawingMoves: the lone king's opponent without a king is the
  * general class (a king against men), three pieces the 16-move class, fewer the 5-move class;
  * two lone kings are the 5-move class. */
@@ -27,6 +27,7 @@ static int fmjd_class(const dtb_material *m)
 static const dtb_rules FMJD = {
     .name = "fmjd",
     .id = 1,
+    .nclasses = 3,
     .cls = {
         {.name = "25-move", .limit = 50, .man_move_resets = true, .capture_resets_above = 0,
          .first_promotion_resets = true},
@@ -38,11 +39,32 @@ static const dtb_rules FMJD = {
     .classify = fmjd_class,
 };
 
-static const dtb_rules *const ALL[] = {&FMJD};
+/* The WCDF's rules know no material cases: every material is the one class. */
+static int one_class(const dtb_material *m)
+{
+    (void)m;
+    return 0;
+}
 
-/* Which rule set each variant plays under, by variant name (none: no entry). */
+static const dtb_rules WCDF = {
+    .name = "wcdf",
+    .id = 2,
+    .nclasses = 1,
+    .cls = {
+        {.name = "40-move", .limit = 80, .man_move_resets = true, .capture_resets_above = 0,
+         .first_promotion_resets = true},
+    },
+    .classify = one_class,
+};
+
+static const dtb_rules *const ALL[] = {&FMJD, &WCDF};
+
+/* Which rule set each variant plays under, by variant name (none: no entry). Russian and
+ * brazilian (FMJD-64, lidraughts' reading) need a class that depends on where the lone king
+ * stands and a second counter (docs/RULES.md §2): not yet; canadian has no sourced rule. */
 static const struct { const char *variant; const dtb_rules *rules; } DEFAULTS[] = {
     {"international", &FMJD},
+    {"english", &WCDF},
 };
 
 const dtb_rules *dtb_rules_find(const char *name)
@@ -72,7 +94,7 @@ const dtb_rules *dtb_rules_of_variant(const dtb_variant *v)
 dtb_rules dtb_rules_with_limits(const dtb_rules *r, const int limits[DTB_RULE_CLASSES])
 {
     dtb_rules out = *r;
-    for (int c = 0; c < DTB_RULE_CLASSES; c++) {
+    for (int c = 0; c < r->nclasses; c++) {
         assert(limits[c] >= 1 && limits[c] <= DTB_RULE_LIMIT_MAX);
         out.cls[c].limit = limits[c];
     }
@@ -84,7 +106,7 @@ bool dtb_rules_standard(const dtb_rules *r)
     const dtb_rules *std = dtb_rules_find(r->name);
     if (!std)
         return false;
-    for (int c = 0; c < DTB_RULE_CLASSES; c++)
+    for (int c = 0; c < r->nclasses; c++)
         if (r->cls[c].limit != std->cls[c].limit)
             return false;
     return true;

@@ -7,6 +7,8 @@
  *   - a lone king against three pieces with a king (6.3): 32 plies, counted from the capture or
  *     first promotion that makes the material; man moves and later promotions do not reset;
  *   - a lone king against at most two pieces with a king (6.4): 10 plies, likewise.
+ * The WCDF's 40-move rule (english checkers): one class, 80 plies, every capture and every man
+ * move resets; a claimed draw, which the side it saves claims (docs/RULES.md §4).
  * The class of the position after a move decides whether that move resets, as lidraughts'
  * updatePositionHashes does. A side without a legal move has lost, whatever the counter: the
  * draw applies only to a side that can move (lidraughts checks the end of the game first).
@@ -35,11 +37,12 @@ typedef struct dtb_rule_class {
 typedef struct dtb_rules {
     const char *name; /* "fmjd": as options, answers and table files name it */
     int id;           /* its number in table headers */
+    int nclasses;     /* 1..DTB_RULE_CLASSES: cls[0..nclasses-1] are used */
     dtb_rule_class cls[DTB_RULE_CLASSES];
     int (*classify)(const dtb_material *m); /* the class of a material */
 } dtb_rules;
 
-/* The rule set named name ("fmjd"), NULL when there is none by that name. */
+/* The rule set named name ("fmjd", "wcdf"), NULL when there is none by that name. */
 const dtb_rules *dtb_rules_find(const char *name);
 
 /* The rule set v's games are played under, NULL when dtb knows none for it. */
@@ -48,8 +51,8 @@ const dtb_rules *dtb_rules_of_variant(const dtb_variant *v);
 /* The rule set with id id (a table header's), NULL when unknown. */
 const dtb_rules *dtb_rules_by_id(int id);
 
-/* A copy of r with its limits replaced by limits[class] (each 1..DTB_RULE_LIMIT_MAX): tests
- * lower them to keep explicit searches small. */
+/* A copy of r with its limits replaced by limits[class] (each 1..DTB_RULE_LIMIT_MAX, for its
+ * nclasses classes): tests lower them to keep explicit searches small. */
 dtb_rules dtb_rules_with_limits(const dtb_rules *r, const int limits[DTB_RULE_CLASSES]);
 
 /* Whether r's limits are those of the rule set of its name (not lowered). */

@@ -151,7 +151,7 @@ static dtb_status read_values(const char *path, const dtb_variant *v, const dtb_
     if (st != DTB_OK)
         return st;
     const dtb_tablefile_info *info = dtb_tablefile_get_info(tf);
-    for (int c = 0; c < DTB_RULE_CLASSES && rules && dtb_metric_is_rules(metric); c++)
+    for (int c = 0; rules && dtb_metric_is_rules(metric) && c < rules->nclasses; c++)
         if (info->rule_limits[c] != rules->cls[c].limit) {
             const int got = info->rule_limits[c]; /* info goes with the file */
             dtb_tablefile_close(tf);
@@ -425,7 +425,7 @@ static dtb_status solve_and_write_rules(const dtb_build_options *o, const dtb_so
         dtb_table_write_options w =
             table_options(o, rt, dtb_metric_of_rules(o->rules->id), path, name);
         w.dontcare_kind = 0; /* every position holds its byte: answers need no search */
-        for (int c = 0; c < DTB_RULE_CLASSES; c++)
+        for (int c = 0; c < o->rules->nclasses; c++)
             w.rule_limits[c] = o->rules->cls[c].limit;
         rc = dtb_table_write(path, &w, rt->values, dtb_index_size(rt->index), NULL, NULL, e);
     }

@@ -61,6 +61,7 @@ typedef struct dtbgen_options {
     bool mtc;                       /* --metrics with mtc: the .mtc tables too */
     const char *rules;              /* --metrics with rules (the variant's) or a rule set's name */
     int rule_limits[DTB_RULE_CLASSES]; /* --rule-limits; 0: the rule set's own */
+    int nrule_limits;
 } dtbgen_options;
 
 enum {
@@ -137,6 +138,17 @@ static void usage(FILE *f)
                "memory or the disk), 2 usage error\n");
 }
 
+/* The rule set whose name is the n characters at s ("fmjd" in "mtc,fmjd"), or NULL. */
+static const dtb_rules *rule_set_named(const char *s, size_t n)
+{
+    char name[16];
+    if (n >= sizeof name)
+        return NULL;
+    memcpy(name, s, n);
+    name[n] = 0;
+    return dtb_rules_find(name);
+}
+
 static int usage_error(const char *message)
 {
     return dtb_cli_usage_error("dtbgen", NULL, message);
@@ -183,8 +195,8 @@ static int options_from_args(const dtb_cli_args *a, dtbgen_options *o)
             o->mtc = true;
         else if (n == 5 && strncmp(m, "rules", 5) == 0)
             o->rules = "";
-        else if (n == 4 && strncmp(m, "fmjd", 4) == 0)
-            o->rules = "fmjd";
+        else if (n < 16 && rule_set_named(m, n))
+            o->rules = rule_set_named(m, n)->name;
         else if (!(n == 3 && (strncmp(m, "wld", 3) == 0 || strncmp(m, "dtw", 3) == 0)))
             return usage_error("--metrics: a comma-separated list of wld, dtw, mtc and rules");
         m += n + (m[n] == ',');
@@ -195,12 +207,14 @@ static int options_from_args(const dtb_cli_args *a, dtbgen_options *o)
         const long x = strtol(l, &end, 10);
         if (nlimits == DTB_RULE_CLASSES || end == l || (*end && *end != ',') || x < 1 ||
             x > DTB_RULE_LIMIT_MAX)
-            return usage_error("--rule-limits: one limit a class (fmjd: three), each 1..127 plies");
+            return usage_error("--rule-limits: one limit a class (fmjd: three, wcdf: one), each "
+                               "1..127 plies");
         o->rule_limits[nlimits] = (int)x;
         l = end + (*end == ',');
     }
-    if (a->text[OPT_RULE_LIMITS] && (nlimits != DTB_RULE_CLASSES || !o->rules))
-        return usage_error("--rule-limits: one limit a class (fmjd: three), with --metrics ...,rules");
+    o->nrule_limits = nlimits;
+    if (a->text[OPT_RULE_LIMITS] && !o->rules)
+        return usage_error("--rule-limits: with --metrics ...,rules");
     o->dir = o->command == CMD_CHECK      ? a->text[OPT_CHECK]
              : o->command == CMD_MANIFEST ? a->text[OPT_MANIFEST]
                                           : a->text[OPT_OUT];
@@ -767,7 +781,13 @@ static int run_build(const dtbgen_options *o, dtb_mpi *mpi)
         if (!rules || (*o->rules && strcmp(o->rules, rules->name) != 0)) {
             char msg[200];
             snprintf(msg, sizeof msg, "--metrics: %s has no move-count rule set %s in dtb yet "
-                     "(fmjd: international)", v->name, *o->rules ? o->rules : "");
+                     "(fmjd: international, wcdf: english)", v->name, *o->rules ? o->rules : "");
+            return usage_error(msg);
+        }
+        if (o->nrule_limits && o->nrule_limits != rules->nclasses) {
+            char msg[200];
+            snprintf(msg, sizeof msg, "--rule-limits: %s has %d class%s, one limit each",
+                     rules->name, rules->nclasses, rules->nclasses == 1 ? "" : "es");
             return usage_error(msg);
         }
         if (o->rule_limits[0]) {
@@ -891,9 +911,10 @@ typedef struct check_state {
 static void on_rules_mismatch(void *user, const dtb_solved_table *t, uint64_t index,
                               dtb_value stored, dtb_value derived)
 {
+    const check_state *cs = user;
     char ext[24];
-    snprintf(ext, sizeof ext, ".%s", dtb_metric_name(DTB_METRIC_FMJD));
-    print_mismatch(user, t, index, ext, dtb_value_wdl(stored),
+    snprintf(ext, sizeof ext, ".%s", cs->rules.name);
+    print_mismatch(&cs->b, t, index, ext, dtb_value_wdl(stored),
                    dtb_value_wdl(stored) ? dtb_mtc_plies(stored) : 0, dtb_value_wdl(derived),
                    dtb_value_wdl(derived) ? dtb_mtc_plies(derived) : 0);
 }
@@ -955,7 +976,7 @@ static void check_rules(check_state *cs, const dtb_solved_table *t, const char *
         return;
     }
     const dtb_solved_table *rt = dtb_solved_find(cs->sr, t->material);
-    const uint64_t k = dtb_check_rules_table(cs->sr, &cs->rules, rt, on_rules_mismatch, &cs->b, 20);
+    const uint64_t k = dtb_check_rules_table(cs->sr, &cs->rules, rt, on_rules_mismatch, cs, 20);
     if (!cs->o->quiet)
         fprintf(stderr, "dtbgen: check %s.%s: %llu positions, %llu mismatches\n", name,
                 dtb_metric_name(metric), (unsigned long long)dtb_index_size(rt->index),

@@ -64,8 +64,9 @@ static dtb_status check_options(const char *path, const dtb_table_write_options 
                     o->material ? o->material : "");
     if (!dtb_metric_name(o->metric))
         return dtb_tf_file_error(e, DTB_E_INVALID, path, "unknown metric %d", (int)o->metric);
-    for (int c = 0; c < 3 && dtb_metric_is_rules(o->metric); c++)
-        if (o->rule_limits[c] < 1 || o->rule_limits[c] > 127)
+    for (int c = 0; c < 3 && dtb_metric_is_rules(o->metric); c++) /* 0 after the last class */
+        if ((c == 0 || o->rule_limits[c]) &&
+            (o->rule_limits[c] < 1 || o->rule_limits[c] > 127 || (c && !o->rule_limits[c - 1])))
             return dtb_tf_file_error(e, DTB_E_INVALID, path, "rule limit %d outside 1..127",
                                      o->rule_limits[c]);
     if (count == 0)

@@ -478,8 +478,9 @@ dtb_status dtb_find_move(dtb_db *db, const dtb_position *p, int from, int to, co
  * lone king). These answers take a position and its game's counter, the clock (the plies since
  * the counter was last reset, as lidraughts' FEN field H), and say what perfect play makes of
  * it under the rules of the database's variant (international: "fmjd", lidraughts' reading of
- * them). They need the rule tables (dtbgen --metrics wld,dtw,rules: .fmjd files). A variant
- * without rules in dtb is answered under "none": unlimited play, as dtb_probe_wdl. */
+ * them; english: "wcdf", the 40-move rule, 80 plies). They need the rule tables (dtbgen
+ * --metrics wld,dtw,rules: .fmjd, .wcdf files). A variant without rules in dtb is answered
+ * under "none": unlimited play, as dtb_probe_wdl. */
 
 /* What the rules make of a win or loss. */
 typedef enum dtb_rule_category {
@@ -492,8 +493,9 @@ typedef enum dtb_rule_category {
 
 /* The answer for a position and clock. New fields are only ever added at the end. */
 typedef struct dtb_rule_answer {
-    char rules[16];         /* the rule set answered under: "fmjd", or "none" */
-    char rule[16];          /* the rule whose count runs here: "25-move", "16-move", "5-move";
+    char rules[16];         /* the rule set answered under: "fmjd", "wcdf", or "none" */
+    char rule[16];          /* the rule whose count runs here: "25-move", "16-move", "5-move",
+                               "40-move";
                                "" under "none" */
     dtb_rule_category category;
     dtb_wdl wdl;            /* under the rules at this clock (a cursed win is DTB_DRAW) */

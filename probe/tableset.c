@@ -86,6 +86,8 @@ static bool table_file_name(const char *name, dtb_material *m, dtb_metric *metri
         *metric = DTB_METRIC_MTC;
     else if (strcmp(dot + 1, dtb_metric_name(DTB_METRIC_FMJD)) == 0)
         *metric = DTB_METRIC_FMJD;
+    else if (strcmp(dot + 1, dtb_metric_name(DTB_METRIC_WCDF)) == 0)
+        *metric = DTB_METRIC_WCDF;
     else
         return false;
     char stem[DTB_MATERIAL_NAME_MAX];

@@ -6,7 +6,7 @@
 # do not fit in the 2 left); black to move after 47-41 at clock 3 a blessed loss. The clock comes
 # from the FEN's H field unless --clock says otherwise; --rules none, and a set without rule
 # tables, give the output of before byte for byte; bad H values and rule names are one-line
-# errors with the documented exit status.
+# errors with the documented exit status. Then english under the WCDF's 40-move rule.
 # usage: cli_dtbprobe_rules.sh DTBPROBE DTBGEN
 set -u
 probe=$(realpath "$1")
@@ -83,8 +83,20 @@ expect_error() { # status words... -- arguments
 }
 expect_error 1 "bad FEN" "H field" "not a clock" -- --tables "$tmp/rules" "W:WK46,K47:BK5:Hx"
 expect_error 1 "second H field" -- --tables "$tmp/rules" "W:WK46,K47:BK5:H1:H2"
-expect_error 2 "--rules is fmjd or none" -- --tables "$tmp/rules" --rules fide "W:WK46:BK5"
+expect_error 2 "--rules is fmjd, wcdf or none" -- --tables "$tmp/rules" --rules fide "W:WK46:BK5"
 expect_error 2 "--clock" -- --tables "$tmp/rules" --clock -3 "W:WK46:BK5"
 expect_error 1 "no rule tables" "KKvK.fmjd" "--metrics wld,dtw,rules" -- --tables "$tmp/plain" \
   --rules fmjd "W:WK46,K47:BK5"
+# English under the WCDF's 40-move rule (80 plies, the real limit): two kings need 33 plies
+# against the king in the double corner, so from clock 48 the win is cursed; the international
+# rule set is refused there.
+"$gen" --variant english --pieces 3 --material KKvK --out "$tmp/english" --metrics wld,dtw,rules \
+  --quiet --threads 2 || fail "dtbgen english with rules"
+out=$("$probe" --tables "$tmp/english" "W:WK1,K2:BK14:H47") || fail "english, H47"
+grep -qx "under the rules: win, 33 plies to the next reset of the 40-move count (wcdf, clock 47 of 80)" \
+  <<<"$out" || fail "english win at H47: $out"
+out=$("$probe" --tables "$tmp/english" "W:WK1,K2:BK14:H48") || fail "english, H48"
+grep -qx "under the rules: cursed win: won in unlimited play, drawn by the 40-move rule (wcdf, clock 48 of 80)" \
+  <<<"$out" || fail "english cursed win at H48: $out"
+expect_error 1 "answered under wcdf" -- --tables "$tmp/english" --rules fmjd "W:WK1,K2:BK14"
 echo "cli_dtbprobe_rules: ok"

@@ -36,6 +36,7 @@ typedef struct ref_table {
 
 struct ref_rules {
     const dtb_board *b;
+    bool one_class; /* english: the WCDF's 40-move rule has no material cases */
     int max_pieces;
     int limits[3];
     int ntables;
@@ -45,8 +46,10 @@ struct ref_rules {
 
 /* ---- The rules ----------------------------------------------------------------------------- */
 
-static int class_of(const dtb_material *m)
+static int class_of(const ref_rules *r, const dtb_material *m)
 {
+    if (r->one_class)
+        return REF_RULES_G;
     for (int c = 0; c < 2; c++) {
         const int o = c ^ 1, other = m->kings[o] + m->men[o];
         if (m->kings[c] != 1 || m->men[c] != 0) /* c is not a lone king */
@@ -61,12 +64,11 @@ static int class_of(const dtb_material *m)
 int ref_rules_class_limit(const ref_rules *r, const dtb_pos *p)
 {
     const dtb_material m = dtb_material_of(p);
-    return r->limits[class_of(&m)];
+    return r->limits[class_of(r, &m)];
 }
 
 bool ref_rules_resets(const ref_rules *r, const dtb_pos *p, const dtb_move *m)
 {
-    (void)r;
     dtb_pos q;
     dtb_make_move(p, m, &q);
     const dtb_material after = dtb_material_of(&q);
@@ -74,7 +76,7 @@ bool ref_rules_resets(const ref_rules *r, const dtb_pos *p, const dtb_move *m)
     const int before = dtb_bb_count(dtb_pos_occupied(p));
     /* lidraughts' "first promotion": the mover's only king is the one this move makes */
     const bool first_promotion = m->promotes && after.kings[p->side] == 1;
-    switch (class_of(&after)) {
+    switch (class_of(r, &after)) {
     case REF_RULES_S:
         return first_promotion || (capture && before > 4);
     case REF_RULES_F:
@@ -323,6 +325,7 @@ ref_rules *ref_rules_build_only(const dtb_board *b, int max_pieces, const int li
     if (!r)
         return NULL;
     r->b = b;
+    r->one_class = strcmp(b->variant->name, "english") == 0;
     r->max_pieces = max_pieces;
     memcpy(r->limits, limits, sizeof r->limits);
     const int n = dtb_material_list(max_pieces, NULL, 0);
@@ -341,7 +344,7 @@ ref_rules *ref_rules_build_only(const dtb_board *b, int max_pieces, const int li
     for (int i = 0; ok && i < n; i++) {
         ref_table *t = &r->t[i];
         const dtb_material *m = &list[i];
-        t->limit = limits[class_of(m)];
+        t->limit = limits[class_of(r, m)];
         r->table_of[((m->kings[0] * side + m->kings[1]) * side + m->men[0]) * side + m->men[1]] = i;
         ok = dtb_index_create(b, *m, &t->ix) == DTB_OK &&
              (t->v = calloc(wanted(m, max_pieces, only, nonly)

@@ -1,5 +1,6 @@
 /* A deliberately simple reference for the FMJD move-count draw rules of international draughts,
- * as lidraughts implements them (docs/RULES.md), to test dtb's answers under the rules against.
+ * as lidraughts implements them (docs/RULES.md), and for the WCDF's 40-move rule of english
+ * checkers (§4), to test dtb's answers under the rules against.
  *
  * It solves the states (position, halfmove clock h) by their definition, with the clock carried
  * explicitly: one value per position and per h. It shares only the move generator, positions
@@ -7,8 +8,9 @@
  *
  * The rules (docs/RULES.md §1.2). A material's class: when one side is a lone king (one piece, a
  * king), the other side without a king makes class G, with at most 2 pieces (a king among them)
- * class F, with 3 pieces (a king among them) class S; every other material is class G. A state
- * is lost for the side to move when it has no legal move, whatever h; else drawn when h >= the
+ * class F, with 3 pieces (a king among them) class S; every other material is class G. On an
+ * english board every material is class G (the 40-move rule, 80 plies by the rules). A state is
+ * lost for the side to move when it has no legal move, whatever h; else drawn when h >= the
  * limit of its class (limits[REF_RULES_G / _S / _F]: 50, 32 and 10 plies by the rules); else
  * the best, for the side to move, of its moves m to P': -V(P', 0) when m resets the clock
  * (ref_rules_resets), -V(P', h + 1) when it does not.

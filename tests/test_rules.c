@@ -3,12 +3,12 @@
  * value iteration over (position, clock), sharing with dtb only the move generator and the
  * index), and the rule check (gen/check.c) against a wrong rule byte.
  *
- * The sets are international with the limits lowered (so that the rules bite on few pieces):
- * 2..3 pieces, and of 4 two materials of the 16-move class (a lone king against three pieces
- * with a king; see PIECES); every position of 2..3
+ * Two groups: international under FMJD and english under the WCDF's 40-move rule, each with its
+ * limits lowered (so that the rules bite on few pieces; CONFIGS): every other position of 2..3
  * pieces and a sample of 4, white and black to move, at every clock from 0 to one past the
  * limit; the moves of a sample, ranked under the rules; best lines that must never let a rule
- * draw a win. All of 2..4 takes the reference half a minute: by hand, `test_rules all4`. */
+ * draw a win. All of international 2..4 takes the reference half a minute: by hand,
+ * `test_rules all4`. */
 #define _GNU_SOURCE /* mkdtemp */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,6 +27,35 @@
 #include "movegen.h"
 #include "rules_reference.h"
 
+/* One variant's rule set under test: its limits lowered so that the rules bite on few pieces,
+ * the pieces of its sets, and of the largest piece count the materials tested (none listed:
+ * all of them). */
+typedef struct config {
+    const char *variant, *rules;
+    int limits[DTB_RULE_CLASSES];
+    int pieces;
+    const char *const *four;
+    int nfour;
+    uint64_t min_compared, min_cursed; /* what values_equal_reference must reach */
+} config;
+
+/* The largest sets: of international 2..3 pieces, and of 4 (in the Release build; the sanitizer
+ * build is several times slower) two materials of the 16-move class with their flips, whose man
+ * moves and later promotions keep the count (KKMvK promotes into KKKvK without a reset); of
+ * english (one class, the WCDF's 40-move rule) all of 2..4 pieces, 2..3 in the sanitizer build. */
+static const char *const FOUR[] = {"KKKvK", "KKMvK"};
+#ifdef DTB_SANITIZED_BUILD
+enum { PIECES = 3 };
+#else
+enum { PIECES = 4 };
+#endif
+static const config CONFIGS[] = {
+    {"international", "fmjd", {8, 6, 4}, PIECES, FOUR, 2, 300000, 100},
+    {"english", "wcdf", {8}, PIECES, NULL, 0, 600000, 50000},
+};
+static const config *cfg; /* the group running */
+static bool all_four;
+
 typedef struct fixture {
     char dir[64];
     const dtb_variant *v;
@@ -36,27 +65,15 @@ typedef struct fixture {
     dtb_db *db;
 } fixture;
 
-static const int LIMITS[DTB_RULE_CLASSES] = {8, 6, 4};
-/* The largest sets: 2..3 pieces, and of 4 (in the Release build; the sanitizer build is several
- * times slower) two materials of the 16-move class with their flips, whose man moves and later
- * promotions keep the count (KKMvK promotes into KKKvK without a reset). */
-#ifdef DTB_SANITIZED_BUILD
-enum { PIECES = 3 };
-#else
-enum { PIECES = 4 };
-#endif
-static const char *const FOUR[] = {"KKKvK", "KKMvK"};
-static bool all_four;
-
 /* Whether material m is in the tested sets. */
 static bool tested(const dtb_material *m)
 {
-    if (all_four || PIECES < 4 || dtb_material_pieces(m) < PIECES)
+    if (all_four || !cfg->nfour || dtb_material_pieces(m) < cfg->pieces)
         return true;
     const dtb_material f = dtb_material_flip(*m);
-    for (size_t i = 0; i < sizeof FOUR / sizeof *FOUR; i++) {
+    for (int i = 0; i < cfg->nfour; i++) {
         dtb_material x;
-        assert_int_equal(dtb_material_parse(FOUR[i], &x, NULL), DTB_OK);
+        assert_int_equal(dtb_material_parse(cfg->four[i], &x, NULL), DTB_OK);
         if (dtb_material_equal(&x, m) || dtb_material_equal(&x, &f))
             return true;
     }
@@ -68,26 +85,26 @@ static int setup(void **state)
     fixture *f = calloc(1, sizeof *f);
     snprintf(f->dir, sizeof f->dir, "/tmp/dtb_test_rules_XXXXXX");
     assert_non_null(mkdtemp(f->dir));
-    f->v = dtb_variant_find("international");
+    f->v = dtb_variant_find(cfg->variant);
     dtb_board_init(&f->b, f->v);
-    f->rules = dtb_rules_with_limits(dtb_rules_of_variant(f->v), LIMITS);
-    dtb_material four[sizeof FOUR / sizeof *FOUR];
-    for (size_t i = 0; i < sizeof FOUR / sizeof *FOUR; i++)
-        assert_int_equal(dtb_material_parse(FOUR[i], &four[i], NULL), DTB_OK);
-    const int nfour = all_four || PIECES < 4 ? 0 : (int)(sizeof FOUR / sizeof *FOUR);
+    f->rules = dtb_rules_with_limits(dtb_rules_of_variant(f->v), cfg->limits);
+    dtb_material four[2];
+    for (int i = 0; i < cfg->nfour; i++)
+        assert_int_equal(dtb_material_parse(cfg->four[i], &four[i], NULL), DTB_OK);
+    const int nfour = all_four || cfg->pieces < 4 ? 0 : cfg->nfour;
     /* all of 2..3 pieces, then the 4-piece materials asked for (what they need is there) */
     dtb_build_options o = {.variant = f->v, .pieces = 3, .out_dir = f->dir,
                            .rules = &f->rules};
     dtb_error e;
     if (dtb_build(&o, &e) != DTB_OK)
         fail_msg("build: %s", e.msg);
-    o.pieces = PIECES;
+    o.pieces = cfg->pieces;
     o.only = nfour ? four : NULL;
     o.nonly = nfour;
-    if (PIECES == 4 && dtb_build(&o, &e) != DTB_OK)
+    if (cfg->pieces == 4 && dtb_build(&o, &e) != DTB_OK)
         fail_msg("build: %s", e.msg);
 
-    f->ref = ref_rules_build_only(&f->b, PIECES, LIMITS, nfour ? four : NULL, nfour);
+    f->ref = ref_rules_build_only(&f->b, cfg->pieces, cfg->limits, nfour ? four : NULL, nfour);
     assert_non_null(f->ref);
     const char *paths[1] = {f->dir};
     dtb_options opt = DTB_OPTIONS_INIT;
@@ -141,7 +158,7 @@ static uint64_t compare_position(const fixture *f, const dtb_pos *p, uint64_t *c
                      dtb_rule_category_name(a.category), a.plies, a.limit, want);
         }
         assert_int_equal(a.limit, limit);
-        assert_string_equal(a.rules, "fmjd");
+        assert_string_equal(a.rules, cfg->rules);
         *cursed += h == 0 && a.category == DTB_RULE_CURSED_WIN;
     }
     return 1;
@@ -151,16 +168,16 @@ static uint64_t compare_position(const fixture *f, const dtb_pos *p, uint64_t *c
 static void values_equal_reference(void **state)
 {
     fixture *f = *state;
-    const int n = dtb_material_list(PIECES, NULL, 0);
+    const int n = dtb_material_list(cfg->pieces, NULL, 0);
     dtb_material *list = malloc((size_t)n * sizeof *list);
-    dtb_material_list(PIECES, list, n);
+    dtb_material_list(cfg->pieces, list, n);
     uint64_t compared = 0, cursed = 0;
     for (int i = 0; i < n; i++) {
         if (!tested(&list[i]))
             continue;
         dtb_index *ix;
         assert_int_equal(dtb_index_create(&f->b, list[i], &ix), DTB_OK);
-        const uint64_t step = dtb_material_pieces(&list[i]) < 4 ? 2 : 50;
+        const uint64_t step = dtb_material_pieces(&list[i]) < 4 ? 2 : cfg->nfour ? 50 : 25;
         for (uint64_t x = 0; x < dtb_index_size(ix); x += step) {
             dtb_pos p, q;
             dtb_index_pos(ix, x, &p);
@@ -173,7 +190,8 @@ static void values_equal_reference(void **state)
     free(list);
     print_message("compared %llu positions at every clock, %llu cursed wins at clock 0\n",
                   (unsigned long long)compared, (unsigned long long)cursed);
-    assert_true(compared > 300000 && cursed > 100); /* the lowered limits do bite */
+    /* the lowered limits do bite */
+    assert_true(compared > cfg->min_compared && cursed > cfg->min_cursed);
 }
 
 /* The moves of a sample under the rules: each move's value is the reference's value of the
@@ -182,9 +200,9 @@ static void values_equal_reference(void **state)
 static void moves_and_lines(void **state)
 {
     fixture *f = *state;
-    const int n = dtb_material_list(PIECES, NULL, 0);
+    const int n = dtb_material_list(cfg->pieces, NULL, 0);
     dtb_material *list = malloc((size_t)n * sizeof *list);
-    dtb_material_list(PIECES, list, n);
+    dtb_material_list(cfg->pieces, list, n);
     uint64_t moves = 0, lines = 0;
     for (int i = 0; i < n; i++) {
         if (!tested(&list[i]))
@@ -283,9 +301,9 @@ static void moves_and_lines(void **state)
 static void resets_equal_reference(void **state)
 {
     fixture *f = *state;
-    const int n = dtb_material_list(PIECES, NULL, 0);
+    const int n = dtb_material_list(cfg->pieces, NULL, 0);
     dtb_material *list = malloc((size_t)n * sizeof *list);
-    dtb_material_list(PIECES, list, n);
+    dtb_material_list(cfg->pieces, list, n);
     uint64_t checked = 0, resets = 0;
     for (int i = 0; i < n; i++) {
         dtb_index *ix;
@@ -422,7 +440,9 @@ static void general_class_equals_mtc(void **state)
 static void other_limits_refused(void **state)
 {
     fixture *f = *state;
-    const int other[DTB_RULE_CLASSES] = {9, 6, 4};
+    int other[DTB_RULE_CLASSES];
+    memcpy(other, cfg->limits, sizeof other);
+    other[0]++;
     const dtb_rules r = dtb_rules_with_limits(dtb_rules_of_variant(f->v), other);
     dtb_solved *sr = dtb_solved_create(&f->b);
     dtb_material m;
@@ -446,5 +466,11 @@ int main(int argc, char **argv)
         cmocka_unit_test(general_class_equals_mtc),
         cmocka_unit_test(other_limits_refused),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    int failed = 0;
+    for (size_t i = 0; i < sizeof CONFIGS / sizeof *CONFIGS; i++) {
+        cfg = &CONFIGS[i];
+        failed += _cmocka_run_group_tests(cfg->variant, tests, sizeof tests / sizeof *tests,
+                                          setup, teardown);
+    }
+    return failed;
 }

@@ -19,6 +19,7 @@
 
 static const int fmjd_limits[3] = {50, 32, 10}; /* plies: 25-, 16- and 5-move rules */
 static const int lowered_limits[3] = {8, 6, 4};
+static const int wcdf_limits[3] = {80, 80, 80}; /* english: the 40-move rule's one class */
 
 /* 2..4 pieces on 8x8 (brazilian: the FMJD rules on the small board) in the Release build, 3 in
  * the sanitizer build (its time budget). */
@@ -31,8 +32,8 @@ static const int lowered_limits[3] = {8, 6, 4};
 /* The solutions the tests share, built once: international 2..3 under the FMJD limits, and
  * brazilian 2..SMALL_BOARD_PIECES under the lowered ones. */
 typedef struct solutions {
-    dtb_board international, brazilian;
-    ref_rules *fmjd, *lowered;
+    dtb_board international, brazilian, english;
+    ref_rules *fmjd, *lowered, *wcdf;
 } solutions;
 
 static int build_solutions(void **state)
@@ -44,8 +45,10 @@ static int build_solutions(void **state)
     dtb_board_init(&x->brazilian, dtb_variant_find("brazilian"));
     x->fmjd = ref_rules_build(&x->international, 3, fmjd_limits);
     x->lowered = ref_rules_build(&x->brazilian, SMALL_BOARD_PIECES, lowered_limits);
+    dtb_board_init(&x->english, dtb_variant_find("english"));
+    x->wcdf = ref_rules_build(&x->english, 3, wcdf_limits);
     *state = x;
-    return x->fmjd && x->lowered ? 0 : -1;
+    return x->fmjd && x->lowered && x->wcdf ? 0 : -1;
 }
 
 static int free_solutions(void **state)
@@ -53,6 +56,7 @@ static int free_solutions(void **state)
     solutions *x = *state;
     ref_rules_free(x->fmjd);
     ref_rules_free(x->lowered);
+    ref_rules_free(x->wcdf);
     free(x);
     return 0;
 }
@@ -253,6 +257,28 @@ static void hand_checked_four_pieces(void **state)
     assert_int_equal(limit_of(r, &b, "W:WK1,K4:BK19,K30"), 8);
 }
 
+/* English under the WCDF's 40-move rule: one class of 80 plies, whatever the material; a man
+ * move or a capture resets, a king move does not. */
+static void hand_checked_english(void **state)
+{
+    const solutions *x = *state;
+    const dtb_board b = x->english;
+    const ref_rules *r = x->wcdf;
+    assert_int_equal(limit_of(r, &b, "W:WK1:BK32"), 80);
+    assert_int_equal(limit_of(r, &b, "W:WK1,K2:BK14"), 80);
+    assert_int_equal(limit_of(r, &b, "W:W22:B1,5"), 80);
+    assert_true(resets(r, &b, "W:W22:BK1", "22-17"));   /* a man move */
+    assert_false(resets(r, &b, "W:WK22:B1", "22-17"));  /* a king move */
+    assert_true(resets(r, &b, "W:W22:B18", "22x15"));   /* a capture */
+    assert_true(resets(r, &b, "W:WK22:B18", "22x15"));  /* a king's capture */
+    /* The king takes the last man: won while the clock is below 80, drawn at 80. */
+    char want[82];
+    memset(want, '+', 80);
+    want[80] = '=';
+    want[81] = '\0';
+    expect_values(r, &b, "W:WK14:B10", want);
+}
+
 /* ---- Every state against its definition, and the clock's monotonicity ---------------------- */
 
 typedef struct walk {
@@ -331,6 +357,12 @@ static void definition_lowered(void **state)
     check_walk(&x->brazilian, x->lowered, SMALL_BOARD_PIECES, 29);
 }
 
+static void definition_english(void **state)
+{
+    const solutions *x = *state;
+    check_walk(&x->english, x->wcdf, 3, 7);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -339,8 +371,10 @@ int main(int argc, char **argv)
         cmocka_unit_test(unlimited_equals_tables),
         cmocka_unit_test(hand_checked_international),
         cmocka_unit_test(hand_checked_four_pieces),
+        cmocka_unit_test(hand_checked_english),
         cmocka_unit_test(definition_international),
         cmocka_unit_test(definition_lowered),
+        cmocka_unit_test(definition_english),
     };
     return cmocka_run_group_tests(tests, build_solutions, free_solutions);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "movegen.h"
+#include "rules.h"
 
 _Static_assert(DTB_ANSWER_MAX_MOVES == DTB_MAX_MOVES, "room for every legal move");
 
@@ -91,7 +92,7 @@ void dtb_answer_probe(dtb_db *db, const dtb_position *p, dtb_notation n, dtb_ans
 
 bool dtb_answer_rules_known(const char *name)
 {
-    return strcmp(name, "fmjd") == 0 || strcmp(name, "none") == 0;
+    return dtb_rules_find(name) || strcmp(name, "none") == 0;
 }
 
 static void rules_failed(dtb_answer *a, dtb_status s, const char *fmt, ...)
@@ -136,7 +137,8 @@ void dtb_answer_rules(dtb_db *db, const dtb_position *p, const char *rules, int 
     if (a->status != DTB_OK || (rules && strcmp(rules, "none") == 0))
         return;
     if (rules && !dtb_answer_rules_known(rules))
-        return rules_failed(a, DTB_E_INVALID, "rules '%.40s': dtb knows fmjd and none", rules);
+        return rules_failed(a, DTB_E_INVALID, "rules '%.40s': dtb knows fmjd, wcdf and none",
+                            rules);
     dtb_rule_answer *r = &a->rules;
     const dtb_status s = dtb_probe_rules(db, p, clock, 0, r);
     if (s == DTB_E_GAMEOVER) { /* no piece to move: lost at any count, no move, no line */
@@ -168,6 +170,9 @@ void dtb_answer_rules(dtb_db *db, const dtb_position *p, const char *rules, int 
                                 rules);
         return;
     }
+    if (rules && strcmp(r->rules, rules) != 0) /* another variant's rules */
+        return rules_failed(a, DTB_E_INVALID, "the %s tables are answered under %s (or none), "
+                            "not under %.40s", dtb_db_variant(db), r->rules, rules);
     a->have_rules = true;
     dtb_status st = dtb_probe_rule_moves(db, p, clock, 0, a->rule_moves, DTB_ANSWER_MAX_MOVES,
                                          &a->nrule_moves);

@@ -431,7 +431,7 @@ static int run_probe(const command *c, const dtb_cli_args *a)
         strcmp(a->text[PROBE_NOTATION], "algebraic") != 0)
         return usage_error(c->name, "--notation is numeric or algebraic");
     if (a->given[PROBE_RULES] && !dtb_answer_rules_known(a->text[PROBE_RULES]))
-        return usage_error(c->name, "--rules is fmjd or none");
+        return usage_error(c->name, "--rules is fmjd, wcdf or none");
     char *list = strdup(tables);
     const char *dirs[MAX_TABLE_DIRS];
     const int ndirs = list ? split_dirs(list, dirs, MAX_TABLE_DIRS) : 0;

@@ -60,6 +60,7 @@ const char *dtb_metric_name(dtb_metric m)
     case DTB_METRIC_DTW: return "dtw";
     case DTB_METRIC_MTC: return "mtc";
     case DTB_METRIC_FMJD: return "fmjd";
+    case DTB_METRIC_WCDF: return "wcdf";
     }
     return NULL;
 }
@@ -272,9 +273,11 @@ static dtb_status parse_header(dtb_tablefile *tf, const unsigned char *h, uint64
         if (in->rules_id != dtb_metric_rules_id(in->metric))
             return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "rule set %d in a %s table",
                                      in->rules_id, dtb_metric_name(in->metric));
-        for (int c = 0; c < 3; c++) {
+        for (int c = 0; c < 3; c++) { /* the first class's limit, then 0 after the last */
             in->rule_limits[c] = h[DTB_TF_OFF_RULES + 1 + c];
-            if (in->rule_limits[c] < 1 || in->rule_limits[c] > 127)
+            const bool unused = c > 0 && in->rule_limits[c] == 0;
+            if ((!unused && (in->rule_limits[c] < 1 || in->rule_limits[c] > 127)) ||
+                (c > 0 && in->rule_limits[c - 1] == 0 && in->rule_limits[c]))
                 return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "bad rule limit %d",
                                          in->rule_limits[c]);
         }

@@ -32,11 +32,15 @@ typedef enum dtb_metric {
     DTB_METRIC_DTW = 2, /* distance to win */
     DTB_METRIC_MTC = 3, /* moves (plies) to conversion (docs/FORMAT.md §8.5) */
     DTB_METRIC_FMJD = 4, /* plies to the next counter reset under the FMJD rules (§8.6) */
+    DTB_METRIC_WCDF = 5, /* the same under the WCDF's 40-move rule (english, §8.6) */
 } dtb_metric;
 
 /* The rule-distance metric of rule set id (core/rules.h: one metric a rule set), and back. */
 static inline dtb_metric dtb_metric_of_rules(int rules_id) { return (dtb_metric)(3 + rules_id); }
-static inline bool dtb_metric_is_rules(dtb_metric m) { return m == DTB_METRIC_FMJD; }
+static inline bool dtb_metric_is_rules(dtb_metric m)
+{
+    return m == DTB_METRIC_FMJD || m == DTB_METRIC_WCDF;
+}
 static inline int dtb_metric_rules_id(dtb_metric m) { return (int)m - 3; }
 
 /* Value encodings recorded in table headers: the one-byte DTW value of core/value.h, the WLD
@@ -100,7 +104,8 @@ typedef struct dtb_tablefile_info {
     uint64_t long_count;      /* entries of the long list (encoding 3), else 0 */
     uint64_t long_size;       /* its bytes in the file */
     int rules_id;             /* a rule-distance table: its rule set (core/rules.h), else 0 */
-    int rule_limits[3];       /* and the limit of each class it was solved with (plies) */
+    int rule_limits[3];       /* and the limit of each class it was solved with (plies; 0
+                                 after the rule set's last class) */
 } dtb_tablefile_info;
 
 /* What the caller expects; a zero / NULL field is not checked. A file that differs is

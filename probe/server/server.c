@@ -269,7 +269,7 @@ static enum MHD_Result probe(server *sv, struct MHD_Connection *c, const served 
                           "notation is numeric or algebraic (default: the variant's)");
     if (rules && !dtb_answer_rules_known(rules))
         return send_error(c, MHD_HTTP_BAD_REQUEST, NULL,
-                          "rules is fmjd or none (default: the variant's where the tables have them)");
+                          "rules is fmjd, wcdf or none (default: the variant's where the tables have them)");
     int clock = 0;
     if (clock_text && !read_clock(clock_text, &clock))
         return send_error(c, MHD_HTTP_BAD_REQUEST, NULL,

@@ -3,7 +3,7 @@
  *
  *   GET /api/variants              what the tables hold: each variant, its board, piece counts
  *   GET /api/<variant>?fen=<FEN>   the object of `dtbprobe --json` for that position (numbers);
- *                                  clock=<plies> and rules=fmjd|none as dtbprobe's --clock, --rules
+ *                                  clock=<plies> and rules=fmjd|wcdf|none as dtbprobe's --clock, --rules
  *   GET /lidraughts/<key>?fen=<FEN> the same shaped like lichess's tablebase API, for lidraughts'
  *                                  analysis board (lidraughts.h; key: standard, russian, brazilian)
  *   GET /  /dtb.js  /dtb.css       the web explorer (files of probe/web, read once at start)

@@ -61,7 +61,7 @@ def test_clock(rtb):
     ({"clock": 10**7}, ValueError, "0..1000000"),
     ({"clock": "3"}, TypeError, "int"),
     ({"clock": True}, TypeError, "int"),
-    ({"rules": "fide"}, ValueError, "'fmjd' or 'none'"),
+    ({"rules": "fide"}, ValueError, "'fmjd', 'wcdf' or 'none'"),
 ])
 def test_bad_arguments(rtb, kwargs, exc, words):
     with pytest.raises(exc, match=words):

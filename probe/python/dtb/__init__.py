@@ -614,14 +614,16 @@ class Tablebase:
         """What the move-count draw rules make of pos with the count at clock plies: a
         RuleAnswer, its moves in notation (as for moves()). clock: None (the default) takes the
         FEN's H field ("W:W31:B1:H12", lidraughts' halfmove clock), else 0. rules: None (the
-        variant's: "fmjd" for international; "none" for a variant dtb has no rules for),
-        "fmjd", or "none" (unlimited play: categories win, draw, loss; no plies, no limit).
+        variant's: "fmjd" for international, "wcdf" for english; "none" for a variant dtb has
+        no rules for), "fmjd", "wcdf", or "none" (unlimited play: categories win, draw, loss;
+        no plies, no limit).
         Raises MissingTableError (no rule tables for the material: dtbgen --metrics
         wld,dtw,rules), InvalidPositionError (a malformed FEN or H field), ValueError (rules
-        neither "fmjd" nor "none", or not the variant's; a clock out of 0..1000000), TypeError
+        not one of those, or not the variant's; a clock out of 0..1000000), TypeError
         (a clock that is not an int)."""
-        if rules not in (None, "fmjd", "none"):
-            raise ValueError(f"rules is 'fmjd' or 'none' (None: the variant's), not {rules!r}")
+        if rules not in (None, "fmjd", "wcdf", "none"):
+            raise ValueError(f"rules is 'fmjd', 'wcdf' or 'none' (None: the variant's), "
+                             f"not {rules!r}")
         clock = self._clock(pos, clock)
         n = self._notation_code(notation)
         if rules == "none":
