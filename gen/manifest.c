@@ -228,6 +228,11 @@ dtb_status dtb_manifest_digest(const char *path, int threads, uint64_t *digest, 
         put32(&h, info->flags);
         put64(&h, info->positions);
         put64(&h, info->dontcare_count);
+        if (dtb_metric_is_rules(info->metric)) { /* what its distances are measured against */
+            put32(&h, (uint32_t)info->rules_id);
+            for (int c = 0; c < 3; c++)
+                put32(&h, (uint32_t)info->rule_limits[c]);
+        }
         uint64_t count = 0;
         const uint64_t nlong = info->long_count, *lidx = dtb_tablefile_long_index(tf);
         const uint16_t *ldtw = dtb_tablefile_long_dtws(tf);
@@ -278,10 +283,16 @@ static int by_name(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* "<stem>.<ext>" with ext a metric's name: wld, dtw, mtc, fmjd, wcdf. */
 static bool is_table_name(const char *name)
 {
-    const size_t n = strlen(name);
-    return n > 4 && (strcmp(name + n - 4, ".wld") == 0 || strcmp(name + n - 4, ".dtw") == 0);
+    const char *dot = strrchr(name, '.');
+    if (!dot || dot == name)
+        return false;
+    for (int m = DTB_METRIC_WLD; m <= DTB_METRIC_WCDF; m++)
+        if (strcmp(dot + 1, dtb_metric_name((dtb_metric)m)) == 0)
+            return true;
+    return false;
 }
 
 dtb_status dtb_manifest_dir(const char *dir, const char *variant, int threads,

@@ -6,6 +6,8 @@
  *     the variant name, NUL; the material name, NUL
  *     metric, index_version, value_encoding, dontcare_kind, flags   (u32 little-endian each)
  *     positions, dontcare_count                                      (u64 little-endian each)
+ *   for a rule table (docs/FORMAT.md §8.6) its rule set's id and its three class limits (u32
+ *     each, 0 for an unused class);
  *     one byte per position in index order: its value, or 0 at a don't-care position.
  *   and for DTW tables with distances beyond a byte (a long list, docs/FORMAT.md §8.4):
  *     "long" and a NUL, the number of such entries (u64), then each one's index (u64) and DTW
@@ -50,7 +52,8 @@ dtb_status dtb_manifest_digest(const char *path, int threads, uint64_t *digest, 
  * relative to the directory ("international/KKvK.wld"). Return false to stop (DTB_E_ABORTED). */
 typedef bool (*dtb_manifest_line)(void *user, uint64_t digest, const char *relpath);
 
-/* The digests of every table file (*.wld, *.dtw) in dir/variant/, by file name in byte order
+/* The digests of every table file (*.wld, *.dtw, *.mtc and rule tables: *.fmjd, *.wcdf) in
+ * dir/variant/, by file name in byte order
  * (the order of `LC_ALL=C sort`), each given to line. Returns DTB_OK, DTB_E_NOTFOUND when
  * dir/variant/ does not exist or holds no table, DTB_E_ABORTED, or dtb_manifest_digest's
  * statuses for the first file that fails. */

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The solver's values against tables/MANIFEST (digests of a full international 2..5 run, see
-# scripts/manifest.sh): every international table of 2..3 pieces, generated afresh, must have its
-# committed digest. The digests are of what the tables mean (header fields and values,
-# gen/manifest.h), not of their compressed bytes, so another libzstd or compression setting
-# passes; a change of the solver, the index or the value encoding fails until MANIFEST is
+# scripts/manifest.sh): every international table of 2..3 pieces, WLD, DTW, MTC and FMJD rule
+# tables, generated afresh, must have its committed digest. The digests are of what the tables
+# mean (header fields and values, gen/manifest.h), not of their compressed bytes, so another
+# libzstd or compression setting passes; a change of the solver, the index or the value encoding fails until MANIFEST is
 # regenerated on purpose (scripts/run.sh compares the whole 2..5 set). That the bytes themselves
 # do not depend on threads or interruptions is tested by resume_test and test_build.
 #
@@ -14,7 +14,8 @@ manifest=${2:?usage: manifest_test.sh PATH/TO/dtbgen PATH/TO/MANIFEST}
 work=$(mktemp -d "${TMPDIR:-/tmp}/dtb_manifest.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
 
-"$dtbgen" --variant international --pieces 3 --out "$work" --threads 2 --quiet || {
+"$dtbgen" --variant international --pieces 3 --out "$work" --threads 2 --quiet \
+  --metrics wld,dtw,mtc,rules || {
   echo "manifest_test: dtbgen failed" >&2; exit 1; }
 made=$("$dtbgen" --manifest "$work" --variant international --threads 2) || {
   echo "manifest_test: dtbgen --manifest failed" >&2; exit 1; }
