@@ -216,7 +216,7 @@ dtb_value dtb_check_rules_derive(const dtb_solved *sr, const dtb_rules *rules, c
             v = DTB_VALUE_LOST;
         else if (dtb_solved_find(sr, q.side == DTB_WHITE ? m : fm))
             v = dtb_solved_value(sr, &q);
-        const bool reset = dtb_rules_resets(rules, p, mv, &q);
+        const bool reset = dtb_rules_resets(rules, dtb_solved_board(sr), p, mv, &q, 0);
         const int cost = reset ? 1 : 1 + dtb_mtc_plies(v);
         if (dtb_value_is_loss(v) && cost < win)
             win = cost;

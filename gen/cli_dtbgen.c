@@ -951,7 +951,10 @@ static void check_rules(check_state *cs, const dtb_solved_table *t, const char *
         dtb_tablefile *tf;
         st = dtb_tablefile_open(path, NULL, &tf, &e);
         if (st == DTB_OK) {
-            cs->rules = dtb_rules_with_limits(std, dtb_tablefile_get_info(tf)->rule_limits);
+            int limits[DTB_RULE_CLASSES] = {0};
+            memcpy(limits, dtb_tablefile_get_info(tf)->rule_limits,
+                   sizeof dtb_tablefile_get_info(tf)->rule_limits);
+            cs->rules = dtb_rules_with_limits(std, limits);
             dtb_tablefile_close(tf);
             if (!(cs->sr = dtb_solved_create(&cs->b)))
                 st = dtb_error_set(&e, DTB_E_NOMEM, "out of memory");

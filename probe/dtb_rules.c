@@ -120,7 +120,7 @@ static dtb_status move_value(dtb_db *db, const dtb_rules *rules, const dtb_pos *
 {
     dtb_pos child;
     dtb_make_move(p, mv, &child);
-    const bool reset = !rules || dtb_rules_resets(rules, p, mv, &child);
+    const bool reset = !rules || dtb_rules_resets(rules, db->board, p, mv, &child, 0);
     out->clock = reset ? 0 : clock + 1;
     if (!dtb_pos_pieces(&child, child.side)) { /* the last piece taken: won now */
         out->category = DTB_RULE_WIN;

@@ -328,7 +328,7 @@ static void resets_equal_reference(void **state)
             for (int k = 0; k < ml.count; k++) {
                 dtb_pos c;
                 dtb_make_move(&p, &ml.moves[k], &c);
-                const bool r = dtb_rules_resets(&f->rules, &p, &ml.moves[k], &c);
+                const bool r = dtb_rules_resets(&f->rules, &f->b, &p, &ml.moves[k], &c, 0);
                 assert_int_equal(r, ref_rules_resets(f->ref, &p, &ml.moves[k]));
                 resets += r;
                 checked++;
