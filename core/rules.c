@@ -181,11 +181,21 @@ const dtb_rules *dtb_rules_of_variant(const dtb_variant *v)
 dtb_rules dtb_rules_with_limits(const dtb_rules *r, const int limits[DTB_RULE_CLASSES])
 {
     dtb_rules out = *r;
-    for (int c = 0; c < r->nclasses; c++) {
-        assert(limits[c] >= 1 && limits[c] <= DTB_RULE_LIMIT_MAX);
-        if (r->cls[c].limit) /* a class without a count keeps none */
+    for (int c = 0; c < r->nclasses; c++)
+        if (r->cls[c].limit) { /* a class without a count keeps none */
+            assert(limits[c] >= 1 && limits[c] <= DTB_RULE_LIMIT_MAX);
             out.cls[c].limit = limits[c];
-    }
+        }
+    return out;
+}
+
+dtb_rules dtb_rules_with_late_limit(const dtb_rules *r, int late)
+{
+    assert(late >= 1 && late <= DTB_RULE_LIMIT_MAX);
+    dtb_rules out = *r;
+    for (int c = 0; c < r->nclasses; c++)
+        if (r->cls[c].late_limit)
+            out.cls[c].late_limit = late;
     return out;
 }
 
@@ -195,9 +205,28 @@ bool dtb_rules_standard(const dtb_rules *r)
     if (!std)
         return false;
     for (int c = 0; c < r->nclasses; c++)
-        if (r->cls[c].limit != std->cls[c].limit)
+        if (r->cls[c].limit != std->cls[c].limit || r->cls[c].late_limit != std->cls[c].late_limit)
             return false;
     return true;
+}
+
+int dtb_rules_top_limit(const dtb_rules *r, const dtb_material *m)
+{
+    const int c = dtb_rules_class(r, m);
+    if (c >= 0)
+        return r->cls[c].limit;
+    int top = 0;
+    for (int k = 0; k < r->nclasses; k++)
+        top = r->cls[k].limit > top ? r->cls[k].limit : top;
+    return top;
+}
+
+int dtb_rules_late_limit(const dtb_rules *r)
+{
+    for (int k = 0; r->counts && k < r->nclasses; k++)
+        if (r->cls[k].late_limit)
+            return r->cls[k].late_limit;
+    return 0;
 }
 
 int dtb_rules_pos_class(const dtb_rules *r, const dtb_board *b, const dtb_pos *p)

@@ -29,7 +29,9 @@
 #include "movegen.h"
 #include "variant.h"
 
-enum { DTB_RULE_CLASSES = 7, DTB_RULE_LIMIT_MAX = 127 };
+/* Classes of a rule set; the longest limit; the largest late_after (a diagonal count beyond it
+ * answers as it does). */
+enum { DTB_RULE_CLASSES = 7, DTB_RULE_LIMIT_MAX = 127, DTB_RULE_COUNT_MAX = 10 };
 
 /* How one class counts: its limit in plies and the moves into it that reset the counter. */
 typedef struct dtb_rule_class {
@@ -69,8 +71,12 @@ const dtb_rules *dtb_rules_of_variant(const dtb_variant *v);
 const dtb_rules *dtb_rules_by_id(int id);
 
 /* A copy of r with its limits replaced by limits[class] (each 1..DTB_RULE_LIMIT_MAX, for its
- * nclasses classes): tests lower them to keep explicit searches small. */
+ * nclasses classes; ignored for a class without a count): tests lower them to keep explicit
+ * searches small. */
 dtb_rules dtb_rules_with_limits(const dtb_rules *r, const int limits[DTB_RULE_CLASSES]);
+
+/* A copy of r with the late limit of its counting class (if any) replaced by late (1..127). */
+dtb_rules dtb_rules_with_late_limit(const dtb_rules *r, int late);
 
 /* Whether r's limits are those of the rule set of its name (not lowered). */
 bool dtb_rules_standard(const dtb_rules *r);
@@ -89,6 +95,13 @@ static inline int dtb_rules_limit(const dtb_rules *r, const dtb_material *m)
     assert(c >= 0);
     return r->cls[c].limit;
 }
+
+/* The largest limit a position of material m can have: its class's, or for a material whose
+ * positions differ (dtb_rules_class -1), the largest of every class's limits. */
+int dtb_rules_top_limit(const dtb_rules *r, const dtb_material *m);
+
+/* The late limit of r's counting class, 0 when r keeps no diagonal count. */
+int dtb_rules_late_limit(const dtb_rules *r);
 
 /* The class of position p of board b. */
 int dtb_rules_pos_class(const dtb_rules *r, const dtb_board *b, const dtb_pos *p);

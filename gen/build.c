@@ -132,10 +132,9 @@ static dtb_status make_dir(const char *path, dtb_error *e)
 /* Reads every block of a table file into t's values (and its long list into s). A rule-distance
  * table must have been solved with the limits of rules. */
 static dtb_status read_values(const char *path, const dtb_variant *v, const dtb_material *m,
-                              dtb_metric metric, uint64_t size, dtb_solved *s, dtb_solved_table *t,
-                              const dtb_rules *rules, dtb_error *e)
+                              dtb_metric metric, uint64_t size, dtb_value *values, dtb_solved *s,
+                              dtb_solved_table *t, const dtb_rules *rules, dtb_error *e)
 {
-    uint8_t *values = t->values;
     char name[DTB_MATERIAL_NAME_MAX];
     dtb_material_name(m, name, sizeof name);
     const dtb_tablefile_expect want = {
@@ -159,6 +158,15 @@ static dtb_status read_values(const char *path, const dtb_variant *v, const dtb_
                                  "this build's is %d", path, rules->cls[c].name, got,
                                  rules->cls[c].limit);
         }
+    if (rules && dtb_metric_is_rules(metric) &&
+        (info->rule_late_limit != dtb_rules_late_limit(rules) ||
+         (info->rule_late_limit && info->rule_late_after != rules->late_after))) {
+        const int got = info->rule_late_limit, after = info->rule_late_after;
+        dtb_tablefile_close(tf);
+        return dtb_error_set(e, DTB_E_MISMATCH, "%s: solved with a late limit of %d plies after "
+                             "a count of %d, this build's is %d after %d", path, got, after,
+                             dtb_rules_late_limit(rules), rules->late_after);
+    }
     if (info->flags) { /* derived, or threat positions without values: not a full table */
         const bool derived = info->flags & DTB_TABLE_DERIVED;
         dtb_tablefile_close(tf);
@@ -219,7 +227,7 @@ dtb_status dtb_build_read_mtc(const char *dir, const dtb_variant *v, dtb_materia
         return dtb_error_set(e, DTB_E_NOTFOUND, "%s: no such table", path);
     /* MTC tables have no long list, the only part of read_values that needs a registry */
     dtb_solved_table t = {.material = m, .values = mtc};
-    return read_values(path, v, &m, DTB_METRIC_MTC, size, NULL, &t, NULL, e);
+    return read_values(path, v, &m, DTB_METRIC_MTC, size, t.values, NULL, &t, NULL, e);
 }
 
 dtb_status dtb_build_load(dtb_solved *s, const char *dir, dtb_material m, dtb_error *e)
@@ -244,7 +252,7 @@ static dtb_status load_metric(dtb_solved *s, const char *dir, dtb_material m, dt
     if (!t)
         return DTB_E_NOMEM;
     const uint64_t n = dtb_index_size(t->index);
-    dtb_status st = read_values(path, b->variant, &m, metric, n, s, t, NULL, e);
+    dtb_status st = read_values(path, b->variant, &m, metric, n, t->values, s, t, NULL, e);
     if (st != DTB_OK) {
         dtb_solved_drop(s, m);
         return st;
@@ -409,77 +417,110 @@ static rule_stats count_rules(const dtb_solved_table *t, const dtb_solved_table 
     return st;
 }
 
-/* The rule distances of a solved pair (gen/solve_rules.c) into sr, written as its tables; stats
- * and the time it took into rst and *seconds. */
+/* The header fields of material m's rule table under rules (layers: its count layers). */
+static void rule_fields(dtb_table_write_options *w, const dtb_rules *rules, int layers)
+{
+    for (int c = 0; c < rules->nclasses; c++)
+        w->rule_limits[c] = rules->cls[c].limit;
+    w->rule_late_limit = dtb_rules_late_limit(rules);
+    w->rule_late_after = w->rule_late_limit ? rules->late_after : 0;
+    w->rule_layers = layers;
+}
+
+/* The rule distances of a solved pair (gen/solve_rules.c) into rl, written as its tables (a
+ * material with count layers: each layer's bytes in turn, count 0 first); stats of count 0 and
+ * the time it took into rst and *seconds. */
 static dtb_status solve_and_write_rules(const dtb_build_options *o, const dtb_solved *s,
-                                        dtb_solved *sr, const dtb_material *m, rule_stats rst[2],
-                                        double *seconds, dtb_error *e)
+                                        dtb_rule_layers *rl, const dtb_material *m,
+                                        rule_stats rst[2], double *seconds, dtb_error *e)
 {
     const double t0 = omp_get_wtime();
     const dtb_material ms[2] = {*m, dtb_material_flip(*m)};
-    dtb_status rc = dtb_solve_rules_pair(s, sr, o->rules, *m, e);
+    dtb_status rc = dtb_solve_rules_pair(s, rl, *m, e);
     for (int k = 0; k < (is_self_flip(m) ? 1 : 2) && rc == DTB_OK; k++) {
-        const dtb_solved_table *rt = dtb_solved_find(sr, ms[k]);
+        const dtb_solved_table *rt = dtb_rule_layers_find(rl, ms[k], 0);
         rst[k] = count_rules(dtb_solved_find(s, ms[k]), rt);
+        const int layers = dtb_rule_layers_of(rl, &ms[k]);
+        const uint64_t n = dtb_index_size(rt->index);
+        dtb_value *all = rt->values;
+        if (layers > 1 && !(all = malloc(n * (uint64_t)layers))) {
+            rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+            break;
+        }
+        for (int c = 1; c < layers; c++)
+            memcpy(all + c * n, dtb_rule_layers_find(rl, ms[k], c)->values, n);
+        if (layers > 1)
+            memcpy(all, rt->values, n);
         char path[4096], name[DTB_MATERIAL_NAME_MAX];
         dtb_table_write_options w =
             table_options(o, rt, dtb_metric_of_rules(o->rules->id), path, name);
         w.dontcare_kind = 0; /* every position holds its byte: answers need no search */
-        for (int c = 0; c < o->rules->nclasses; c++)
-            w.rule_limits[c] = o->rules->cls[c].limit;
-        rc = dtb_table_write(path, &w, rt->values, dtb_index_size(rt->index), NULL, NULL, e);
+        rule_fields(&w, o->rules, layers);
+        rc = dtb_table_write(path, &w, all, n * (uint64_t)layers, NULL, NULL, e);
+        if (all != rt->values)
+            free(all);
     }
     *seconds = omp_get_wtime() - t0;
     return rc;
 }
 
 /* The stats record's rule fields (empty without rules). */
-static void rules_json(char *buf, size_t size, const dtb_solved *sr, const dtb_build_options *o,
-                       const dtb_material *m, const rule_stats *st, double seconds)
+static void rules_json(char *buf, size_t size, const dtb_rule_layers *rl,
+                       const dtb_build_options *o, const dtb_material *m, const rule_stats *st,
+                       double seconds)
 {
     const size_t used = strlen(buf);
     char fen[DTB_FEN_MAX] = "";
     if (st->longest >= 0) {
         dtb_pos p;
-        dtb_index_pos(dtb_solved_find(sr, *m)->index, st->longest_at, &p);
-        dtb_fen_write(dtb_solved_board(sr), &p, fen, sizeof fen);
+        dtb_index_pos(dtb_rule_layers_find(rl, *m, 0)->index, st->longest_at, &p);
+        dtb_fen_write(dtb_solved_board(rl->at[0]), &p, fen, sizeof fen);
     }
     snprintf(buf + used, size - used,
              ",\"rules\":\"%s\",\"rule_limit\":%d,\"rule_wins\":%llu,\"rule_losses\":%llu,"
              "\"cursed_wins\":%llu,\"blessed_losses\":%llu,\"longest_rule_win\":%d,"
              "\"longest_rule_win_fen\":\"%s\",\"rules_seconds\":%.3f",
-             o->rules->name, dtb_rules_limit(o->rules, m), (unsigned long long)st->wins,
+             o->rules->name, dtb_rules_top_limit(o->rules, m), (unsigned long long)st->wins,
              (unsigned long long)st->losses, (unsigned long long)st->cursed,
              (unsigned long long)st->blessed, st->longest, fen, seconds);
 }
 
-dtb_status dtb_build_load_rules(dtb_solved *sr, const char *dir, const dtb_rules *rules,
-                                dtb_material m, dtb_error *e)
+dtb_status dtb_build_load_rules(dtb_rule_layers *rl, const char *dir, dtb_material m,
+                                dtb_error *e)
 {
-    const dtb_variant *v = dtb_solved_board(sr)->variant;
+    const dtb_rules *rules = rl->rules;
+    const dtb_variant *v = dtb_solved_board(rl->at[0])->variant;
     const dtb_metric metric = dtb_metric_of_rules(rules->id);
     char path[4096];
     dtb_build_table_path(path, sizeof path, dir, v, &m, metric);
     if (access(path, F_OK) != 0)
         return dtb_error_set(e, DTB_E_NOTFOUND, "%s: no such table", path);
-    dtb_solved_table *t = dtb_solved_add(sr, m, e);
-    if (!t)
-        return DTB_E_NOMEM;
-    const dtb_status st = read_values(path, v, &m, metric, dtb_index_size(t->index), NULL, t,
-                                      rules, e);
+    dtb_solved_table *t[DTB_RULE_COUNT_MAX + 1];
+    dtb_status st = dtb_rule_layers_add(rl, m, t, e);
     if (st != DTB_OK)
-        dtb_solved_drop(sr, m);
+        return st;
+    const int layers = dtb_rule_layers_of(rl, &m);
+    const uint64_t n = dtb_index_size(t[0]->index);
+    dtb_value *all = layers > 1 ? malloc(n * (uint64_t)layers) : t[0]->values;
+    st = all ? read_values(path, v, &m, metric, n * (uint64_t)layers, all, NULL, t[0], rules, e)
+             : dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    for (int c = 0; st == DTB_OK && layers > 1 && c < layers; c++)
+        memcpy(t[c]->values, all + c * n, n);
+    if (all != t[0]->values)
+        free(all);
+    if (st != DTB_OK)
+        dtb_rule_layers_drop(rl, m);
     return st;
 }
 
-/* Reads the rule-distance tables of pair p into sr (a pair loaded rather than solved). */
-static dtb_status load_rules_pair(const dtb_build_options *o, dtb_solved *sr, const dtb_material *m,
-                                  bool self, dtb_error *e)
+/* Reads the rule-distance tables of pair p into rl (a pair loaded rather than solved). */
+static dtb_status load_rules_pair(const dtb_build_options *o, dtb_rule_layers *rl,
+                                  const dtb_material *m, bool self, dtb_error *e)
 {
     const dtb_material ms[2] = {*m, dtb_material_flip(*m)};
     dtb_status st = DTB_OK;
     for (int k = 0; k < (self ? 1 : 2) && st == DTB_OK; k++)
-        st = dtb_build_load_rules(sr, o->out_dir, o->rules, ms[k], e);
+        st = dtb_build_load_rules(rl, o->out_dir, ms[k], e);
     return st;
 }
 
@@ -601,8 +642,9 @@ static void on_progress(void *user, uint64_t done, uint64_t total)
         pc->o->log(pc->o->user, DTB_BUILD_PROGRESS, pc->name, done, total, NULL);
 }
 
-static dtb_status solve_and_write(const dtb_build_options *o, dtb_solved *s, dtb_solved *sr,
-                                  const dtb_material *m, bool lean, dtb_error *e)
+static dtb_status solve_and_write(const dtb_build_options *o, dtb_solved *s,
+                                  dtb_rule_layers *rl, const dtb_material *m, bool lean,
+                                  dtb_error *e)
 {
     char name[DTB_MATERIAL_NAME_MAX];
     dtb_material_name(m, name, sizeof name);
@@ -635,7 +677,7 @@ static dtb_status solve_and_write(const dtb_build_options *o, dtb_solved *s, dtb
         return rc;
     rule_stats rst[2];
     double rules_seconds = 0;
-    if (o->rules && (rc = solve_and_write_rules(o, s, sr, m, rst, &rules_seconds, e)) != DTB_OK)
+    if (o->rules && (rc = solve_and_write_rules(o, s, rl, m, rst, &rules_seconds, e)) != DTB_OK)
         return rc;
     for (int k = 0; k < (self ? 1 : 2); k++) {
         const dtb_solved_table *t = dtb_solved_find(s, *ms[k]);
@@ -643,7 +685,7 @@ static dtb_status solve_and_write(const dtb_build_options *o, dtb_solved *s, dtb
         if (o->mtc)
             mtc_json(more, sizeof more, s, t, &mst[k], self ? mtc_seconds : mtc_seconds / 2);
         if (o->rules)
-            rules_json(more, sizeof more, sr, o, ms[k], &rst[k],
+            rules_json(more, sizeof more, rl, o, ms[k], &rst[k],
                        self ? rules_seconds : rules_seconds / 2);
         /* Time is shared by the pair; each member gets its share by size. */
         stats_json(json, sizeof json, s, t, &st[k], self ? seconds : seconds / 2, more);
@@ -1253,13 +1295,13 @@ dtb_status dtb_build(const dtb_build_options *o, dtb_error *e)
      * whenever the process passes the budget less the slack. */
     if (rc == DTB_OK && budget.use_work_files)
         rc = dtb_solved_use_work_files(s, work, monitor_cap(o), e);
-    /* The rule distances of the build: a second registry, its tables' values the rule bytes. */
-    dtb_solved *sr = NULL;
+    /* The rule distances of the build: registries of rule bytes, one per diagonal count. */
+    dtb_rule_layers rl = {0}, *rlp = NULL;
     if (rc == DTB_OK && o->rules && o->peers)
         rc = dtb_error_set(e, DTB_E_INVALID, "rule-distance tables are not made under MPI yet: "
                            "build them in one process");
-    else if (rc == DTB_OK && o->rules && !(sr = dtb_solved_create(&b)))
-        rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    else if (rc == DTB_OK && o->rules && (rc = dtb_rule_layers_init(&rl, &b, o->rules, e)) == DTB_OK)
+        rlp = &rl;
     /* Complete pairs are reported first, in list order, whether they are loaded later or not. */
     for (int i = 0; i < pl.npairs && rc == DTB_OK && o->log; i++) {
         const plan_pair *p = &pl.pair[i];
@@ -1279,27 +1321,27 @@ dtb_status dtb_build(const dtb_build_options *o, dtb_error *e)
         const plan_pair *p = &pl.pair[i];
         rc = check_resident(&pl, s, i, e);
         if (rc == DTB_OK && p->action == PAIR_SOLVE) {
-            rc = solve_and_write(o, s, sr, &p->m, p->lean, e);
+            rc = solve_and_write(o, s, rlp, &p->m, p->lean, e);
             if (rc == DTB_OK && budget.read_finished && p->last > step)
                 rc = attach_pair(o, s, p, e);
         } else if (rc == DTB_OK) {
             rc = budget.read_finished ? attach_pair(o, s, p, e) : load_pair(o, s, p, e);
-            if (rc == DTB_OK && sr)
-                rc = load_rules_pair(o, sr, &p->m, p->self, e);
+            if (rc == DTB_OK && rlp)
+                rc = load_rules_pair(o, rlp, &p->m, p->self, e);
         }
         for (int j = 0; j < pl.npairs && rc == DTB_OK; j++)
             if (pl.pair[j].last == step) {
                 rc = drop_pair(o, s, &pl.pair[j], e);
                 const dtb_material f = dtb_material_flip(pl.pair[j].m);
-                if (sr) {
-                    dtb_solved_drop(sr, pl.pair[j].m);
-                    dtb_solved_drop(sr, f);
+                if (rlp) {
+                    dtb_rule_layers_drop(rlp, pl.pair[j].m);
+                    dtb_rule_layers_drop(rlp, f);
                 }
             }
     }
     if (rc == DTB_OK)
         rc = write_stats_log(o, e);
-    dtb_solved_free(sr);
+    dtb_rule_layers_free(&rl);
     dtb_solved_free(s);
     plan_free(&pl);
     return rc;

@@ -150,11 +150,12 @@ dtb_table_write_options dtb_build_write_options(const dtb_variant *v, const char
 void dtb_build_table_path(char *buf, size_t size, const char *dir, const dtb_variant *v,
                           const dtb_material *m, dtb_metric metric);
 
-/* Adds material m to sr (a registry of rule bytes, gen/solve.h) with the rule bytes of its
- * table under rules in dir/<variant>/, which must have been solved with rules' limits
- * (DTB_E_MISMATCH otherwise; DTB_E_NOTFOUND without the file). */
-dtb_status dtb_build_load_rules(dtb_solved *sr, const char *dir, const dtb_rules *rules,
-                                dtb_material m, dtb_error *e);
+/* Adds material m to rl (the rule bytes by diagonal count, gen/rule_layers.h) with the rule
+ * bytes of its table under rl's rules in dir/<variant>/ (every count layer it has), which must
+ * have been solved with those rules' limits (DTB_E_MISMATCH otherwise; DTB_E_NOTFOUND without
+ * the file). */
+dtb_status dtb_build_load_rules(dtb_rule_layers *rl, const char *dir, dtb_material m,
+                                dtb_error *e);
 
 /* Reads the .mtc table of material m (size positions) from dir into mtc (size bytes; capture
  * positions hold whatever the writer filled in). DTB_E_NOTFOUND when absent; other statuses

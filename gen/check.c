@@ -198,43 +198,68 @@ uint64_t dtb_check_mtc_table(const dtb_solved *s, const dtb_solved_table *t, con
                         limit);
 }
 
-dtb_value dtb_check_rules_derive(const dtb_solved *sr, const dtb_rules *rules, const dtb_pos *p,
-                                 int limit)
+/* H, the largest clock at which a decided rule byte v of position q (count c) holds: its limit
+ * minus its distance, or INT_MAX where no clock draws it (no legal move, or no count). */
+static int holds_up_to(const dtb_rules *rules, const dtb_board *b, const dtb_pos *q, int c,
+                       dtb_value v)
 {
+    const int d = dtb_mtc_plies(v);
+    if (d == 0 || !dtb_pos_pieces(q, q->side))
+        return INT_MAX;
+    const int limit = dtb_rules_pos_limit(rules, b, q, c);
+    return limit ? limit - d : INT_MAX;
+}
+
+dtb_value dtb_check_rules_derive(const dtb_rule_layers *rl, const dtb_pos *p, int count)
+{
+    const dtb_rules *rules = rl->rules;
+    const dtb_board *b = dtb_solved_board(rl->at[0]);
     dtb_movelist ml;
-    const dtb_status st = dtb_generate(dtb_solved_board(sr), p, &ml);
+    const dtb_status st = dtb_generate(b, p, &ml);
     assert(st == DTB_OK);
     (void)st;
-    int win = INT_MAX, loss = 0; /* the cheapest win, the dearest loss (INT_MAX: none) */
+    if (ml.count == 0)
+        return DTB_VALUE_LOST;
+    /* Over the moves, in clocks: the largest clock the best win holds from (its move's H - 1,
+     * or every clock after a reset), and the smallest the dearest loss holds from. */
+    long win = -1, loss = LONG_MAX;
     for (int i = 0; i < ml.count; i++) {
         const dtb_move *mv = &ml.moves[i];
         dtb_pos q;
         dtb_make_move(p, mv, &q);
-        const dtb_material m = dtb_material_of(&q), fm = dtb_material_flip(m);
-        dtb_value v = DTB_VALUE_DRAW; /* undecided where the registry has no table */
-        if (!dtb_pos_pieces(&q, q.side))
-            v = DTB_VALUE_LOST;
-        else if (dtb_solved_find(sr, q.side == DTB_WHITE ? m : fm))
-            v = dtb_solved_value(sr, &q);
-        const bool reset = dtb_rules_resets(rules, dtb_solved_board(sr), p, mv, &q, 0);
-        const int cost = reset ? 1 : 1 + dtb_mtc_plies(v);
-        if (dtb_value_is_loss(v) && cost < win)
-            win = cost;
-        if (!dtb_value_is_win(v))
-            loss = INT_MAX; /* a move the opponent does not win (at 0, or yet) */
-        else if (loss < INT_MAX && cost > loss)
-            loss = cost;
+        const int c = dtb_rules_next_count(rules, b, p, &q, count);
+        const dtb_value v = dtb_rule_layers_value(rl, &q, c);
+        if (v == DTB_VALUE_DRAW) { /* drawn or undecided: no loss through every move */
+            loss = -1;
+            continue;
+        }
+        const int hq = holds_up_to(rules, b, &q, c, v);
+        const long from = dtb_rules_resets(rules, b, p, mv, &q, c) || hq == INT_MAX
+                              ? LONG_MAX : (long)hq - 1;
+        if (dtb_value_is_loss(v)) { /* a move the opponent does not win: no loss either */
+            win = from > win ? from : win;
+            loss = -1;
+        } else if (from < loss) {
+            loss = from;
+        }
     }
-    if (win <= limit)
-        return dtb_mtc_byte(true, win);
-    return loss <= limit ? dtb_mtc_byte(false, loss) : DTB_VALUE_DRAW;
+    const int limit = dtb_rules_pos_limit(rules, b, p, count);
+    if (!limit) /* no count: every move into p reset it, so p's clock is 0 */
+        return win >= 0 ? dtb_mtc_byte(true, 1)
+               : loss >= 0 ? dtb_mtc_byte(false, 1) : DTB_VALUE_DRAW;
+    if (win > limit - 1)
+        win = limit - 1;
+    if (loss > limit - 1)
+        loss = limit - 1;
+    if (win >= 0)
+        return dtb_mtc_byte(true, (int)(limit - win));
+    return loss >= 0 ? dtb_mtc_byte(false, (int)(limit - loss)) : DTB_VALUE_DRAW;
 }
 
 typedef struct rules_check {
-    const dtb_solved *sr;
-    const dtb_rules *rules;
+    const dtb_rule_layers *rl;
     const dtb_solved_table *rt;
-    int limit;
+    int count;
     dtb_check_mtc_report report;
     void *user;
 } rules_check;
@@ -244,7 +269,7 @@ static bool rules_mismatch(const void *ctx, uint64_t i, unsigned *stored, unsign
     const rules_check *rc = ctx;
     dtb_pos p;
     dtb_index_pos(rc->rt->index, i, &p);
-    *derived = dtb_check_rules_derive(rc->sr, rc->rules, &p, rc->limit);
+    *derived = dtb_check_rules_derive(rc->rl, &p, rc->count);
     *stored = rc->rt->values[i];
     return *derived != *stored;
 }
@@ -255,11 +280,10 @@ static void rules_report(const void *ctx, uint64_t i, unsigned stored, unsigned 
     rc->report(rc->user, rc->rt, i, (dtb_value)stored, (dtb_value)derived);
 }
 
-uint64_t dtb_check_rules_table(const dtb_solved *sr, const dtb_rules *rules,
-                               const dtb_solved_table *rt, dtb_check_mtc_report report, void *user,
-                               uint64_t limit)
+uint64_t dtb_check_rules_table(const dtb_rule_layers *rl, const dtb_solved_table *rt, int count,
+                               dtb_check_mtc_report report, void *user, uint64_t limit)
 {
-    const rules_check rc = {sr, rules, rt, dtb_rules_limit(rules, &rt->material), report, user};
+    const rules_check rc = {rl, rt, count, report, user};
     return check_chunks(dtb_index_size(rt->index), rules_mismatch, report ? rules_report : NULL,
                         &rc, limit);
 }

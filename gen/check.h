@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "rule_layers.h"
 #include "rules.h"
 #include "solved.h"
 
@@ -49,19 +50,21 @@ uint64_t dtb_check_mtc_table(const dtb_solved *s, const dtb_solved_table *t, con
 
 /* ---- rule distances (docs/FORMAT.md §8.6) ----------------------------------------------------- */
 
-/* The rule byte of p (white to move, of a class with this limit) by one ply over its moves'
- * rule bytes in sr (a registry of rule bytes, core/value.h's MTC layout; a table absent there
- * or a byte 0 reads as undecided): the win takes its cheapest move into a lost position, the
- * loss its dearest move; a move that resets the count costs 1 and reaches the target's result
- * at 0 (a loss needs every reset to reach a win), one that keeps it 1 + the target's distance.
- * Beyond limit: 0. The rule solve's passes use it too (gen/solve_rules.c). */
-dtb_value dtb_check_rules_derive(const dtb_solved *sr, const dtb_rules *rules, const dtb_pos *p,
-                                 int limit);
+/* The rule byte of p (white to move) at diagonal count `count` (0 where p's material keeps none)
+ * by one ply over its moves' rule bytes in rl (a table absent there, or a byte 0, reads as
+ * undecided). In clocks: a move that resets the count reaches its target's result at clock 0
+ * (whatever clock p has), one that keeps it reaches the target at p's clock + 1, which holds up
+ * to the target's limit minus its distance; the win takes the move that holds from the largest
+ * clock, the loss holds up to the smallest over every move (a move the opponent does not win:
+ * no loss); both at most p's limit - 1. The byte is p's limit minus that clock (its rule
+ * distance), 0 when it is below 0; with no count (limit 0: every move into p reset the
+ * count, so its clock is 0) 1 for a result that holds at clock 0. The rule solve's passes use it too (gen/solve_rules_passes.c). */
+dtb_value dtb_check_rules_derive(const dtb_rule_layers *rl, const dtb_pos *p, int count);
 
-/* Checks the stored rule bytes of table rt of sr (every position, captures included) against
- * its successors in sr. Reports as dtb_check_mtc_report. Returns the number of mismatches. */
-uint64_t dtb_check_rules_table(const dtb_solved *sr, const dtb_rules *rules,
-                               const dtb_solved_table *rt, dtb_check_mtc_report report, void *user,
-                               uint64_t limit);
+/* Checks the stored rule bytes of table rt (of rl, at diagonal count `count`; every position,
+ * captures included) against its successors in rl. Reports as dtb_check_mtc_report. Returns
+ * the number of mismatches. */
+uint64_t dtb_check_rules_table(const dtb_rule_layers *rl, const dtb_solved_table *rt, int count,
+                               dtb_check_mtc_report report, void *user, uint64_t limit);
 
 #endif

@@ -904,7 +904,8 @@ typedef struct check_state {
     dtb_board b;
     int checked, unchecked;
     uint64_t bad, positions;
-    dtb_solved *sr;   /* the rule bytes read so far (a set with rule tables), kept to the end */
+    dtb_rule_layers rl; /* the rule bytes read so far (a set with rule tables), kept to the end */
+    bool have_rl;
     dtb_rules rules;  /* with the limits of the set's first rule table */
 } check_state;
 
@@ -919,14 +920,14 @@ static void on_rules_mismatch(void *user, const dtb_solved_table *t, uint64_t in
                    dtb_value_wdl(derived) ? dtb_mtc_plies(derived) : 0);
 }
 
-/* Rule bytes of m (and its flip) in cs->sr, read when first needed; DTB_E_NOTFOUND when m has
+/* Rule bytes of m (and its flip) in cs->rl, read when first needed; DTB_E_NOTFOUND when m has
  * no rule table. */
 static dtb_status need_rules(check_state *cs, dtb_material m, dtb_error *e)
 {
     const dtb_material ms[2] = {m, dtb_material_flip(m)};
     for (int k = 0; k < 2; k++)
-        if (!dtb_solved_find(cs->sr, ms[k])) {
-            const dtb_status st = dtb_build_load_rules(cs->sr, cs->o->dir, &cs->rules, ms[k], e);
+        if (!dtb_rule_layers_find(&cs->rl, ms[k], 0)) {
+            const dtb_status st = dtb_build_load_rules(&cs->rl, cs->o->dir, ms[k], e);
             if (st != DTB_OK)
                 return st;
         }
@@ -947,17 +948,18 @@ static void check_rules(check_state *cs, const dtb_solved_table *t, const char *
         return;
     dtb_error e;
     dtb_status st = DTB_OK;
-    if (!cs->sr) { /* the limits: the first table's (a test set may lower them) */
+    if (!cs->have_rl) { /* the limits: the first table's (a test set may lower them) */
         dtb_tablefile *tf;
         st = dtb_tablefile_open(path, NULL, &tf, &e);
         if (st == DTB_OK) {
-            int limits[DTB_RULE_CLASSES] = {0};
-            memcpy(limits, dtb_tablefile_get_info(tf)->rule_limits,
-                   sizeof dtb_tablefile_get_info(tf)->rule_limits);
-            cs->rules = dtb_rules_with_limits(std, limits);
+            _Static_assert(DTB_RULE_CLASSES == DTB_TF_RULE_CLASSES, "a limit a class");
+            const dtb_tablefile_info *in = dtb_tablefile_get_info(tf);
+            cs->rules = dtb_rules_with_limits(std, in->rule_limits);
+            if (in->rule_late_limit)
+                cs->rules = dtb_rules_with_late_limit(&cs->rules, in->rule_late_limit);
             dtb_tablefile_close(tf);
-            if (!(cs->sr = dtb_solved_create(&cs->b)))
-                st = dtb_error_set(&e, DTB_E_NOMEM, "out of memory");
+            st = dtb_rule_layers_init(&cs->rl, &cs->b, &cs->rules, &e);
+            cs->have_rl = st == DTB_OK;
         }
     }
     if (st == DTB_OK)
@@ -978,14 +980,17 @@ static void check_rules(check_state *cs, const dtb_solved_table *t, const char *
         cs->bad++;
         return;
     }
-    const dtb_solved_table *rt = dtb_solved_find(cs->sr, t->material);
-    const uint64_t k = dtb_check_rules_table(cs->sr, &cs->rules, rt, on_rules_mismatch, cs, 20);
+    uint64_t k = 0, positions = 0; /* every count layer's bytes */
+    for (int c = 0; c < dtb_rule_layers_of(&cs->rl, &t->material); c++) {
+        const dtb_solved_table *rt = dtb_rule_layers_find(&cs->rl, t->material, c);
+        k += dtb_check_rules_table(&cs->rl, rt, c, on_rules_mismatch, cs, 20);
+        positions += dtb_index_size(rt->index);
+    }
     if (!cs->o->quiet)
         fprintf(stderr, "dtbgen: check %s.%s: %llu positions, %llu mismatches\n", name,
-                dtb_metric_name(metric), (unsigned long long)dtb_index_size(rt->index),
-                (unsigned long long)k);
+                dtb_metric_name(metric), (unsigned long long)positions, (unsigned long long)k);
     cs->bad += k;
-    cs->positions += dtb_index_size(rt->index);
+    cs->positions += positions;
     cs->checked++;
 }
 
@@ -1082,7 +1087,8 @@ static int run_check(const dtbgen_options *o)
     const double t0 = omp_get_wtime();
     dtb_error e;
     const dtb_status walked = dtb_build_walk(&bo, on_check, &cs, &e);
-    dtb_solved_free(cs.sr);
+    if (cs.have_rl)
+        dtb_rule_layers_free(&cs.rl);
     if (walked != DTB_OK) {
         fprintf(stderr, "dtbgen: %s\n", e.msg);
         return EXIT_INPUT;

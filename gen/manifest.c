@@ -230,8 +230,15 @@ dtb_status dtb_manifest_digest(const char *path, int threads, uint64_t *digest, 
         put64(&h, info->dontcare_count);
         if (dtb_metric_is_rules(info->metric)) { /* what its distances are measured against */
             put32(&h, (uint32_t)info->rules_id);
-            for (int c = 0; c < 3; c++)
+            for (int c = 0; c < 3; c++) /* FMJD's and WCDF's: three classes at most */
                 put32(&h, (uint32_t)info->rule_limits[c]);
+            if (info->rule_limits[3] || info->rule_late_limit) { /* FMJD-64's, as they differ */
+                for (int c = 3; c < DTB_TF_RULE_CLASSES; c++)
+                    put32(&h, (uint32_t)info->rule_limits[c]);
+                put32(&h, (uint32_t)info->rule_late_limit);
+                put32(&h, (uint32_t)info->rule_late_after);
+                put32(&h, (uint32_t)info->rule_layers);
+            }
         }
         uint64_t count = 0;
         const uint64_t nlong = info->long_count, *lidx = dtb_tablefile_long_index(tf);
@@ -289,7 +296,7 @@ static bool is_table_name(const char *name)
     const char *dot = strrchr(name, '.');
     if (!dot || dot == name)
         return false;
-    for (int m = DTB_METRIC_WLD; m <= DTB_METRIC_WCDF; m++)
+    for (int m = DTB_METRIC_WLD; dtb_metric_name((dtb_metric)m); m++)
         if (strcmp(dot + 1, dtb_metric_name((dtb_metric)m)) == 0)
             return true;
     return false;

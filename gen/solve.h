@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "rule_layers.h"
 #include "rules.h"
 #include "solved.h"
 
@@ -131,15 +132,20 @@ dtb_status dtb_solve_mtc_pair(const dtb_solved *s, dtb_material m, dtb_value *mt
 /* ---- rule distances: the move-count draw rules (gen/solve_rules.c; docs/FORMAT.md §8.6) ----- */
 
 /* The rule byte (core/value.h's MTC layout: 0 none, 1..127 a win, 128 + d a loss) of every
- * position of material m and of its flip under rules, into the values of their tables in sr (a
- * second registry: the rule bytes of the build, added here with m's pair): the plies to the next
+ * position of material m and of its flip under rl's rules, into their tables in rl (the rule
+ * bytes of the build by diagonal count, added here with m's pair): the plies to the next
  * counter reset that keeps the result at counter 0, winner shortest, loser longest, when that
- * fits the limit of m's class; 0 for draws and for the wins and losses the limit cuts off.
+ * fits the position's limit; 0 for draws and for the wins and losses the limit cuts off.
  * Needs the pair's values and capture bits in s (solved or loaded) and in sr the rule bytes of
  * every table its exits reach. OpenMP threads in force; the same bytes whatever their count.
  * DTB_E_INVALID (values not in memory), DTB_E_RANGE, DTB_E_NOMEM. */
-dtb_status dtb_solve_rules_pair(const dtb_solved *s, dtb_solved *sr, const dtb_rules *rules,
-                                dtb_material m, dtb_error *e);
+dtb_status dtb_solve_rules_pair(const dtb_solved *s, dtb_rule_layers *rl, dtb_material m,
+                                dtb_error *e);
+
+/* dtb_solve_rules_pair by passes over the pair (gen/solve_rules_passes.c): any class, the
+ * general class's pairs slowly. Same contract. */
+dtb_status dtb_solve_rules_passes(const dtb_solved *s, dtb_rule_layers *rl, dtb_material m,
+                                  dtb_error *e);
 
 
 #endif

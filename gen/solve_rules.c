@@ -16,17 +16,14 @@
  *     and they stay in a unit (gen/solve_unit.h), so a retrograde analysis per unit as the MTC
  *     solve's, levels up to L, units in decreasing order of advancement (a man move's target
  *     unit is solved before the unit it leaves);
- *   - the classes of the last few pieces (a lone king against at most three pieces with a
- *     king: man moves and later promotions keep the count and leave the unit, so units do not
- *     apply): plain passes over the pair, pass k deciding the positions at distance k from
- *     their moves and the decisions of the passes before (the one-ply derivation --check
- *     uses, gen/check.c). These pairs have at most 4 pieces.
+ *   - every other class (a lone king against at most three pieces with a king, where man moves
+ *     and later promotions keep the count and leave the unit; every FMJD-64 class below 8
+ *     pieces): passes over the pair (gen/solve_rules_passes.c).
  * Draws (unlimited) are draws under any rule; wins and losses the limit cuts off (cursed wins,
  * blessed losses) get the draw byte. The bytes go into the rule registry's tables of the pair,
  * whatever the thread count the same. */
 #include "solve_unit.h"
 
-#include "check.h"
 #include "rules.h"
 
 /* What is known of one position of the unit. */
@@ -290,60 +287,14 @@ static dtb_status solve_general(const dtb_solved *sr, const rpair *rp, dtb_solve
                  : DTB_OK;
 }
 
-/* The classes of the last few pieces: pass k over the pair decides the distances k. Each pass
- * first collects its decisions, then stores them, so that a pass reads only earlier passes. */
-static dtb_status solve_few(const dtb_solved *sr, const rpair *rp, dtb_solved_table *const tr[2],
-                            int members, dtb_error *e)
+dtb_status dtb_solve_rules_pair(const dtb_solved *s, dtb_rule_layers *rl, dtb_material m,
+                                dtb_error *e)
 {
-    const uint64_t n = dtb_index_size(tr[0]->index);
-    uint8_t *state[2] = {NULL, NULL}; /* per position: 0 open, 1 decided */
-    dtb_value *next[2] = {NULL, NULL};
-    dtb_status rc = DTB_OK;
-    for (int k = 0; k < members; k++) {
-        state[k] = calloc(n ? n : 1, 1);
-        next[k] = malloc(n ? n : 1);
-        if (!state[k] || !next[k])
-            rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
-        else
-            memset(tr[k]->values, DTB_VALUE_DRAW, n);
-    }
-    for (int pass = 0; pass <= rp->limit && rc == DTB_OK; pass++) {
-        for (int k = 0; k < members; k++) {
-            const dtb_solved_table *mt = rp->main[k];
-#pragma omp parallel for schedule(dynamic, 4096)
-            for (uint64_t i = 0; i < n; i++) {
-                next[k][i] = DTB_VALUE_DRAW;
-                if (state[k][i] || dtb_value_wdl(mt->values[i]) == DTB_DRAW)
-                    continue;
-                dtb_pos p;
-                dtb_index_pos(tr[k]->index, i, &p);
-                /* An open position's distance is at least pass. The derivation reads what the
-                 * passes before decided and the finished tables (whose distances may be long):
-                 * it is the position's distance when it is pass, not before. */
-                const dtb_value v = dtb_check_rules_derive(sr, rp->r, &p, rp->limit);
-                assert(v == DTB_VALUE_DRAW || dtb_mtc_plies(v) >= pass);
-                if (v != DTB_VALUE_DRAW && dtb_mtc_plies(v) == pass)
-                    next[k][i] = v;
-            }
-        }
-        for (int k = 0; k < members; k++)
-#pragma omp parallel for schedule(static)
-            for (uint64_t i = 0; i < n; i++)
-                if (next[k][i] != DTB_VALUE_DRAW) {
-                    tr[k]->values[i] = next[k][i];
-                    state[k][i] = 1;
-                }
-    }
-    for (int k = 0; k < 2; k++) {
-        free(state[k]);
-        free(next[k]);
-    }
-    return rc;
-}
-
-dtb_status dtb_solve_rules_pair(const dtb_solved *s, dtb_solved *sr, const dtb_rules *rules,
-                                dtb_material m, dtb_error *e)
-{
+    const dtb_rules *rules = rl->rules;
+    const int cls = dtb_rules_class(rules, &m);
+    if (cls < 0 || !rules->cls[cls].limit || !rules->cls[cls].man_move_resets)
+        return dtb_solve_rules_passes(s, rl, m, e);
+    dtb_solved *sr = rl->at[0];
     const dtb_material fm = dtb_material_flip(m);
     const bool self = dtb_material_equal(&m, &fm);
     const dtb_solved_table *t = dtb_solved_find(s, m), *ft = self ? t : dtb_solved_find(s, fm);
@@ -353,11 +304,7 @@ dtb_status dtb_solve_rules_pair(const dtb_solved *s, dtb_solved *sr, const dtb_r
     dtb_solved_table *rft = rt && !self ? dtb_solved_add(sr, fm, e) : rt;
     if (!rt || !rft)
         return DTB_E_NOMEM;
-    const int cls = dtb_rules_class(rules, &m);
     assert(cls == dtb_rules_class(rules, &fm));
     const rpair rp = {.main = {t, ft}, .r = rules, .limit = rules->cls[cls].limit};
-    if (cls == 0)
-        return solve_general(sr, &rp, rt, rft, self, e);
-    dtb_solved_table *const tr[2] = {rt, rft};
-    return solve_few(sr, &rp, tr, self ? 1 : 2, e);
+    return solve_general(sr, &rp, rt, rft, self, e);
 }

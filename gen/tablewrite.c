@@ -64,11 +64,18 @@ static dtb_status check_options(const char *path, const dtb_table_write_options 
                     o->material ? o->material : "");
     if (!dtb_metric_name(o->metric))
         return dtb_tf_file_error(e, DTB_E_INVALID, path, "unknown metric %d", (int)o->metric);
-    for (int c = 0; c < 3 && dtb_metric_is_rules(o->metric); c++) /* 0 after the last class */
+    for (int c = 0; c < DTB_TF_RULE_CLASSES && dtb_metric_is_rules(o->metric); c++) /* 0 after */
         if ((c == 0 || o->rule_limits[c]) &&
             (o->rule_limits[c] < 1 || o->rule_limits[c] > 127 || (c && !o->rule_limits[c - 1])))
             return dtb_tf_file_error(e, DTB_E_INVALID, path, "rule limit %d outside 1..127",
                                      o->rule_limits[c]);
+    if (dtb_metric_is_rules(o->metric) &&
+        (o->rule_late_limit < 0 || o->rule_late_limit > 127 || o->rule_late_after < 0 ||
+         o->rule_late_after > DTB_TF_RULE_COUNT_MAX || !o->rule_late_limit != !o->rule_late_after ||
+         (o->rule_layers > 1 && o->rule_layers != o->rule_late_after + 1) ||
+         (o->rule_layers > 1 && count % (uint64_t)o->rule_layers)))
+        return dtb_tf_file_error(e, DTB_E_INVALID, path, "bad rule count fields %d, %d, %d",
+                                 o->rule_late_limit, o->rule_late_after, o->rule_layers);
     if (count == 0)
         return dtb_tf_file_error(e, DTB_E_INVALID, path, "no positions");
     if (o->block_positions == 0 || o->block_positions > DTB_TF_MAX_BLOCK_POSITIONS)
@@ -531,8 +538,12 @@ static void build_meta(unsigned char *m, const dtb_table_write_options *o, uint6
                                                                      : DTB_TF_VERSION);
     if (dtb_metric_is_rules(o->metric)) {
         m[DTB_TF_OFF_RULES] = (unsigned char)dtb_metric_rules_id(o->metric);
-        for (int c = 0; c < 3; c++)
+        for (int c = 0; c < DTB_TF_RULE_CLASSES; c++)
             m[DTB_TF_OFF_RULES + 1 + c] = (unsigned char)o->rule_limits[c];
+        unsigned char *late = m + DTB_TF_OFF_RULES + 1 + DTB_TF_RULE_CLASSES;
+        late[0] = (unsigned char)o->rule_late_limit;
+        late[1] = (unsigned char)o->rule_late_after;
+        late[2] = (unsigned char)(o->rule_layers > 1 ? o->rule_layers : 0);
     }
     dtb_tf_put32(m + DTB_TF_OFF_HEADER_SIZE, DTB_TF_HEADER_SIZE);
     memcpy(m + DTB_TF_OFF_VARIANT, o->variant, strlen(o->variant));

@@ -77,8 +77,11 @@ typedef struct dtb_table_write_options {
     const uint16_t *long_dtw;
     uint64_t long_count;
     /* A rule-distance table (metric dtb_metric_of_rules): the limits of its rule set's classes
-     * it was solved with, each 1..127, recorded in its header (docs/FORMAT.md §8.6). */
-    int rule_limits[3];
+     * it was solved with, each 1..127 (0 after the last with a count), its late limit and
+     * late_after (both 0 without a counting class) and the count layers the values hold (1, or
+     * late_after + 1: count 0's positions first), recorded in its header (docs/FORMAT.md §8.6). */
+    int rule_limits[DTB_TF_RULE_CLASSES];
+    int rule_late_limit, rule_late_after, rule_layers;
 } dtb_table_write_options;
 
 /* Options with the default compression settings and empty descriptive fields. */

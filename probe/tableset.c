@@ -84,12 +84,14 @@ static bool table_file_name(const char *name, dtb_material *m, dtb_metric *metri
         *metric = DTB_METRIC_DTW;
     else if (strcmp(dot + 1, "mtc") == 0)
         *metric = DTB_METRIC_MTC;
-    else if (strcmp(dot + 1, dtb_metric_name(DTB_METRIC_FMJD)) == 0)
-        *metric = DTB_METRIC_FMJD;
-    else if (strcmp(dot + 1, dtb_metric_name(DTB_METRIC_WCDF)) == 0)
-        *metric = DTB_METRIC_WCDF;
-    else
-        return false;
+    else {
+        dtb_metric m = DTB_METRIC_FMJD;
+        while (dtb_metric_name(m) && strcmp(dot + 1, dtb_metric_name(m)) != 0)
+            m = (dtb_metric)(m + 1);
+        if (!dtb_metric_name(m))
+            return false;
+        *metric = m;
+    }
     char stem[DTB_MATERIAL_NAME_MAX];
     memcpy(stem, name, (size_t)(dot - name));
     stem[dot - name] = 0;

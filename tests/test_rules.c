@@ -342,7 +342,7 @@ static void resets_equal_reference(void **state)
 
 typedef struct walk {
     fixture *f;
-    dtb_solved *sr;
+    dtb_rule_layers rl;
     int checked, mutated;
     uint64_t bad;
 } walk;
@@ -357,8 +357,8 @@ static void check_one(void *user, const dtb_solved *s, dtb_material m, const dtb
     const dtb_material ms[2] = {m, dtb_material_flip(m)};
     dtb_error e;
     for (int k = 0; k < 2; k++)
-        if (!dtb_solved_find(w->sr, ms[k]))
-            assert_int_equal(dtb_build_load_rules(w->sr, w->f->dir, &w->f->rules, ms[k], &e), DTB_OK);
+        if (!dtb_rule_layers_find(&w->rl, ms[k], 0))
+            assert_int_equal(dtb_build_load_rules(&w->rl, w->f->dir, ms[k], &e), DTB_OK);
     const int n = dtb_material_list(dtb_material_pieces(&m), NULL, 0);
     dtb_material *list = malloc((size_t)n * sizeof *list);
     dtb_material_list(dtb_material_pieces(&m), list, n);
@@ -366,12 +366,12 @@ static void check_one(void *user, const dtb_solved *s, dtb_material m, const dtb
         if (dtb_build_exits(&m, &list[i]))
             for (int k = 0; k < 2; k++) {
                 const dtb_material x = k ? dtb_material_flip(list[i]) : list[i];
-                if (!dtb_solved_find(w->sr, x))
-                    assert_int_equal(dtb_build_load_rules(w->sr, w->f->dir, &w->f->rules, x, &e), DTB_OK);
+                if (!dtb_rule_layers_find(&w->rl, x, 0))
+                    assert_int_equal(dtb_build_load_rules(&w->rl, w->f->dir, x, &e), DTB_OK);
             }
     free(list);
-    dtb_solved_table *rt = (dtb_solved_table *)dtb_solved_find(w->sr, m);
-    w->bad += dtb_check_rules_table(w->sr, &w->f->rules, rt, NULL, NULL, 0);
+    dtb_solved_table *rt = (dtb_solved_table *)dtb_rule_layers_find(&w->rl, m, 0);
+    w->bad += dtb_check_rules_table(&w->rl, rt, 0, NULL, NULL, 0);
     w->checked++;
     for (int kind = 0; kind < 3; kind++) {
         for (uint64_t i = 0; i < dtb_index_size(rt->index); i++) {
@@ -380,7 +380,7 @@ static void check_one(void *user, const dtb_solved *s, dtb_material m, const dtb
             if (dtb_value_wdl(v) != want || (kind == 1 && dtb_mtc_plies(v) == 0))
                 continue;
             rt->values[i] = kind == 0 ? (dtb_value)(v + 1) : kind == 1 ? (dtb_value)(v - 1) : 1;
-            assert_true(dtb_check_rules_table(w->sr, &w->f->rules, rt, NULL, NULL, 0) >= 1);
+            assert_true(dtb_check_rules_table(&w->rl, rt, 0, NULL, NULL, 0) >= 1);
             rt->values[i] = v;
             w->mutated++;
             break;
@@ -391,16 +391,16 @@ static void check_one(void *user, const dtb_solved *s, dtb_material m, const dtb
 static void check_catches_wrong_byte(void **state)
 {
     fixture *f = *state;
-    walk w = {.f = f, .sr = dtb_solved_create(&f->b)};
-    assert_non_null(w.sr);
+    walk w = {.f = f};
+    dtb_error e;
+    assert_int_equal(dtb_rule_layers_init(&w.rl, &f->b, &f->rules, &e), DTB_OK);
     const dtb_build_options o = {.variant = f->v, .pieces = 3, .out_dir = f->dir,
                                  .rules = &f->rules};
-    dtb_error e;
     assert_int_equal(dtb_build_walk(&o, check_one, &w, &e), DTB_OK);
     assert_int_equal(w.checked, 16); /* every material of 2..3 pieces */
     assert_int_equal(w.bad, 0);
     assert_true(w.mutated >= 30);
-    dtb_solved_free(w.sr);
+    dtb_rule_layers_free(&w.rl);
 }
 
 /* At the real limits no 2..3-piece win is cursed, so in the general class (where only king
@@ -417,17 +417,20 @@ static void general_class_equals_mtc(void **state)
                                  .rules = std};
     dtb_error e;
     assert_int_equal(dtb_build(&o, &e), DTB_OK);
-    dtb_solved *s = dtb_solved_create(&f->b), *sr = dtb_solved_create(&f->b);
+    dtb_solved *s = dtb_solved_create(&f->b);
+    dtb_rule_layers rl;
+    assert_int_equal(dtb_rule_layers_init(&rl, &f->b, std, &e), DTB_OK);
     const int n = dtb_material_list(3, NULL, 0);
     dtb_material *list = malloc((size_t)n * sizeof *list);
     dtb_material_list(3, list, n);
     uint64_t same = 0;
     for (int i = 0; i < n; i++) {
         assert_int_equal(dtb_build_load(s, dir, list[i], &e), DTB_OK);
-        assert_int_equal(dtb_build_load_rules(sr, dir, std, list[i], &e), DTB_OK);
+        assert_int_equal(dtb_build_load_rules(&rl, dir, list[i], &e), DTB_OK);
         if (dtb_rules_class(std, &list[i]) != 0)
             continue;
-        const dtb_solved_table *t = dtb_solved_find(s, list[i]), *rt = dtb_solved_find(sr, list[i]);
+        const dtb_solved_table *t = dtb_solved_find(s, list[i]);
+        const dtb_solved_table *rt = dtb_rule_layers_find(&rl, list[i], 0);
         const uint64_t size = dtb_index_size(t->index);
         dtb_value *mtc = malloc(size);
         assert_int_equal(dtb_build_read_mtc(dir, f->v, list[i], size, mtc, &e), DTB_OK);
@@ -441,7 +444,7 @@ static void general_class_equals_mtc(void **state)
     assert_true(same > 100000);
     free(list);
     dtb_solved_free(s);
-    dtb_solved_free(sr);
+    dtb_rule_layers_free(&rl);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     assert_int_equal(system(cmd), 0);
@@ -455,13 +458,14 @@ static void other_limits_refused(void **state)
     memcpy(other, cfg->limits, sizeof other);
     other[0]++;
     const dtb_rules r = dtb_rules_with_limits(dtb_rules_of_variant(f->v), other);
-    dtb_solved *sr = dtb_solved_create(&f->b);
+    dtb_rule_layers rl;
+    dtb_error e;
+    assert_int_equal(dtb_rule_layers_init(&rl, &f->b, &r, &e), DTB_OK);
     dtb_material m;
     assert_int_equal(dtb_material_parse("KKvK", &m, NULL), DTB_OK);
-    dtb_error e;
-    assert_int_equal(dtb_build_load_rules(sr, f->dir, &r, m, &e), DTB_E_MISMATCH);
+    assert_int_equal(dtb_build_load_rules(&rl, f->dir, m, &e), DTB_E_MISMATCH);
     assert_non_null(strstr(e.msg, "limit"));
-    dtb_solved_free(sr);
+    dtb_rule_layers_free(&rl);
 }
 
 int main(int argc, char **argv)

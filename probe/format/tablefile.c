@@ -61,6 +61,7 @@ const char *dtb_metric_name(dtb_metric m)
     case DTB_METRIC_MTC: return "mtc";
     case DTB_METRIC_FMJD: return "fmjd";
     case DTB_METRIC_WCDF: return "wcdf";
+    case DTB_METRIC_FMJD64: return "fmjd64";
     }
     return NULL;
 }
@@ -273,7 +274,7 @@ static dtb_status parse_header(dtb_tablefile *tf, const unsigned char *h, uint64
         if (in->rules_id != dtb_metric_rules_id(in->metric))
             return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "rule set %d in a %s table",
                                      in->rules_id, dtb_metric_name(in->metric));
-        for (int c = 0; c < 3; c++) { /* the first class's limit, then 0 after the last */
+        for (int c = 0; c < DTB_TF_RULE_CLASSES; c++) { /* the first's, then 0 after the last */
             in->rule_limits[c] = h[DTB_TF_OFF_RULES + 1 + c];
             const bool unused = c > 0 && in->rule_limits[c] == 0;
             if ((!unused && (in->rule_limits[c] < 1 || in->rule_limits[c] > 127)) ||
@@ -281,7 +282,16 @@ static dtb_status parse_header(dtb_tablefile *tf, const unsigned char *h, uint64
                 return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "bad rule limit %d",
                                          in->rule_limits[c]);
         }
-        reserved_from = 4;
+        const unsigned char *late = h + DTB_TF_OFF_RULES + 1 + DTB_TF_RULE_CLASSES;
+        in->rule_late_limit = late[0];
+        in->rule_late_after = late[1];
+        in->rule_layers = late[2] ? late[2] : 1;
+        if (in->rule_late_limit > 127 || in->rule_late_after > DTB_TF_RULE_COUNT_MAX ||
+            !in->rule_late_limit != !in->rule_late_after ||
+            (in->rule_layers != 1 && in->rule_layers != in->rule_late_after + 1))
+            return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "bad rule count fields %d, %d, %d",
+                                     late[0], late[1], late[2]);
+        reserved_from = DTB_TF_RULE_BYTES;
     }
     for (int i = reserved_from; i < DTB_TF_RESERVED_LEN; i++)
         if (h[DTB_TF_OFF_RESERVED + i])

@@ -27,19 +27,27 @@
 
 #include "position.h"
 
+/* A rule table's header (docs/FORMAT.md §3, §8.6): classes, the largest late_after, and the
+ * bytes the rule fields take from its rule set's id on (id, limits, late limit, late_after,
+ * layers). */
+#define DTB_TF_RULE_CLASSES 7
+#define DTB_TF_RULE_COUNT_MAX 10
+#define DTB_TF_RULE_BYTES (1 + DTB_TF_RULE_CLASSES + 3)
+
 typedef enum dtb_metric {
     DTB_METRIC_WLD = 1, /* win / draw / loss */
     DTB_METRIC_DTW = 2, /* distance to win */
     DTB_METRIC_MTC = 3, /* moves (plies) to conversion (docs/FORMAT.md §8.5) */
     DTB_METRIC_FMJD = 4, /* plies to the next counter reset under the FMJD rules (§8.6) */
     DTB_METRIC_WCDF = 5, /* the same under the WCDF's 40-move rule (english, §8.6) */
+    DTB_METRIC_FMJD64 = 6, /* the same under FMJD-64 (russian, brazilian, §8.6) */
 } dtb_metric;
 
 /* The rule-distance metric of rule set id (core/rules.h: one metric a rule set), and back. */
 static inline dtb_metric dtb_metric_of_rules(int rules_id) { return (dtb_metric)(3 + rules_id); }
 static inline bool dtb_metric_is_rules(dtb_metric m)
 {
-    return m == DTB_METRIC_FMJD || m == DTB_METRIC_WCDF;
+    return m == DTB_METRIC_FMJD || m == DTB_METRIC_WCDF || m == DTB_METRIC_FMJD64;
 }
 static inline int dtb_metric_rules_id(dtb_metric m) { return (int)m - 3; }
 
@@ -104,8 +112,13 @@ typedef struct dtb_tablefile_info {
     uint64_t long_count;      /* entries of the long list (encoding 3), else 0 */
     uint64_t long_size;       /* its bytes in the file */
     int rules_id;             /* a rule-distance table: its rule set (core/rules.h), else 0 */
-    int rule_limits[3];       /* and the limit of each class it was solved with (plies; 0
-                                 after the rule set's last class) */
+    int rule_limits[DTB_TF_RULE_CLASSES]; /* and the limit of each class it was solved with
+                                 (plies; 0 after the rule set's last class with a count) */
+    int rule_late_limit;      /* the limit of the counting class once the diagonal count
+                                 reaches rule_late_after (0: no such class) */
+    int rule_late_after;
+    int rule_layers;          /* count layers stored: 1, or rule_late_after + 1 (the table then
+                                 holds positions / rule_layers positions a layer, count 0 first) */
 } dtb_tablefile_info;
 
 /* What the caller expects; a zero / NULL field is not checked. A file that differs is

@@ -52,7 +52,9 @@ enum {
     DTB_TF_OFF_LONG_COUNT = 216,    /* u64: its entries, else 0 */
     DTB_TF_OFF_RESERVED = 224,      /* 24 zero bytes, but for a rule-distance table: */
     DTB_TF_OFF_RULES = 224,         /* u8 its rule set's id (core/rules.h), then u8 the limit of
-                                       each of its classes (DTB_RULE_CLASSES) */
+                                       each of its classes (DTB_TF_RULE_CLASSES, 0 after the
+                                       last), u8 the late limit, u8 late_after, u8 the count
+                                       layers stored (0: one) */
     DTB_TF_OFF_META_HASH = 248,     /* u64 */
 };
 /* The header flags and don't-care kinds this reader knows (tablefile.h): any other bit is refused. */
