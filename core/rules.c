@@ -122,6 +122,7 @@ static const dtb_rules FMJD64 = {
     },
     .classify = fmjd64_class,
     .classify_pos = fmjd64_pos_class,
+    .other_class = fmjd64_off_road,
     .counts = fmjd64_counts,
     .late_after = 10,
 };
@@ -146,12 +147,13 @@ static const dtb_rules WCDF = {
 
 static const dtb_rules *const ALL[] = {&FMJD, &WCDF, &FMJD64};
 
-/* Which rule set each variant plays under, by variant name (none: no entry). Russian and
- * brazilian play under FMJD-64, whose tables dtbgen does not build yet (its classes depend on
- * the position and a second counter: docs/RULES.md §2); canadian has no sourced rule. */
+/* Which rule set each variant plays under, by variant name (none: no entry; canadian has no
+ * sourced rule, docs/RULES.md §5). */
 static const struct { const char *variant; const dtb_rules *rules; } DEFAULTS[] = {
     {"international", &FMJD},
     {"english", &WCDF},
+    {"russian", &FMJD64},
+    {"brazilian", &FMJD64},
 };
 
 const dtb_rules *dtb_rules_find(const char *name)
@@ -215,9 +217,10 @@ int dtb_rules_top_limit(const dtb_rules *r, const dtb_material *m)
     const int c = dtb_rules_class(r, m);
     if (c >= 0)
         return r->cls[c].limit;
-    int top = 0;
+    int top = r->cls[r->other_class(m)].limit;
     for (int k = 0; k < r->nclasses; k++)
-        top = r->cls[k].limit > top ? r->cls[k].limit : top;
+        if (r->cls[k].late_limit && r->cls[k].limit > top)
+            top = r->cls[k].limit;
     return top;
 }
 

@@ -56,6 +56,8 @@ typedef struct dtb_rules {
     int (*classify)(const dtb_material *m);
     /* The class of a position; NULL when the material decides it (classify). */
     int (*classify_pos)(const dtb_board *b, const dtb_pos *p);
+    /* Of a material whose positions differ: the class of those not in a counting class. */
+    int (*other_class)(const dtb_material *m);
     /* Whether a material keeps the diagonal count; NULL when the rule set has none. */
     bool (*counts)(const dtb_material *m);
     int late_after;   /* the diagonal count at which a counting class's late limit applies */
@@ -97,7 +99,7 @@ static inline int dtb_rules_limit(const dtb_rules *r, const dtb_material *m)
 }
 
 /* The largest limit a position of material m can have: its class's, or for a material whose
- * positions differ (dtb_rules_class -1), the largest of every class's limits. */
+ * positions differ (dtb_rules_class -1) the larger of its counting class's and other_class's. */
 int dtb_rules_top_limit(const dtb_rules *r, const dtb_material *m);
 
 /* The late limit of r's counting class, 0 when r keeps no diagonal count. */

@@ -60,7 +60,8 @@ typedef struct dtbgen_options {
     int dtw_pieces;                 /* --dtw-pieces; 0: DTW tables for every piece count */
     bool mtc;                       /* --metrics with mtc: the .mtc tables too */
     const char *rules;              /* --metrics with rules (the variant's) or a rule set's name */
-    int rule_limits[DTB_RULE_CLASSES]; /* --rule-limits; 0: the rule set's own */
+    int rule_limits[DTB_RULE_CLASSES + 1]; /* --rule-limits; 0: the rule set's own (a late
+                                              limit last, for a rule set with one) */
     int nrule_limits;
 } dtbgen_options;
 
@@ -205,10 +206,10 @@ static int options_from_args(const dtb_cli_args *a, dtbgen_options *o)
     for (const char *l = a->text[OPT_RULE_LIMITS]; l && *l; nlimits++) {
         char *end;
         const long x = strtol(l, &end, 10);
-        if (nlimits == DTB_RULE_CLASSES || end == l || (*end && *end != ',') || x < 1 ||
+        if (nlimits == DTB_RULE_CLASSES + 1 || end == l || (*end && *end != ',') || x < 1 ||
             x > DTB_RULE_LIMIT_MAX)
-            return usage_error("--rule-limits: one limit a class (fmjd: three, wcdf: one), each "
-                               "1..127 plies");
+            return usage_error("--rule-limits: one limit a class (fmjd: three, wcdf: one, "
+                               "fmjd64: seven and its late limit), each 1..127 plies");
         o->rule_limits[nlimits] = (int)x;
         l = end + (*end == ',');
     }
@@ -781,18 +782,30 @@ static int run_build(const dtbgen_options *o, dtb_mpi *mpi)
         if (!rules || (*o->rules && strcmp(o->rules, rules->name) != 0)) {
             char msg[200];
             snprintf(msg, sizeof msg, "--metrics: %s has no move-count rule set %s in dtb yet "
-                     "(fmjd: international, wcdf: english)", v->name, *o->rules ? o->rules : "");
+                     "(fmjd: international, wcdf: english, fmjd64: russian and brazilian)",
+                     v->name, *o->rules ? o->rules : "");
             return usage_error(msg);
         }
-        if (o->nrule_limits && o->nrule_limits != rules->nclasses) {
+        const int nlimits = rules->nclasses + (dtb_rules_late_limit(rules) > 0);
+        if (o->nrule_limits && o->nrule_limits != nlimits) {
             char msg[200];
-            snprintf(msg, sizeof msg, "--rule-limits: %s has %d class%s, one limit each",
-                     rules->name, rules->nclasses, rules->nclasses == 1 ? "" : "es");
+            snprintf(msg, sizeof msg, "--rule-limits: %s takes %d limits, one a class%s",
+                     rules->name, nlimits, nlimits > rules->nclasses ? " and its late limit" : "");
             return usage_error(msg);
         }
         if (o->rule_limits[0]) {
             lowered = dtb_rules_with_limits(rules, o->rule_limits);
+            if (nlimits > rules->nclasses)
+                lowered = dtb_rules_with_late_limit(&lowered, o->rule_limits[rules->nclasses]);
             rules = &lowered;
+        }
+        /* Classes where man moves keep the count and positions differ are solved by passes
+         * over each pair (gen/solve_rules_passes.c): minutes at 4 pieces, hours beyond. */
+        if (rules->counts && pieces > 4) {
+            char msg[200];
+            snprintf(msg, sizeof msg, "--metrics: %s rule tables are built up to 4 pieces so far "
+                     "(docs/RULES.md §2.4)", rules->name);
+            return usage_error(msg);
         }
     }
     progress_state ps = {.o = o, .mpi = mpi, .tty = isatty(STDERR_FILENO)};

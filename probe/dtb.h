@@ -478,8 +478,10 @@ dtb_status dtb_find_move(dtb_db *db, const dtb_position *p, int from, int to, co
  * lone king). These answers take a position and its game's counter, the clock (the plies since
  * the counter was last reset, as lidraughts' FEN field H), and say what perfect play makes of
  * it under the rules of the database's variant (international: "fmjd", lidraughts' reading of
- * them; english: "wcdf", the 40-move rule, 80 plies). They need the rule tables (dtbgen
- * --metrics wld,dtw,rules: .fmjd, .wcdf files). A variant without rules in dtb is answered
+ * them; english: "wcdf", the 40-move rule, 80 plies; russian and brazilian: "fmjd64",
+ * lidraughts' reading of FMJD-64 7.2.4-7.2.8, which also counts the plies a lone king holds
+ * the main road: dtb_rule_counters). They need the rule tables (dtbgen --metrics
+ * wld,dtw,rules: .fmjd, .wcdf, .fmjd64 files). A variant without rules in dtb is answered
  * under "none": unlimited play, as dtb_probe_wdl. */
 
 /* What the rules make of a win or loss. */
@@ -495,7 +497,8 @@ typedef enum dtb_rule_category {
 typedef struct dtb_rule_answer {
     char rules[16];         /* the rule set answered under: "fmjd", "wcdf", or "none" */
     char rule[16];          /* the rule whose count runs here: "25-move", "16-move", "5-move",
-                               "40-move";
+                               "40-move"; under fmjd64 "15-move", "30-move", "60-move",
+                               "three-kings", "main-road", "5-move", "none" (no count);
                                "" under "none" */
     dtb_rule_category category;
     dtb_wdl wdl;            /* under the rules at this clock (a cursed win is DTB_DRAW) */
@@ -506,10 +509,21 @@ typedef struct dtb_rule_answer {
                                under the rules exactly when plies <= limit - clock. -1 when no
                                count would let the result happen (a draw, or a cursed win or
                                blessed loss at any clock) */
-    int limit;              /* plies the count may reach in this material (50, 32, 10 under
-                               FMJD); 0 under "none" */
+    int limit;              /* plies the count may reach here (50, 32, 10 under FMJD; under
+                               fmjd64 by class and, on the main road, the diagonal count);
+                               0 under "none" and where no count runs */
     int clock;              /* the clock asked about */
 } dtb_rule_answer;
+
+/* The counters a game keeps for its move-count rules. Zero-initialise: new fields are only
+ * ever added at the end, and 0 is their value at a fresh count. */
+typedef struct dtb_rule_counters {
+    int clock;    /* plies since the count was last reset (lidraughts' FEN field H) */
+    int diagonal; /* fmjd64 (7.2.7): plies so far that ended with a lone king alone on the main
+                     road against three pieces with a king, as lidraughts counts them (from
+                     the capture that made the material; not in a FEN, so 0 from one); at 10
+                     its limit falls from 30 plies to 10. Other rule sets ignore it */
+} dtb_rule_counters;
 
 /* The value of p under its variant's move-count rules with the count at clock plies.
  * Parameters: clock >= 0; at or beyond the limit a side that can move is drawn (the game is
@@ -519,6 +533,11 @@ typedef struct dtb_rule_answer {
  *   WDL tables). Thread-safe. */
 dtb_status dtb_probe_rules(dtb_db *db, const dtb_position *p, int clock, unsigned flags,
                            dtb_rule_answer *out);
+
+/* dtb_probe_rules with every counter of the game (c: not NULL). DTB_E_INVALID also for a
+ * negative diagonal count. Thread-safe. */
+dtb_status dtb_probe_rules_at(dtb_db *db, const dtb_position *p, const dtb_rule_counters *c,
+                              unsigned flags, dtb_rule_answer *out);
 
 /* A legal move with its value under the rules. */
 typedef struct dtb_rule_move {
@@ -535,6 +554,17 @@ typedef struct dtb_rule_move {
  * Parameters and returns: as dtb_probe_moves, with clock as dtb_probe_rules. Thread-safe. */
 dtb_status dtb_probe_rule_moves(dtb_db *db, const dtb_position *p, int clock, unsigned flags,
                                 dtb_rule_move *out, int cap, int *count);
+
+/* dtb_probe_rule_moves with every counter of the game (c: not NULL). Thread-safe. */
+dtb_status dtb_probe_rule_moves_at(dtb_db *db, const dtb_position *p, const dtb_rule_counters *c,
+                                   unsigned flags, dtb_rule_move *out, int cap, int *count);
+
+/* The counters after legal move m of p (as dtb_probe_moves or dtb_find_move give it; from, to
+ * and the captured squares identify it) when they are c before it: what a game keeps from move
+ * to move to ask dtb_probe_rules_at. Returns DTB_OK, DTB_E_INVALID (p invalid, m not legal in
+ * p, a negative counter). Thread-safe. */
+dtb_status dtb_rule_counters_after(dtb_db *db, const dtb_position *p, const dtb_rule_counters *c,
+                                   const dtb_pdn_move *m, dtb_rule_counters *out);
 
 /* The name of a category: "win", "cursed-win", "draw", "blessed-loss", "loss" (as lichess's
  * tablebase API names them). Thread-safe. */

@@ -1,11 +1,12 @@
 /* Answers under the move-count draw rules (dtb.h, "Answers under the move-count draw rules").
  *
  * A position's rule byte (docs/FORMAT.md §8.6) holds its rule distance d: the plies to the
- * next reset of the count that keeps its result at a fresh count. Along moves that keep the
- * count the limit L never changes (core/rules.h), so with the count at clock the result holds
- * exactly when d <= L - clock; a side without a legal move has lost at any count. A move's
- * value is its position's at the clock after it: 0 when the move resets the count, else one
- * more. */
+ * next reset of the count that keeps its result at a fresh count, measured against the
+ * position's own limit L (its class's at its diagonal count, core/rules.h), so with the count
+ * at clock the result holds exactly when d <= L - clock; a side without a legal move has lost
+ * at any count, and a class without a count holds it at every clock. A move's value is its
+ * position's at the counters after it: clock 0 when the move resets the count, else one more;
+ * the diagonal count as dtb_rules_next_count gives it. */
 #include "db.h"
 
 #include <stdio.h>
@@ -36,9 +37,17 @@ static dtb_rule_category category_of(dtb_wdl under_rules, dtb_wdl unlimited)
                                    : DTB_RULE_DRAW;
 }
 
-/* The answer for core position p (its side to move has a piece) at clock. */
+/* The rules a rule table was solved with: rules with the table's limits (a test set may have
+ * lowered them). */
+static dtb_rules table_rules(const dtb_rules *rules, const dtb_tablefile_info *info)
+{
+    dtb_rules r = dtb_rules_with_limits(rules, info->rule_limits);
+    return info->rule_late_limit ? dtb_rules_with_late_limit(&r, info->rule_late_limit) : r;
+}
+
+/* The answer for core position p (its side to move has a piece) at clock and diagonal count. */
 static dtb_status answer(dtb_db *db, const dtb_rules *rules, const dtb_pos *p, int clock,
-                         unsigned flags, dtb_rule_answer *out, dtb_error *e)
+                         int count, unsigned flags, dtb_rule_answer *out, dtb_error *e)
 {
     memset(out, 0, sizeof *out);
     out->clock = clock;
@@ -53,19 +62,22 @@ static dtb_status answer(dtb_db *db, const dtb_rules *rules, const dtb_pos *p, i
         return DTB_OK;
     }
     dtb_value raw;
-    int limits[DTB_RULE_CLASSES];
-    s = dtb_resolve_rule_byte(db->r, p, dtb_metric_of_rules(rules->id), flags, &raw, limits, e);
+    const dtb_tablefile_info *info;
+    s = dtb_resolve_rule_byte(db->r, p, dtb_metric_of_rules(rules->id), count, flags, &raw,
+                              &info, e);
     if (s != DTB_OK)
         return s;
-    const dtb_material m = dtb_material_of(p);
-    const int cls = dtb_rules_class(rules, &m);
+    const dtb_rules solved = table_rules(rules, info);
+    const int cls = dtb_rules_pos_class(&solved, db->board, p);
     snprintf(out->rules, sizeof out->rules, "%s", rules->name);
-    snprintf(out->rule, sizeof out->rule, "%s", rules->cls[cls].name);
-    out->limit = limits[cls]; /* the table's: a test set may have lowered them */
+    snprintf(out->rule, sizeof out->rule, "%s", solved.cls[cls].name);
+    out->limit = dtb_rules_pos_limit(&solved, db->board, p, count);
     const dtb_wdl w = dtb_value_wdl(raw);
     out->plies = w == DTB_DRAW ? -1 : dtb_mtc_plies(raw);
-    /* No legal move (plies 0) loses whatever the count; otherwise the count must leave time. */
-    const bool holds = w != DTB_DRAW && (out->plies == 0 || out->plies <= out->limit - clock);
+    /* No legal move (plies 0) loses whatever the count; no count (limit 0) holds it at every
+     * clock; otherwise the count must leave time. */
+    const bool holds = w != DTB_DRAW &&
+                       (out->plies == 0 || !out->limit || out->plies <= out->limit - clock);
     out->wdl = holds ? w : DTB_DRAW;
     if (w != DTB_DRAW && w != out->unlimited)
         return dtb_error_set(e, DTB_E_CORRUPT, "a rule table says %s where the WDL tables say %s",
@@ -75,28 +87,39 @@ static dtb_status answer(dtb_db *db, const dtb_rules *rules, const dtb_pos *p, i
     return DTB_OK;
 }
 
-/* The core position of p, checked, and the clock, which cannot be negative. */
-static dtb_status to_pos_at(const dtb_db *db, const dtb_position *p, int clock, dtb_pos *q,
-                            dtb_error *e)
+/* The core position of p, checked, and the counters, which cannot be negative. */
+static dtb_status to_pos_at(const dtb_db *db, const dtb_position *p, const dtb_rule_counters *c,
+                            dtb_pos *q, dtb_error *e)
 {
     const dtb_status s = dtb_db_to_pos(db, p, q, e);
-    if (s == DTB_OK && clock < 0)
+    if (s == DTB_OK && c->clock < 0)
         return dtb_error_set(e, DTB_E_INVALID, "clock %d: the plies since the count was reset "
-                             "cannot be negative", clock);
+                             "cannot be negative", c->clock);
+    if (s == DTB_OK && c->diagonal < 0)
+        return dtb_error_set(e, DTB_E_INVALID, "diagonal count %d: the plies the lone king "
+                             "held the main road cannot be negative", c->diagonal);
     return s;
+}
+
+dtb_status dtb_probe_rules_at(dtb_db *db, const dtb_position *p, const dtb_rule_counters *c,
+                              unsigned flags, dtb_rule_answer *out)
+{
+    dtb_error e = {{0}};
+    dtb_pos q;
+    dtb_status s = to_pos_at(db, p, c, &q, &e);
+    if (s == DTB_OK && !dtb_pos_pieces(&q, q.side))
+        return dtb_db_counted(db, DTB_E_GAMEOVER); /* dtb.h, "The game is over" */
+    if (s == DTB_OK)
+        s = answer(db, dtb_rules_of_variant(db->board->variant), &q, c->clock, c->diagonal,
+                   flags, out, &e);
+    return dtb_db_counted(db, s == DTB_OK ? s : dtb_db_record(db, s, &e));
 }
 
 dtb_status dtb_probe_rules(dtb_db *db, const dtb_position *p, int clock, unsigned flags,
                            dtb_rule_answer *out)
 {
-    dtb_error e = {{0}};
-    dtb_pos q;
-    dtb_status s = to_pos_at(db, p, clock, &q, &e);
-    if (s == DTB_OK && !dtb_pos_pieces(&q, q.side))
-        return dtb_db_counted(db, DTB_E_GAMEOVER); /* dtb.h, "The game is over" */
-    if (s == DTB_OK)
-        s = answer(db, dtb_rules_of_variant(db->board->variant), &q, clock, flags, out, &e);
-    return dtb_db_counted(db, s == DTB_OK ? s : dtb_db_record(db, s, &e));
+    const dtb_rule_counters c = {.clock = clock};
+    return dtb_probe_rules_at(db, p, &c, flags, out);
 }
 
 /* A move's place in the ranking (higher is better). */
@@ -113,22 +136,36 @@ static int move_rank(const dtb_rule_move *m)
     return 0;
 }
 
-/* The value of move mv of p at clock for p's side to move. */
+/* The counters after move mv of p (leading to child) under rules (NULL: none, the clock 0). */
+static dtb_rule_counters counters_after(const dtb_db *db, const dtb_rules *rules, const dtb_pos *p,
+                                        const dtb_move *mv, const dtb_pos *child,
+                                        const dtb_rule_counters *c)
+{
+    if (!rules)
+        return (dtb_rule_counters){0};
+    const int count = dtb_rules_next_count(rules, db->board, p, child, c->diagonal);
+    const bool reset = dtb_rules_resets(rules, db->board, p, mv, child, count);
+    return (dtb_rule_counters){.clock = reset ? 0 : c->clock + 1, .diagonal = count};
+}
+
+/* The value of move mv of p at counters c for p's side to move. */
 static dtb_status move_value(dtb_db *db, const dtb_rules *rules, const dtb_pos *p,
-                             const dtb_move *mv, int clock, unsigned flags, dtb_rule_move *out,
-                             dtb_error *e)
+                             const dtb_move *mv, const dtb_rule_counters *c, unsigned flags,
+                             dtb_rule_move *out, dtb_error *e)
 {
     dtb_pos child;
     dtb_make_move(p, mv, &child);
-    const bool reset = !rules || dtb_rules_resets(rules, db->board, p, mv, &child, 0);
-    out->clock = reset ? 0 : clock + 1;
+    const dtb_rule_counters after = counters_after(db, rules, p, mv, &child, c);
+    const bool reset = after.clock == 0;
+    out->clock = after.clock;
     if (!dtb_pos_pieces(&child, child.side)) { /* the last piece taken: won now */
         out->category = DTB_RULE_WIN;
         out->plies = 1;
         return DTB_OK;
     }
     dtb_rule_answer a;
-    const dtb_status s = answer(db, rules, &child, out->clock, flags & ~DTB_QUIET_POSITION, &a, e);
+    const dtb_status s = answer(db, rules, &child, after.clock, after.diagonal,
+                                flags & ~DTB_QUIET_POSITION, &a, e);
     if (s != DTB_OK)
         return s;
     out->category = (dtb_rule_category)-a.category;
@@ -137,22 +174,23 @@ static dtb_status move_value(dtb_db *db, const dtb_rules *rules, const dtb_pos *
     return DTB_OK;
 }
 
-dtb_status dtb_probe_rule_moves(dtb_db *db, const dtb_position *p, int clock, unsigned flags,
-                                dtb_rule_move *out, int cap, int *count)
+dtb_status dtb_probe_rule_moves_at(dtb_db *db, const dtb_position *p, const dtb_rule_counters *c,
+                                   unsigned flags, dtb_rule_move *out, int cap, int *count)
 {
     dtb_error e = {{0}};
     dtb_pos q;
     *count = 0;
-    dtb_status s = to_pos_at(db, p, clock, &q, &e);
+    const int clock = c->clock;
+    dtb_status s = to_pos_at(db, p, c, &q, &e);
     if (s != DTB_OK)
         return dtb_db_record(db, s, &e);
     const dtb_rules *rules = dtb_rules_of_variant(db->board->variant);
     dtb_rule_answer here;
     if (!dtb_pos_pieces(&q, q.side))
         return DTB_OK; /* the game is over: no move */
-    if ((s = answer(db, rules, &q, clock, flags, &here, &e)) != DTB_OK)
+    if ((s = answer(db, rules, &q, clock, c->diagonal, flags, &here, &e)) != DTB_OK)
         return dtb_db_record(db, s, &e);
-    if (rules && clock >= here.limit)
+    if (rules && here.limit && clock >= here.limit)
         return DTB_OK; /* drawn by the rules (or lost without a move): the game is over */
     dtb_movelist *list = dtb_db_moves(db, &q, &s, &e);
     if (!list)
@@ -162,7 +200,7 @@ dtb_status dtb_probe_rule_moves(dtb_db *db, const dtb_position *p, int clock, un
     if (!rk || !rank)
         s = dtb_error_set(&e, DTB_E_NOMEM, "out of memory ranking moves");
     for (int i = 0; i < list->count && s == DTB_OK; i++) {
-        if ((s = move_value(db, rules, &q, &list->moves[i], clock, flags, &rk[i], &e)) != DTB_OK)
+        if ((s = move_value(db, rules, &q, &list->moves[i], c, flags, &rk[i], &e)) != DTB_OK)
             break;
         dtb_db_pdn_move(db, &q, &list->moves[i], &rk[i].move);
         rank[i] = move_rank(&rk[i]);
@@ -185,5 +223,41 @@ dtb_status dtb_probe_rule_moves(dtb_db *db, const dtb_position *p, int clock, un
     free(list);
     free(rk);
     free(rank);
+    return s == DTB_OK ? DTB_OK : dtb_db_record(db, s, &e);
+}
+
+dtb_status dtb_probe_rule_moves(dtb_db *db, const dtb_position *p, int clock, unsigned flags,
+                                dtb_rule_move *out, int cap, int *count)
+{
+    const dtb_rule_counters c = {.clock = clock};
+    return dtb_probe_rule_moves_at(db, p, &c, flags, out, cap, count);
+}
+
+dtb_status dtb_rule_counters_after(dtb_db *db, const dtb_position *p, const dtb_rule_counters *c,
+                                   const dtb_pdn_move *m, dtb_rule_counters *out)
+{
+    dtb_error e = {{0}};
+    dtb_pos q;
+    dtb_status s = to_pos_at(db, p, c, &q, &e);
+    if (s != DTB_OK)
+        return dtb_db_record(db, s, &e);
+    dtb_movelist *list = dtb_db_moves(db, &q, &s, &e);
+    if (!list)
+        return dtb_db_record(db, s, &e);
+    s = dtb_error_set(&e, DTB_E_INVALID, "the move is not legal in the position");
+    for (int i = 0; i < list->count; i++) {
+        dtb_pdn_move pm;
+        dtb_db_pdn_move(db, &q, &list->moves[i], &pm);
+        if (pm.from == m->from && pm.to == m->to && pm.ncaptured == m->ncaptured &&
+            memcmp(pm.captured, m->captured, (size_t)pm.ncaptured) == 0) {
+            dtb_pos child;
+            dtb_make_move(&q, &list->moves[i], &child);
+            *out = counters_after(db, dtb_rules_of_variant(db->board->variant), &q,
+                                  &list->moves[i], &child, c);
+            s = DTB_OK;
+            break;
+        }
+    }
+    free(list);
     return s == DTB_OK ? DTB_OK : dtb_db_record(db, s, &e);
 }

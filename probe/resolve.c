@@ -949,8 +949,9 @@ dtb_status dtb_resolve_mtc(dtb_resolver *r, const dtb_pos *p, unsigned flags, dt
     return DTB_OK;
 }
 
-dtb_status dtb_resolve_rule_byte(dtb_resolver *r, const dtb_pos *p, dtb_metric metric,
-                                 unsigned flags, dtb_value *raw, int limits[3], dtb_error *e)
+dtb_status dtb_resolve_rule_byte(dtb_resolver *r, const dtb_pos *p, dtb_metric metric, int count,
+                                 unsigned flags, dtb_value *raw, const dtb_tablefile_info **info,
+                                 dtb_error *e)
 {
     dtb_pos buf;
     const dtb_pos *w = white_to_move(r, p, &buf);
@@ -961,13 +962,14 @@ dtb_status dtb_resolve_rule_byte(dtb_resolver *r, const dtb_pos *p, dtb_metric m
         return s;
     if (t->derived || t->threats) /* no writer makes them: compact sets leave rules out */
         return dtb_error_set(e, DTB_E_CORRUPT, "%s: a rule table of a compact set", t->name);
+    *info = dtb_tablefile_get_info(t->tf);
+    /* count layers one after another, count 0 first (docs/FORMAT.md §8.6) */
+    const int layer = count < (*info)->rule_layers ? count : (*info)->rule_layers - 1;
     unsigned v;
-    if ((s = lookup(r, t, w, flags, &v, e)) != DTB_OK)
+    s = lookup_index(r, t, index_in(t, w) + (uint64_t)layer * dtb_index_size(t->ix), flags, &v, e);
+    if (s != DTB_OK)
         return s;
     *raw = (dtb_value)v;
-    const dtb_tablefile_info *info = dtb_tablefile_get_info(t->tf);
-    for (int c = 0; c < 3; c++)
-        limits[c] = info->rule_limits[c];
     return DTB_OK;
 }
 

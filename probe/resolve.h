@@ -76,11 +76,14 @@ dtb_status dtb_resolve_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, 
 dtb_status dtb_resolve_mtc(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_wdl *wdl,
                            int *mtc, dtb_error *e);
 
-/* The stored rule byte of p (core/value.h's MTC layout; docs/FORMAT.md §8.6) from its table of
- * the rule-distance metric, capture positions included (such tables store every position), and
- * the limits per class that table was solved with. p's side to move has a piece. */
-dtb_status dtb_resolve_rule_byte(dtb_resolver *r, const dtb_pos *p, dtb_metric metric,
-                                 unsigned flags, dtb_value *raw, int limits[3], dtb_error *e);
+/* The stored rule byte of p (core/value.h's MTC layout; docs/FORMAT.md §8.6) at diagonal count
+ * `count` (the table's layer for it, when it has layers: counts beyond the last read it) from
+ * its table of the rule-distance metric, capture positions included (such tables store every
+ * position), and that table's header (*info: the limits it was solved with). p's side to move
+ * has a piece. */
+dtb_status dtb_resolve_rule_byte(dtb_resolver *r, const dtb_pos *p, dtb_metric metric, int count,
+                                 unsigned flags, dtb_value *raw, const dtb_tablefile_info **info,
+                                 dtb_error *e);
 
 /* The probes' fast path: dtb_resolve_wdl and dtb_resolve_value of a position given as the
  * public position's words (men[color][word], kings[color][word], side 0 white, 1 black), on

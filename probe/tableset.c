@@ -19,6 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "rules.h"
+
 #define KINDS (DTB_TABLESET_MAX_KIND + 1)
 #define NMAT (KINDS * KINDS * KINDS * KINDS)
 #define NO_TABLE_COUNT 4 /* metrics: wld, dtw, mtc, the rule distances of the variant's rules */
@@ -381,6 +383,11 @@ dtb_tablefile_expect dtb_tableset_expect(const dtb_tableset *ts, dtb_material m,
                                          char *name, uint64_t positions)
 {
     dtb_material_name(&m, name, DTB_MATERIAL_NAME_MAX);
+    /* a rule table of a material with a diagonal count holds a layer a count */
+    const dtb_rules *rules = dtb_metric_is_rules(metric) ? dtb_rules_by_id(dtb_metric_rules_id(metric))
+                                                         : NULL;
+    if (rules && dtb_rules_counts(rules, &m))
+        positions *= (uint64_t)rules->late_after + 1;
     return (dtb_tablefile_expect){
         .variant = ts->variant->name,
         .material = name,

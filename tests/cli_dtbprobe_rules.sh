@@ -83,7 +83,7 @@ expect_error() { # status words... -- arguments
 }
 expect_error 1 "bad FEN" "H field" "not a clock" -- --tables "$tmp/rules" "W:WK46,K47:BK5:Hx"
 expect_error 1 "second H field" -- --tables "$tmp/rules" "W:WK46,K47:BK5:H1:H2"
-expect_error 2 "--rules is fmjd, wcdf or none" -- --tables "$tmp/rules" --rules fide "W:WK46:BK5"
+expect_error 2 "--rules is fmjd, wcdf, fmjd64 or none" -- --tables "$tmp/rules" --rules fide "W:WK46:BK5"
 expect_error 2 "--clock" -- --tables "$tmp/rules" --clock -3 "W:WK46:BK5"
 expect_error 1 "no rule tables" "KKvK.fmjd" "--metrics wld,dtw,rules" -- --tables "$tmp/plain" \
   --rules fmjd "W:WK46,K47:BK5"

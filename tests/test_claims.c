@@ -269,8 +269,8 @@ static void test_reading_errors(void **state)
         {"source s\n", 1, "before the first 'claim'"},
         {"variant english\nclaim a\nset x 1\n", 3, "before the first claim"},
         /* claims under the rules */
-        {"variant russian\nclaim a\nsource s\nstatement t\nmaterial KvK\nclock 0\nassert all win\n", 6,
-         "no move-count rules for russian"},
+        {"variant canadian\nclaim a\nsource s\nstatement t\nmaterial KvK\nclock 0\nassert all win\n", 6,
+         "no move-count rules for canadian"},
         {"variant international\nclaim a\nsource s\nstatement t\nmaterial KvK\nclock -1\nassert all win\n", 6,
          "0..1000"},
         {"variant international\nclaim a\nsource s\nstatement t\nmaterial KvK\nclock 1001\nassert all win\n", 6,

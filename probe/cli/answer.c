@@ -107,40 +107,44 @@ static void rules_failed(dtb_answer *a, dtb_status s, const char *fmt, ...)
     va_end(ap);
 }
 
-/* The line under the rules from p at clock: the first ranked move every ply, until the game
- * ends (no move, or the count at its limit); moves is scratch room for every legal move. */
-static dtb_status rule_line(dtb_db *db, const dtb_position *p, int clock, dtb_rule_move *moves,
-                            dtb_answer *a)
+/* The line under the rules from p at counters c: the first ranked move every ply, until the
+ * game ends (no move, or the count at its limit); moves is scratch room for every legal move. */
+static dtb_status rule_line(dtb_db *db, const dtb_position *p, dtb_rule_counters c,
+                            dtb_rule_move *moves, dtb_answer *a)
 {
     dtb_position q = *p;
     a->nrule_line = 0;
     while (a->nrule_line < DTB_MAX_LINE) {
         int n = 0;
-        dtb_status s = dtb_probe_rule_moves(db, &q, clock, 0, moves, DTB_ANSWER_MAX_MOVES, &n);
+        dtb_status s = dtb_probe_rule_moves_at(db, &q, &c, 0, moves, DTB_ANSWER_MAX_MOVES, &n);
         if (s != DTB_OK || n == 0)
             return s;
         dtb_position next;
-        if ((s = dtb_position_after(db, &q, &moves[0].move, &next)) != DTB_OK)
+        dtb_rule_counters after;
+        if ((s = dtb_position_after(db, &q, &moves[0].move, &next)) != DTB_OK ||
+            (s = dtb_rule_counters_after(db, &q, &c, &moves[0].move, &after)) != DTB_OK)
             return s;
         a->rule_line[a->nrule_line++] = moves[0].move;
-        clock = moves[0].clock;
+        c = after;
         q = next;
     }
     return DTB_OK;
 }
 
-void dtb_answer_rules(dtb_db *db, const dtb_position *p, const char *rules, int clock,
-                      dtb_answer *a)
+void dtb_answer_rules(dtb_db *db, const dtb_position *p, const char *rules,
+                      const dtb_rule_counters *c, dtb_answer *a)
 {
+    const int clock = c->clock;
     a->have_rules = false;
+    a->counters = *c;
     a->nrule_moves = a->nrule_line = 0;
     if (a->status != DTB_OK || (rules && strcmp(rules, "none") == 0))
         return;
     if (rules && !dtb_answer_rules_known(rules))
-        return rules_failed(a, DTB_E_INVALID, "rules '%.40s': dtb knows fmjd, wcdf and none",
-                            rules);
+        return rules_failed(a, DTB_E_INVALID, "rules '%.40s': dtb knows fmjd, wcdf, fmjd64 and "
+                            "none", rules);
     dtb_rule_answer *r = &a->rules;
-    const dtb_status s = dtb_probe_rules(db, p, clock, 0, r);
+    const dtb_status s = dtb_probe_rules_at(db, p, c, 0, r);
     if (s == DTB_E_GAMEOVER) { /* no piece to move: lost at any count, no move, no line */
         if (!rules)
             return;
@@ -174,11 +178,16 @@ void dtb_answer_rules(dtb_db *db, const dtb_position *p, const char *rules, int 
         return rules_failed(a, DTB_E_INVALID, "the %s tables are answered under %s (or none), "
                             "not under %.40s", dtb_db_variant(db), r->rules, rules);
     a->have_rules = true;
-    dtb_status st = dtb_probe_rule_moves(db, p, clock, 0, a->rule_moves, DTB_ANSWER_MAX_MOVES,
-                                         &a->nrule_moves);
+    dtb_status st = dtb_probe_rule_moves_at(db, p, c, 0, a->rule_moves, DTB_ANSWER_MAX_MOVES,
+                                            &a->nrule_moves);
+    for (int i = 0; i < a->nrule_moves && st == DTB_OK; i++) {
+        dtb_rule_counters after;
+        st = dtb_rule_counters_after(db, p, c, &a->rule_moves[i].move, &after);
+        a->rule_move_diagonal[i] = after.diagonal;
+    }
     if (st == DTB_OK && r->category != DTB_RULE_DRAW) {
         dtb_rule_move *scratch = malloc(DTB_ANSWER_MAX_MOVES * sizeof *scratch);
-        st = scratch ? rule_line(db, p, clock, scratch, a) : DTB_E_NOMEM;
+        st = scratch ? rule_line(db, p, *c, scratch, a) : DTB_E_NOMEM;
         free(scratch);
     }
     for (int i = 0; i < a->nrule_moves && st == DTB_OK; i++) {
@@ -334,14 +343,16 @@ static void rules_json(dtb_text *t, dtb_db *db, const dtb_position *p, const dtb
         dtb_text_printf(t, "%d", r->limit);
     else
         dtb_text_printf(t, "null");
-    dtb_text_printf(t, ",\"clock\":%d,\"moves\":[", r->clock);
+    dtb_text_printf(t, ",\"clock\":%d,\"diagonal\":%d,\"moves\":[", r->clock,
+                    a->counters.diagonal);
     for (int i = 0; i < a->nrule_moves; i++) {
         const dtb_rule_move *m = &a->rule_moves[i];
         dtb_text_printf(t, "%s{\"move\":", i ? "," : "");
         dtb_text_json_string(t, m->move.text);
         dtb_text_printf(t, ",\"category\":\"%s\",\"plies\":", dtb_rule_category_name(m->category));
         plies_json(t, m->plies);
-        dtb_text_printf(t, ",\"clock\":%d", m->clock);
+        dtb_text_printf(t, ",\"clock\":%d,\"diagonal\":%d", m->clock,
+                        a->rule_move_diagonal[i]);
         fen_after_json(t, db, p, &m->move, a->notation);
         dtb_text_printf(t, "}");
     }

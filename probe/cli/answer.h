@@ -9,9 +9,10 @@
  *
  * Under the move-count rules (dtb_answer_rules: a set with rule tables, the variant's rules by
  * default) the object also has "rules": {"name", "rule", "category", "wdl", "unlimited",
- * "plies", "limit", "clock", "moves": [{"move", "category", "plies", "clock", "fen"}],
- * "line": [move texts]}: the dtb_rule_answer of the position at the clock, the moves ranked
- * under the rules with the clock after each, and the line that follows the first ranked move;
+ * "plies", "limit", "clock", "diagonal", "moves": [{"move", "category", "plies", "clock",
+ * "diagonal", "fen"}], "line": [move texts]}: the dtb_rule_answer of the position at the
+ * counters (dtb_rule_counters), the moves ranked under the rules with the counters after each,
+ * and the line that follows the first ranked move;
  * "plies" is null where dtb.h says -1. Without it (rules "none", or a set without rule tables
  * when none was asked for) the object is as before, key for key. */
 #ifndef DTB_ANSWER_H
@@ -41,7 +42,9 @@ typedef struct dtb_answer {
     /* under the move-count rules (dtb_answer_rules) */
     bool have_rules;              /* false: unlimited play only (the fields below unset) */
     dtb_rule_answer rules;
+    dtb_rule_counters counters;   /* asked about */
     dtb_rule_move rule_moves[DTB_ANSWER_MAX_MOVES];
+    int rule_move_diagonal[DTB_ANSWER_MAX_MOVES]; /* the diagonal count after each move */
     int nrule_moves;
     dtb_pdn_move rule_line[DTB_MAX_LINE];
     int nrule_line;
@@ -51,18 +54,19 @@ typedef struct dtb_answer {
  * back to WDL alone when there are no DTW tables. Thread-safe (as libdtb). */
 void dtb_answer_probe(dtb_db *db, const dtb_position *p, dtb_notation n, dtb_answer *a);
 
-/* Whether name is a rule set an answer may be asked under: "fmjd" or "none". */
+/* Whether name is a rule set an answer may be asked under: "fmjd", "wcdf", "fmjd64" or
+ * "none". */
 bool dtb_answer_rules_known(const char *name);
 
-/* Adds what the move-count rules make of p at clock to a (after dtb_answer_probe succeeded):
+/* Adds what the move-count rules make of p at counters c to a (after dtb_answer_probe succeeded):
  * under rules "none" nothing; under NULL (the default) the variant's rules where the set has
  * their tables, else nothing; under "fmjd" those rules or an error. On failure sets a->status
  * and a->error (one line): DTB_E_INVALID (a rule set dtb does not know, or not the variant's),
  * DTB_E_NOTFOUND (rules asked for by name, and no rule tables for p's material), or a
  * probe's. A side to move without pieces (the game is over) has no rules section by default.
  * Thread-safe (as libdtb). */
-void dtb_answer_rules(dtb_db *db, const dtb_position *p, const char *rules, int clock,
-                      dtb_answer *a);
+void dtb_answer_rules(dtb_db *db, const dtb_position *p, const char *rules,
+                      const dtb_rule_counters *c, dtb_answer *a);
 
 /* p's canonical FEN in notation n into buf (size bytes; DTB_ANSWER_FEN_SIZE is enough), or
  * fallback when p cannot be written. */

@@ -179,7 +179,7 @@ static int run_perft(const command *c, const dtb_cli_args *a)
 /* ---- probe (the default command) ------------------------------------------------------- */
 
 enum { PROBE_TABLES, PROBE_VARIANT, PROBE_JSON, PROBE_CACHE, PROBE_NOTATION, PROBE_CLOCK,
-       PROBE_RULES };
+       PROBE_RULES, PROBE_DIAGONAL };
 static const dtb_cli_option probe_options[] = {
     [PROBE_TABLES] = {"--tables", DTB_CLI_TEXT, "DIR",
                       "table directories, ':'-separated (default: $DTB_PATH)"},
@@ -192,8 +192,12 @@ static const dtb_cli_option probe_options[] = {
                      "plies since the move-count rules' counter was reset (default: the FEN's "
                      "H field, else 0)", 0, 1000000},
     [PROBE_RULES] = {"--rules", DTB_CLI_TEXT, "R",
-                     "fmjd or none: the move-count draw rules to answer under (default: the "
-                     "variant's where the tables have them; none: unlimited play only)"},
+                     "fmjd, wcdf, fmjd64 or none: the move-count draw rules to answer under "
+                     "(default: the variant's where the tables have them; none: unlimited play "
+                     "only)"},
+    [PROBE_DIAGONAL] = {"--diagonal", DTB_CLI_INT, "N",
+                        "fmjd64: plies so far that ended with the lone king alone on the main "
+                        "road (7.2.7; default 0, as lidraughts from a FEN)", 0, 1000000},
 };
 
 #define MAX_TABLE_DIRS 32
@@ -268,8 +272,13 @@ static void print_rules(const dtb_answer *a)
 {
     const dtb_rule_answer *r = &a->rules;
     char where[96];
-    if (r->rule[0])
+    if (r->rule[0] && r->limit && a->counters.diagonal)
+        snprintf(where, sizeof where, "%s, clock %d of %d, diagonal count %d", r->rules,
+                 r->clock, r->limit, a->counters.diagonal);
+    else if (r->rule[0] && r->limit)
         snprintf(where, sizeof where, "%s, clock %d of %d", r->rules, r->clock, r->limit);
+    else if (r->rule[0])
+        snprintf(where, sizeof where, "%s, no count", r->rules);
     else
         snprintf(where, sizeof where, "%s, the game is over", r->rules);
     printf("under the rules: ");
@@ -370,6 +379,7 @@ typedef struct probe_request {
     dtb_notation notation;
     const char *rules; /* NULL: the variant's where the tables have them */
     int clock;         /* -1: each FEN's H field, else 0 */
+    int diagonal;      /* fmjd64's diagonal count */
 } probe_request;
 
 /* One FEN: returns 0, or EXIT_INPUT after printing the problem. */
@@ -388,7 +398,8 @@ static int probe_one(dtb_db *db, const dtb_board *b, const char *fen, const prob
     if (rq->clock >= 0)
         clock = rq->clock;
     dtb_answer_probe(db, &p, rq->notation, a);
-    dtb_answer_rules(db, &p, rq->rules, clock, a);
+    const dtb_rule_counters c = {.clock = clock, .diagonal = rq->diagonal};
+    dtb_answer_rules(db, &p, rq->rules, &c, a);
     if (a->status != DTB_OK) {
         print_problem(json, fen, "", a->error);
         return EXIT_INPUT;
@@ -431,7 +442,7 @@ static int run_probe(const command *c, const dtb_cli_args *a)
         strcmp(a->text[PROBE_NOTATION], "algebraic") != 0)
         return usage_error(c->name, "--notation is numeric or algebraic");
     if (a->given[PROBE_RULES] && !dtb_answer_rules_known(a->text[PROBE_RULES]))
-        return usage_error(c->name, "--rules is fmjd, wcdf or none");
+        return usage_error(c->name, "--rules is fmjd, wcdf, fmjd64 or none");
     char *list = strdup(tables);
     const char *dirs[MAX_TABLE_DIRS];
     const int ndirs = list ? split_dirs(list, dirs, MAX_TABLE_DIRS) : 0;
@@ -465,6 +476,7 @@ static int run_probe(const command *c, const dtb_cli_args *a)
                                                          : DTB_NOTATION_NUMERIC,
         .rules = a->given[PROBE_RULES] ? a->text[PROBE_RULES] : NULL,
         .clock = a->given[PROBE_CLOCK] ? (int)a->number[PROBE_CLOCK] : -1,
+        .diagonal = a->given[PROBE_DIAGONAL] ? (int)a->number[PROBE_DIAGONAL] : 0,
     };
     int rc = 0;
     held_log.holding = true;
@@ -502,7 +514,7 @@ static int run_probe(const command *c, const dtb_cli_args *a)
 /* ---- commands -------------------------------------------------------------------------- */
 
 static const command commands[] = {
-    {"probe", "[--tables DIR] [--variant V] [--json] [--clock N] [--rules R] [FEN ...]",
+    {"probe", "[--tables DIR] [--variant V] [--json] [--clock N] [--diagonal N] [--rules R] [FEN ...]",
      "For each position (FEN arguments, or one FEN per line on stdin): the value, the DTW, every\n"
      "legal move ranked with its value and DTW (plies to the end from the position, the move\n"
      "included), the best line in PDN moves, and a diagram; where the tables have rule tables\n"

@@ -52,9 +52,9 @@ typedef struct lichess_values {
     bool checkmate; /* the side to move has lost: no piece or no legal move */
 } lichess_values;
 
-/* The values of q at clock; under the rules when rules, else in unlimited play. */
-static dtb_status values_of(dtb_db *db, const dtb_position *q, int clock, bool rules,
-                            lichess_values *v)
+/* The values of q at counters c; under the rules when rules, else in unlimited play. */
+static dtb_status values_of(dtb_db *db, const dtb_position *q, const dtb_rule_counters *c,
+                            bool rules, lichess_values *v)
 {
     memset(v, 0, sizeof *v);
     dtb_wdl w;
@@ -78,7 +78,7 @@ static dtb_status values_of(dtb_db *db, const dtb_position *q, int clock, bool r
         return DTB_OK;
     }
     dtb_rule_answer r;
-    if ((s = dtb_probe_rules(db, q, clock, 0, &r)) != DTB_OK)
+    if ((s = dtb_probe_rules_at(db, q, c, 0, &r)) != DTB_OK)
         return s;
     v->category = r.category;
     v->checkmate = r.category == DTB_RULE_LOSS && r.plies == 0;
@@ -107,10 +107,11 @@ static void values_json(dtb_text *t, const lichess_values *v)
                     v->checkmate ? "true" : "false");
 }
 
-/* One move of p as a lichess move: the values of the position after it at clock (its count
- * after the move), and whether the move resets the count (zeroing). */
+/* One move of p as a lichess move: the values of the position after it at counters c (its
+ * counters after the move), and whether the move resets the count (zeroing). */
 static dtb_status move_json(dtb_text *t, dtb_db *db, const dtb_position *p,
-                            const dtb_pdn_move *m, int clock, bool zeroing, bool rules, bool first)
+                            const dtb_pdn_move *m, const dtb_rule_counters *c, bool zeroing,
+                            bool rules, bool first)
 {
     dtb_position child;
     char uci[2 * DTB_MAX_CAPTURED + 8];
@@ -119,7 +120,7 @@ static dtb_status move_json(dtb_text *t, dtb_db *db, const dtb_position *p,
     if (s == DTB_OK)
         s = uci_of(db, p, m, uci, sizeof uci);
     if (s == DTB_OK)
-        s = values_of(db, &child, clock, rules, &v);
+        s = values_of(db, &child, c, rules, &v);
     if (s != DTB_OK)
         return s;
     dtb_text_printf(t, "%s{\"uci\":\"%s\",\"san\":\"%d%c%d\",", first ? "" : ",", uci, m->from,
@@ -134,22 +135,27 @@ dtb_status dtb_lidraughts_json(dtb_text *t, dtb_db *db, const dtb_position *p, i
 {
     const bool rules = a->have_rules;
     lichess_values v;
-    dtb_status s = values_of(db, p, clock, rules, &v);
+    const dtb_rule_counters here = {.clock = clock, .diagonal = a->counters.diagonal};
+    dtb_status s = values_of(db, p, &here, rules, &v);
     if (s == DTB_OK) {
         dtb_text_printf(t, "{");
         values_json(t, &v);
         dtb_text_printf(t, ",\"rules\":\"%s\",\"moves\":[", rules ? a->rules.rules : "none");
     }
     if (rules)
-        for (int i = 0; i < a->nrule_moves && s == DTB_OK; i++)
-            s = move_json(t, db, p, &a->rule_moves[i].move, a->rule_moves[i].clock,
-                          a->rule_moves[i].clock == 0, true, i == 0);
+        for (int i = 0; i < a->nrule_moves && s == DTB_OK; i++) {
+            const dtb_rule_counters after = {.clock = a->rule_moves[i].clock,
+                                             .diagonal = a->rule_move_diagonal[i]};
+            s = move_json(t, db, p, &a->rule_moves[i].move, &after, after.clock == 0, true,
+                          i == 0);
+        }
     else /* unlimited play: no count; a capture or a man move still zeroes it */
         for (int i = 0; i < a->nmoves && s == DTB_OK; i++) {
             const dtb_pdn_move *m = &a->moves[i].move;
             const int w = (m->from - 1) / 64, bit = (m->from - 1) % 64;
             const bool man = p->men[p->side][w] >> bit & 1;
-            s = move_json(t, db, p, m, 0, man || m->ncaptured, false, i == 0);
+            const dtb_rule_counters none = {0};
+            s = move_json(t, db, p, m, &none, man || m->ncaptured, false, i == 0);
         }
     if (s != DTB_OK) {
         dtb_last_error(db, a->error, sizeof a->error);

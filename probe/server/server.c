@@ -243,7 +243,7 @@ static bool read_clock(const char *text, int *clock)
 }
 
 /* /api/<variant> (lichess false: dtbprobe --json's object) and /lidraughts/<key> (lichess
- * true: lidraughts.h's), with their arguments fen, clock, rules and notation. */
+ * true: lidraughts.h's), with their arguments fen, clock, diagonal, rules and notation. */
 static enum MHD_Result probe(server *sv, struct MHD_Connection *c, const served *s, bool lichess)
 {
     bool bad = false;
@@ -251,6 +251,7 @@ static enum MHD_Result probe(server *sv, struct MHD_Connection *c, const served 
     /* The texts in the variant's notation unless the request asks for the other. */
     const char *notation = argument(c, "notation", &bad);
     const char *clock_text = argument(c, "clock", &bad);
+    const char *diagonal_text = argument(c, "diagonal", &bad);
     const char *rules = argument(c, "rules", &bad);
     if (bad)
         return send_error(c, MHD_HTTP_BAD_REQUEST, NULL,
@@ -269,11 +270,16 @@ static enum MHD_Result probe(server *sv, struct MHD_Connection *c, const served 
                           "notation is numeric or algebraic (default: the variant's)");
     if (rules && !dtb_answer_rules_known(rules))
         return send_error(c, MHD_HTTP_BAD_REQUEST, NULL,
-                          "rules is fmjd, wcdf or none (default: the variant's where the tables have them)");
+                          "rules is fmjd, wcdf, fmjd64 or none (default: the variant's where the "
+                          "tables have them)");
     int clock = 0;
     if (clock_text && !read_clock(clock_text, &clock))
         return send_error(c, MHD_HTTP_BAD_REQUEST, NULL,
                           "clock is a count of plies, 0..1000000 (default: the FEN's H field, else 0)");
+    int diagonal = 0;
+    if (diagonal_text && !read_clock(diagonal_text, &diagonal))
+        return send_error(c, MHD_HTTP_BAD_REQUEST, NULL,
+                          "diagonal is a count of plies, 0..1000000 (default 0)");
     dtb_position p;
     char why[DTB_MESSAGE_SIZE], msg[DTB_MESSAGE_SIZE + 16];
     int h;
@@ -288,7 +294,8 @@ static enum MHD_Result probe(server *sv, struct MHD_Connection *c, const served 
     if (!a)
         return send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, fen, "out of memory");
     dtb_answer_probe(s->db, &p, n, a);
-    dtb_answer_rules(s->db, &p, rules, clock, a);
+    const dtb_rule_counters counters = {.clock = clock, .diagonal = diagonal};
+    dtb_answer_rules(s->db, &p, rules, &counters, a);
     dtb_text t = {0};
     if (a->status == DTB_OK) {
         if (lichess)

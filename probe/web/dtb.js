@@ -17,9 +17,10 @@ const state = {
   flipped: false,    // black at the bottom
   selected: null,    // the square of the piece about to move
   answer: null,      // the last good answer
-  history: [],       // [FEN, clock] before each move played, for "back"
+  history: [],       // [FEN, clock, diagonal] before each move played, for "back"
   request: 0,        // answers to older requests are ignored
   clock: 0,          // plies on the move-count rules' counter (the clock input, a FEN's H)
+  diagonal: 0,       // fmjd64: plies a lone king held the main road (the diagonal input)
 };
 
 // Squares are written as the API writes them: /api/variants gives each variant's notation (the
@@ -262,7 +263,10 @@ function showRules(a) {
   $("rulemoves").hidden = !r;
   if (!r) return;
   const name = Object.fromEntries(RULE_GROUPS)[r.category];
-  const where = r.rule ? `${r.name}, clock ${r.clock} of ${r.limit}` : r.name;
+  $("diagonallabel").hidden = r.name !== "fmjd64";
+  const where = !r.rule ? r.name
+    : !r.limit ? `${r.name}, no count`
+    : `${r.name}, clock ${r.clock} of ${r.limit}` + (r.diagonal ? `, diagonal count ${r.diagonal}` : "");
   const words = {
     "win": `won within the ${r.rule} rule`, "loss": `lost within the ${r.rule} rule`,
     "cursed-win": `won in unlimited play, drawn by the ${r.rule} rule`,
@@ -374,7 +378,7 @@ function updateButtons() {
 // request made since: request id is then no longer the latest).
 async function ask(fen, id, typed) {
   const url = `api/${encodeURIComponent(state.variant.name)}?fen=${encodeURIComponent(fen)}` +
-    `&clock=${state.clock}`;
+    `&clock=${state.clock}&diagonal=${state.diagonal}`;
   let a;
   try {
     a = await (await fetch(url)).json();
@@ -420,10 +424,23 @@ function setClock(clock) {
   $("clock").value = String(clock);
 }
 
+// The diagonal count after move m (fmjd64): the rules' answer says; else it stays.
+function diagonalAfter(m) {
+  const r = state.answer && state.answer.rules;
+  const ruled = r && r.moves.find((x) => x.move === m.move);
+  return ruled && ruled.diagonal !== undefined ? ruled.diagonal : state.diagonal;
+}
+
+function setDiagonal(diagonal) {
+  state.diagonal = diagonal;
+  $("diagonal").value = String(diagonal);
+}
+
 function play(m) {
   if (!m.fen) return Promise.resolve();
+  state.history.push([state.answer.fen, state.clock, state.diagonal]);
   setClock(clockAfter(m));
-  state.history.push([state.answer.fen, state.clock]);
+  setDiagonal(diagonalAfter(m));
   state.lastMove = moveSquares(m);
   state.selected = null;
   return show(m.fen);
@@ -524,13 +541,19 @@ async function init() {
   $("back").addEventListener("click", () => {
     if (!state.history.length) return;
     state.lastMove = null;
-    const [fen, clock] = state.history.pop();
+    const [fen, clock, diagonal] = state.history.pop();
     setClock(clock);
+    setDiagonal(diagonal);
     show(fen);
   });
   $("clock").addEventListener("change", () => {
     const n = parseInt($("clock").value, 10);
     setClock(Number.isNaN(n) || n < 0 ? 0 : n);
+    if (state.answer) show(state.answer.fen);
+  });
+  $("diagonal").addEventListener("change", () => {
+    const n = parseInt($("diagonal").value, 10);
+    setDiagonal(Number.isNaN(n) || n < 0 ? 0 : n);
     if (state.answer) show(state.answer.fen);
   });
   $("forward").addEventListener("click", () => {

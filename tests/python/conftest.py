@@ -31,14 +31,16 @@ def dtbprobe():
 
 @pytest.fixture(scope="session")
 def tables():
-    """2..3-piece tables of international (with MTC), english, russian and brazilian in a
-    temporary directory (<dir>/<variant>/, as dtbgen writes them)."""
+    """2..3-piece tables of international (with MTC), english, russian (with its FMJD-64 rule
+    tables) and brazilian in a temporary directory (<dir>/<variant>/, as dtbgen writes
+    them)."""
     dtbgen = program("DTB_DTBGEN")
     with tempfile.TemporaryDirectory(prefix="dtb_python_") as d:
         for variant in ("international", "english", "russian", "brazilian"):
             subprocess.run([dtbgen, "--variant", variant, "--pieces", "3", "--out", d,
                             "--quiet", "--threads", "2"] +
-                           (["--metrics", "wld,dtw,mtc"] if variant == "international" else []),
+                           (["--metrics", "wld,dtw,mtc"] if variant == "international" else
+                            ["--metrics", "wld,dtw,rules"] if variant == "russian" else []),
                            check=True)
         yield d
 

@@ -61,7 +61,7 @@ def test_clock(rtb):
     ({"clock": 10**7}, ValueError, "0..1000000"),
     ({"clock": "3"}, TypeError, "int"),
     ({"clock": True}, TypeError, "int"),
-    ({"rules": "fide"}, ValueError, "'fmjd', 'wcdf' or 'none'"),
+    ({"rules": "fide"}, ValueError, "'fmjd', 'wcdf', 'fmjd64' or 'none'"),
 ])
 def test_bad_arguments(rtb, kwargs, exc, words):
     with pytest.raises(exc, match=words):
@@ -75,7 +75,16 @@ def test_bad_h_and_missing_tables(rtb, tables):
         with pytest.raises(dtb.MissingTableError, match="fmjd"):
             plain.probe_rules("W:WK46,K47:BK5")
         assert plain.get_rules("W:WK46,K47:BK5") is None
-    with dtb.open_tablebase(tables, "russian") as russian:  # no rules for russian in dtb
-        assert russian.probe_rules("W:WK29:BK4").rules == "none"
-        with pytest.raises(ValueError, match="'none', not 'fmjd'"):
+    with dtb.open_tablebase(tables, "brazilian") as brazilian:  # made without rule tables
+        with pytest.raises(dtb.MissingTableError, match="fmjd64"):
+            brazilian.probe_rules("W:WK29:BK4")
+    with dtb.open_tablebase(tables, "russian") as russian:  # FMJD-64's rule tables
+        a = russian.probe_rules("W:WK29:BK4")
+        assert (a.rules, a.rule, a.limit, a.diagonal) == ("fmjd64", "5-move", 10, 0)
+        assert all(m.diagonal == 0 for m in a.moves)  # no lone king against three pieces
+        with pytest.raises(ValueError, match="'fmjd64', not 'fmjd'"):
             russian.probe_rules("W:WK29:BK4", rules="fmjd")
+        with pytest.raises(ValueError, match="0..1000000"):
+            russian.probe_rules("W:WK29:BK4", diagonal=-1)
+        with pytest.raises(TypeError, match="int"):
+            russian.probe_rules("W:WK29:BK4", diagonal="2")

@@ -219,7 +219,7 @@ def test_odd_requests_answered_in_json(server):
                              (b"?fen=W:WK46:BK5&clock=1e3", "clock is a count of plies"),
                              (b"?fen=W:WK46:BK5&clock=" + b"9" * 5000, "clock is a count of plies"),
                              (b"?fen=W:WK46:BK5&clock=", "clock is a count of plies"),
-                             (b"?fen=W:WK46:BK5&rules=fide", "rules is fmjd, wcdf or none"),
+                             (b"?fen=W:WK46:BK5&rules=fide", "rules is fmjd, wcdf, fmjd64 or none"),
                              (b"?fen=W:WK46:BK5:H12x", "H field"),
                              (b"?fen=W:WK46:BK5:H1:H2", "second H field")):
             _, error = json_error(raw(port, b"GET " + api + query + b" HTTP/1.1\r\nHost: x\r\n"

@@ -123,25 +123,28 @@ class Move(collections.namedtuple("Move", "move wdl dtw")):
         return self.__dict__.get("fen")
 
 
-class RuleMove(collections.namedtuple("RuleMove", "move category plies clock fen")):
+class RuleMove(collections.namedtuple("RuleMove", "move category plies clock fen diagonal",
+                                      defaults=(0,))):
     """A legal move under the move-count draw rules, for the side to move of the probed
     position: move its text, category what playing it makes of the game ("win", "cursed-win",
     "draw", "blessed-loss", "loss"), plies the plies to the next reset of the count that keeps a
     win or loss, this move included (None otherwise), clock the count after it (0: the move
-    resets it), fen the position after it."""
+    resets it), fen the position after it, diagonal fmjd64's diagonal count after it."""
 
 
 class RuleAnswer(collections.namedtuple(
-        "RuleAnswer", "rules rule category wdl unlimited plies limit clock moves")):
+        "RuleAnswer", "rules rule category wdl unlimited plies limit clock moves diagonal",
+        defaults=(0,))):
     """A position under the move-count draw rules at a clock (Tablebase.probe_rules): rules the
-    rule set ("fmjd"; "none": unlimited play), rule the count that runs here ("25-move",
-    "16-move", "5-move"; None under "none"), category ("win", "cursed-win": won in unlimited
+    rule set ("fmjd", "wcdf", "fmjd64"; "none": unlimited play), rule the count that runs here
+    ("25-move", "16-move", "5-move", ...; None under "none"), category ("win", "cursed-win": won in unlimited
     play but drawn by the rule, "draw", "blessed-loss", "loss"), wdl the result under the rules
     and unlimited the one without (WIN, DRAW, LOSS), plies the rule distance: the plies to the
     next reset of the count that keeps the result (None for a draw, and where no count lets the
-    result happen), limit the plies the count may reach here, clock the count asked about, and
+    result happen), limit the plies the count may reach here, clock the count asked about,
     moves every legal move as RuleMove, ranked so that always playing the first never lets a
-    rule draw a win."""
+    rule draw a win, and diagonal fmjd64's diagonal count asked about (the plies a lone king
+    held the main road, 7.2.7)."""
 
 
 def version(library=None):
@@ -610,20 +613,27 @@ class Tablebase:
             raise InvalidPositionError(f"bad FEN {given!r}: {err.value.decode()}", s)
         return value.value
 
-    def probe_rules(self, pos, clock=None, rules=None, notation=None):
+    def probe_rules(self, pos, clock=None, rules=None, notation=None, diagonal=0):
         """What the move-count draw rules make of pos with the count at clock plies: a
         RuleAnswer, its moves in notation (as for moves()). clock: None (the default) takes the
         FEN's H field ("W:W31:B1:H12", lidraughts' halfmove clock), else 0. rules: None (the
-        variant's: "fmjd" for international, "wcdf" for english; "none" for a variant dtb has
-        no rules for), "fmjd", "wcdf", or "none" (unlimited play: categories win, draw, loss;
-        no plies, no limit).
+        variant's: "fmjd" for international, "wcdf" for english, "fmjd64" for russian and
+        brazilian; "none" for a variant dtb has no rules for), "fmjd", "wcdf", "fmjd64", or
+        "none" (unlimited play: categories win, draw, loss; no plies, no limit). diagonal:
+        fmjd64's count of plies that ended with a lone king alone on the main road (7.2.7;
+        lidraughts keeps it outside the FEN, 0 from one).
         Raises MissingTableError (no rule tables for the material: dtbgen --metrics
         wld,dtw,rules), InvalidPositionError (a malformed FEN or H field), ValueError (rules
-        not one of those, or not the variant's; a clock out of 0..1000000), TypeError
-        (a clock that is not an int)."""
-        if rules not in (None, "fmjd", "wcdf", "none"):
-            raise ValueError(f"rules is 'fmjd', 'wcdf' or 'none' (None: the variant's), "
-                             f"not {rules!r}")
+        not one of those, or not the variant's; a clock or diagonal out of 0..1000000),
+        TypeError (a clock or diagonal that is not an int)."""
+        if rules not in (None, "fmjd", "wcdf", "fmjd64", "none"):
+            raise ValueError(f"rules is 'fmjd', 'wcdf', 'fmjd64' or 'none' (None: the "
+                             f"variant's), not {rules!r}")
+        if isinstance(diagonal, bool) or not isinstance(diagonal, int):
+            raise TypeError(f"diagonal is an int (plies on the main road), "
+                            f"not {type(diagonal).__name__}")
+        if not 0 <= diagonal <= 1000000:
+            raise ValueError(f"diagonal is a count of plies 0..1000000, not {diagonal}")
         clock = self._clock(pos, clock)
         n = self._notation_code(notation)
         if rules == "none":
@@ -636,25 +646,38 @@ class Tablebase:
         try:
             p = self._position(db, pos)
             a = _lib.RuleAnswer()
-            s = self._lib.dtb_probe_rules(db, ctypes.byref(p), clock, 0, ctypes.byref(a))
+            c = _lib.RuleCounters(clock, diagonal)
+            s = self._lib.dtb_probe_rules_at(db, ctypes.byref(p), ctypes.byref(c), 0,
+                                             ctypes.byref(a))
             if s == _lib.E_GAMEOVER:  # no piece to move: lost at any count, no move
-                return RuleAnswer(rules or "none", None, "loss", LOSS, LOSS, 0, None, clock, [])
+                return RuleAnswer(rules or "none", None, "loss", LOSS, LOSS, 0, None, clock, [],
+                                  diagonal)
             if s != _lib.OK:
                 raise self._raise(db, s)
             name = a.rules.decode()
             if rules is not None and name != rules:
                 raise ValueError(f"the {self.variant} tables are answered under {name!r}, "
                                  f"not {rules!r}")
-            out = self._all_moves(db, _lib.RuleMove, self._lib.dtb_probe_rule_moves, p, clock,
-                                  0)
+            out = self._all_moves(db, _lib.RuleMove, self._lib.dtb_probe_rule_moves_at, p,
+                                  ctypes.byref(c), 0)
             moves = [RuleMove(self._move_text(db, p, m.move, n), _lib.RULE_CATEGORIES[m.category],
                               m.plies if m.plies >= 0 else None, m.clock,
-                              self._fen_after(db, p, m.move, n)) for m in out]
+                              self._fen_after(db, p, m.move, n),
+                              self._counters_after(db, p, c, m.move).diagonal) for m in out]
             return RuleAnswer(name, a.rule.decode() or None, _lib.RULE_CATEGORIES[a.category],
                               a.wdl, a.unlimited, a.plies if a.plies >= 0 else None,
-                              a.limit or None, clock, moves)
+                              a.limit or None, clock, moves, diagonal)
         finally:
             self._leave()
+
+    def _counters_after(self, db, p, c, move):
+        """The rule counters after move of p when they are c before it."""
+        after = _lib.RuleCounters()
+        s = self._lib.dtb_rule_counters_after(db, ctypes.byref(p), ctypes.byref(c),
+                                              ctypes.byref(move), ctypes.byref(after))
+        if s != _lib.OK:
+            raise self._raise(db, s)
+        return after
 
     def get_rules(self, pos, clock=None, default=None):
         """probe_rules(pos, clock), or default when a table it needs is missing."""

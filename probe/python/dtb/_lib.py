@@ -98,6 +98,13 @@ class RuleAnswer(ctypes.Structure):
     ]
 
 
+class RuleCounters(ctypes.Structure):
+    _fields_ = [
+        ("clock", ctypes.c_int),
+        ("diagonal", ctypes.c_int),
+    ]
+
+
 class RuleMove(ctypes.Structure):
     _fields_ = [
         ("move", PdnMove),
@@ -149,6 +156,12 @@ _PROTOTYPES = {
     "dtb_get_cache_stats": (_int, [_void_p, _P(CacheStats)]),
     "dtb_fen_clock": (_int, [_char_p, _P(_int), _char_p, _size_t]),
     "dtb_probe_rules": (_int, [_void_p, _P(Position), _int, _uint, _P(RuleAnswer)]),
+    "dtb_probe_rules_at": (_int, [_void_p, _P(Position), _P(RuleCounters), _uint,
+                                  _P(RuleAnswer)]),
+    "dtb_probe_rule_moves_at": (_int, [_void_p, _P(Position), _P(RuleCounters), _uint,
+                                       _P(RuleMove), _int, _P(_int)]),
+    "dtb_rule_counters_after": (_int, [_void_p, _P(Position), _P(RuleCounters), _P(PdnMove),
+                                       _P(RuleCounters)]),
     "dtb_probe_rule_moves": (_int, [_void_p, _P(Position), _int, _uint, _P(RuleMove), _int,
                                     _P(_int)]),
 }
