@@ -50,36 +50,43 @@ static dtb_move move_of(const dtb_board *b, const dtb_pos *p, int from, int to)
     return ml.moves[0];
 }
 
+/* Move from-to of fen: the position before it (*p), the move (*mv) and the position after (*q). */
+typedef struct played {
+    dtb_pos p, q;
+    dtb_move mv;
+} played;
+
+static played play(const dtb_board *b, const char *fen, int from, int to)
+{
+    played x;
+    x.p = pos_of(b, fen);
+    x.mv = move_of(b, &x.p, from, to);
+    dtb_make_move(&x.p, &x.mv, &x.q);
+    return x;
+}
+
 /* Whether move from-to of fen resets the clock, the diagonal count before it being count. */
 static bool resets(const dtb_rules *r, const dtb_board *b, const char *fen, int from, int to,
                    int count)
 {
-    const dtb_pos p = pos_of(b, fen);
-    const dtb_move mv = move_of(b, &p, from, to);
-    dtb_pos q;
-    dtb_make_move(&p, &mv, &q);
-    return dtb_rules_resets(r, b, &p, &mv, &q, dtb_rules_next_count(r, b, &p, &q, count));
+    const played x = play(b, fen, from, to);
+    return dtb_rules_resets(r, b, &x.p, &x.mv, &x.q, dtb_rules_next_count(r, b, &x.p, &x.q, count));
 }
 
 /* Whether move from-to of fen resets the clock when the diagonal count after it is count. */
 static bool resets_at(const dtb_rules *r, const dtb_board *b, const char *fen, int from, int to,
                       int count)
 {
-    const dtb_pos p = pos_of(b, fen);
-    const dtb_move mv = move_of(b, &p, from, to);
-    dtb_pos q;
-    dtb_make_move(&p, &mv, &q);
-    return dtb_rules_resets(r, b, &p, &mv, &q, count);
+    const played x = play(b, fen, from, to);
+    return dtb_rules_resets(r, b, &x.p, &x.mv, &x.q, count);
 }
 
+/* The diagonal count after move from-to of fen, count before it. */
 static int next_count(const dtb_rules *r, const dtb_board *b, const char *fen, int from, int to,
                       int count)
 {
-    const dtb_pos p = pos_of(b, fen);
-    const dtb_move mv = move_of(b, &p, from, to);
-    dtb_pos q;
-    dtb_make_move(&p, &mv, &q);
-    return dtb_rules_next_count(r, b, &p, &q, count);
+    const played x = play(b, fen, from, to);
+    return dtb_rules_next_count(r, b, &x.p, &x.q, count);
 }
 
 static void classes(void **state)
