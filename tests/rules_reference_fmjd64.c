@@ -104,6 +104,11 @@ int ref64_case_limit(const ref64_limits *l, ref64_case k, int c)
     return -1;
 }
 
+int ref64_limit_of(const dtb_board *b, const ref64_limits *l, const dtb_pos *p, int c)
+{
+    return ref64_case_limit(l, ref64_case_of(b, p), c);
+}
+
 bool ref64_family(const dtb_material *m)
 {
     for (int s = 0; s < 2; s++) {
@@ -116,11 +121,11 @@ bool ref64_family(const dtb_material *m)
 
 /* What the rules need of a move: the case after it, and the move's own properties. */
 typedef struct facts {
-    ref64_case after;
+    uint8_t after; /* a ref64_case (a byte: a level keeps the facts of every move) */
     bool capture, promotes, man_moved;
     bool first_promotion; /* promotes, and the mover has exactly one king after it */
     bool family_before, family_after;
-    int pieces_before, pieces_after;
+    uint8_t pieces_before, pieces_after;
 } facts;
 
 static facts facts_of(const dtb_board *b, const dtb_pos *p, const dtb_move *mv)
@@ -129,15 +134,15 @@ static facts facts_of(const dtb_board *b, const dtb_pos *p, const dtb_move *mv)
     dtb_make_move(p, mv, &q);
     const dtb_material mp = dtb_material_of(p), mq = dtb_material_of(&q);
     const facts f = {
-        .after = ref64_case_of(b, &q),
+        .after = (uint8_t)ref64_case_of(b, &q),
         .capture = mv->ncaptured > 0,
         .promotes = mv->promotes,
         .man_moved = dtb_bb_has(p->men[p->side], mv->from),
         .first_promotion = mv->promotes && mq.kings[p->side] == 1,
         .family_before = ref64_family(&mp),
         .family_after = ref64_family(&mq),
-        .pieces_before = dtb_material_pieces(&mp),
-        .pieces_after = dtb_material_pieces(&mq),
+        .pieces_before = (uint8_t)dtb_material_pieces(&mp),
+        .pieces_after = (uint8_t)dtb_material_pieces(&mq),
     };
     return f;
 }
@@ -160,7 +165,7 @@ static int count_after(const ref64_limits *l, const facts *f, int c)
 /* Whether a move with facts f resets the clock, the count after it being c_after. */
 static bool resets_after(const ref64_limits *l, const facts *f, int c_after)
 {
-    switch (f->after) {
+    switch ((ref64_case)f->after) {
     case REF64_N:
         return true;
     case REF64_C:
@@ -276,9 +281,9 @@ const ref64_limits *ref64_limits_of(const ref64 *r)
 /* A move's successor: its table (-1 when the move took the opponent's last piece: lost for it)
  * and index, as white to move, and the move's facts. */
 typedef struct succ {
-    int table;
-    uint64_t index;
+    int32_t table;
     facts f;
+    uint64_t index;
 } succ;
 
 /* Positions (white to move) and their moves: those of position j in s[first[j] .. first[j + 1]). */

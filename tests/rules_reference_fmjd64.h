@@ -79,6 +79,9 @@ dtb_bb ref64_long_diagonal(const dtb_board *b);
 /* The limit of case k with the count c, in plies; -1 for N (no limit). */
 int ref64_case_limit(const ref64_limits *l, ref64_case k, int c);
 
+/* The limit of p's case with the count c (ref64_case_limit of ref64_case_of). */
+int ref64_limit_of(const dtb_board *b, const ref64_limits *l, const dtb_pos *p, int c);
+
 /* Whether material m is in the family whose count matters (a lone king against exactly 3
  * pieces with a king). */
 bool ref64_family(const dtb_material *m);
