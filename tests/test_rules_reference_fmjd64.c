@@ -39,15 +39,16 @@ static const ref64_limits short_a = {2, 30, 10, 30, 60, 120, 30, 10};
 static const ref64_limits lowered = {3, 5, 2, 4, 6, 7, 4, 2};
 
 /* The family's materials solved (with what they need): KKKvK and KKMvK in the sanitizer build
- * (its time budget), KMMvK too in the Release build. */
+ * (its time budget), KMMvK too in the Release build; every DEFINITION_STRIDE-th of their
+ * positions checked against its definition, every MONOTONE_STRIDE-th for monotonicity. */
 #ifdef DTB_SANITIZED_BUILD
 #define FAMILY_MATERIALS 2
-#define DEFINITION_STRIDE 31
-#define MONOTONE_STRIDE 7
+#define DEFINITION_STRIDE 47
+#define MONOTONE_STRIDE 13
 #else
 #define FAMILY_MATERIALS 3
-#define DEFINITION_STRIDE 11
-#define MONOTONE_STRIDE 3
+#define DEFINITION_STRIDE 23
+#define MONOTONE_STRIDE 7
 #endif
 static const char *const FAMILY[3] = {"KKKvK", "KKMvK", "KMMvK"};
 
