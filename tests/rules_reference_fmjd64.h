@@ -35,6 +35,14 @@
  * else drawn when p's case has a limit L (for B: by c) and h >= L; else the best, for the side
  * to move, of -V(p', h', c') over its moves m to p', with h' and c' as above.
  *
+ * Two details of lidraughts' code this reading smooths over, both outside 4 pieces with the
+ * real threshold: Move.finalizeAfter decides the reset with the board before
+ * finalizeBoardWithRemainingCaptures adds the move's one to the count (here: after; they differ
+ * only for a capture into B whose one reaches the threshold, impossible when the threshold is
+ * above 1), and finalizeBoardWithRemainingCaptures counts the captured pieces, still on its
+ * board as ghosts, so the capture that makes the family from 5 pieces may not add its one
+ * there (here: it does).
+ *
  * Not thread-safe while building; the built solution is read-only. */
 #ifndef DTB_TEST_RULES_REFERENCE_FMJD64_H
 #define DTB_TEST_RULES_REFERENCE_FMJD64_H
