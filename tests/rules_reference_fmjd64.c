@@ -248,7 +248,8 @@ static int code_of(const ref64 *r, int k, uint64_t i, int h, int c)
         fail("a state of a material not solved");
     if (h < 0 || c < 0)
         fail("a negative clock or count");
-    const int code = t->v[state_at(t, i, h < t->hmax ? h : t->hmax, c < t->counts ? c : t->counts - 1)];
+    const int hs = h < t->hmax ? h : t->hmax, cs = c < t->counts ? c : t->counts - 1;
+    const int code = t->v[state_at(t, i, hs, cs)];
     if (code == UNSET || (code == PENDING && !t->solving))
         fail("a state read before it was computed");
     return code;

@@ -31,7 +31,8 @@
 static const ref64_limits fmjd64 = REF64_LIMITS_FMJD64;
 /* limits no game of 2..3 pieces reaches: their longest win is 25 plies (checked below) */
 #define NO_LIMIT 40
-static const ref64_limits no_limit = {NO_LIMIT, NO_LIMIT, NO_LIMIT, NO_LIMIT, NO_LIMIT, NO_LIMIT, NO_LIMIT, 10};
+static const ref64_limits no_limit = {NO_LIMIT, NO_LIMIT, NO_LIMIT, NO_LIMIT,
+                                      NO_LIMIT, NO_LIMIT, NO_LIMIT, 10};
 /* 7.2.8 lowered to 2 plies: a 3-ply win of KKvK no longer fits a fresh clock */
 static const ref64_limits short_a = {2, 30, 10, 30, 60, 120, 30, 10};
 /* The family's solve, lowered so that it stays small and every case has its own limit: A 3,
@@ -80,7 +81,8 @@ static int build_solutions(void **state)
     dtb_material fam[3];
     for (int i = 0; i < FAMILY_MATERIALS; i++)
         ok = ok && dtb_material_parse(FAMILY[i], &fam[i], NULL) == DTB_OK;
-    ok = ok && (x->family = ref64_build_only(&x->b[RUSSIAN], 4, &lowered, fam, FAMILY_MATERIALS)) != NULL;
+    x->family = ok ? ref64_build_only(&x->b[RUSSIAN], 4, &lowered, fam, FAMILY_MATERIALS) : NULL;
+    ok = ok && x->family;
     return ok ? 0 : -1;
 }
 
@@ -115,14 +117,16 @@ static ref64_case case_of(const dtb_board *b, const char *fen)
     return ref64_case_of(b, &p);
 }
 
-static bool resets(const dtb_board *b, const ref64_limits *l, const char *fen, const char *text, int c)
+static bool resets(const dtb_board *b, const ref64_limits *l, const char *fen, const char *text,
+                   int c)
 {
     const dtb_pos p = pos_of(b, fen);
     const dtb_move m = move_of(b, fen, text);
     return ref64_resets(b, l, &p, &m, c);
 }
 
-static int next_count(const dtb_board *b, const ref64_limits *l, const char *fen, const char *text, int c)
+static int next_count(const dtb_board *b, const ref64_limits *l, const char *fen,
+                      const char *text, int c)
 {
     const dtb_pos p = pos_of(b, fen);
     const dtb_move m = move_of(b, fen, text);
@@ -131,7 +135,8 @@ static int next_count(const dtb_board *b, const ref64_limits *l, const char *fen
 
 /* The values of `fen` with the count c from h = 0 on, as a string of + = - ("+++=": won at
  * h 0..2, drawn at 3); the last one holds at every larger h too. */
-static void expect_values(const ref64 *r, const dtb_board *b, const char *fen, int c, const char *want)
+static void expect_values(const ref64 *r, const dtb_board *b, const char *fen, int c,
+                          const char *want)
 {
     const dtb_pos p = pos_of(b, fen);
     char got[160];
@@ -256,7 +261,7 @@ static void cases(void **state)
         /* a side without a king: no count */
         assert_int_equal(case_of(bp, "W:W5:BK22"), REF64_N);
         assert_int_equal(case_of(bp, "W:WK5:B22"), REF64_N);
-        assert_int_equal(case_of(bp, "W:W5,6,7:BK22"), REF64_N); /* men only against the lone king */
+        assert_int_equal(case_of(bp, "W:W5,6,7:BK22"), REF64_N); /* men only against a lone king */
         assert_int_equal(case_of(bp, "W:W5:B28"), REF64_N);
         assert_int_equal(case_of(bp, "W:WK1,K2,K3:B22,23"), REF64_N);
     }
@@ -360,7 +365,8 @@ static void values_three_pieces(void **state)
         expect_values(r, b, "W:WK31,K1:BK22", 0, runs("+", 10, "="));
         /* 3 plies: b8-d6 offers the king, a3 must take it (a3-b4-c5-d6-e7: the king f8 leaves
          * only e7 to land on), f8 takes e7. Black's capture leaves K v K from 3 pieces: no reset.
-         * White's capture comes at h + 2, below 10 for h <= 7. Without limits (40 plies): won while h + 2 < 40. */
+         * White's capture comes at h + 2, below 10 for h <= 7. Without limits (40 plies): won
+         * while h + 2 < 40. */
         expect_values(r, b, "W:WK1,K3:BK21", 0, runs("+", 8, "==="));
         expect_values(u, b, "W:WK1,K3:BK21", 0, runs("+", NO_LIMIT - 2, "==="));
         /* With 7.2.8 lowered to 2 plies that win needs more than the limit from a fresh clock:
@@ -591,7 +597,8 @@ static void definition_family(void **state)
 {
     const solutions *x = *state;
     walk w = {.b = &x->b[RUSSIAN], .r = x->family};
-    each_position(&x->b[RUSSIAN], 4, FAMILY, FAMILY_MATERIALS, DEFINITION_STRIDE, definition_one, &w);
+    each_position(&x->b[RUSSIAN], 4, FAMILY, FAMILY_MATERIALS, DEFINITION_STRIDE, definition_one,
+                  &w);
     assert_true(w.wins > 10000 && w.losses > 1000);
     walk m = {.b = &x->b[RUSSIAN], .r = x->family};
     each_position(&x->b[RUSSIAN], 4, FAMILY, FAMILY_MATERIALS, MONOTONE_STRIDE, monotone_one, &m);
