@@ -7,6 +7,9 @@
 # c1 = 30, c3 = 22, e3 = 23, h8 = 4, b8 = 1), not taken from the code under test.
 # usage: cli_dtbprobe_notation.sh DTBPROBE DTBGEN
 set -u
+# python3 is the one ctest names (DTB_PYTHON, the system's): a pyenv shim first on PATH
+# costs 0.4 s a start, and these checks start it many times.
+python3() { command "${DTB_PYTHON:-python3}" "$@"; }
 probe=$(realpath "$1")
 gen=$(realpath "$2")
 tmp=$(mktemp -d /tmp/dtb_notation_XXXXXX)

@@ -9,6 +9,9 @@
 # errors with the documented exit status. Then english under the WCDF's 40-move rule.
 # usage: cli_dtbprobe_rules.sh DTBPROBE DTBGEN
 set -u
+# python3 is the one ctest names (DTB_PYTHON, the system's): a pyenv shim first on PATH
+# costs 0.4 s a start, and these checks start it many times.
+python3() { command "${DTB_PYTHON:-python3}" "$@"; }
 probe=$(realpath "$1")
 gen=$(realpath "$2")
 tmp=$(mktemp -d /tmp/dtb_rules_XXXXXX)

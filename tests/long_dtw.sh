@@ -8,6 +8,9 @@
 # Usage: long_dtw.sh DTBGEN DTBPROBE MAKE_LONG_TABLE LIBDTB|- PYTHONPATH   (ctest passes them;
 #        - leaves Python out)
 set -u
+# python3 is the one ctest names (DTB_PYTHON, the system's): a pyenv shim first on PATH
+# costs 0.4 s a start, and these checks start it many times.
+python3() { command "${DTB_PYTHON:-python3}" "$@"; }
 dtbgen=$1 dtbprobe=$2 make_long=$3 libdtb=$4 pypath=$5
 work=$(mktemp -d "${TMPDIR:-/tmp}/dtb_long.XXXXXX") || exit 1
 server=

@@ -6,6 +6,9 @@
 #
 # usage: static_link.sh SOURCE_DIR BUILD_DIR CMAKE
 set -euo pipefail
+# python3 is the one ctest names (DTB_PYTHON, the system's): a pyenv shim first on PATH
+# costs 0.4 s a start, and these checks start it many times.
+python3() { command "${DTB_PYTHON:-python3}" "$@"; }
 src=$1 build=$2 cmake=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -6,6 +6,9 @@
 # holds one diagram per position the JSON report lists, each with one disc per piece.
 # usage: test_claims_html.sh DTBPROBE DTBGEN
 set -u
+# python3 is the one ctest names (DTB_PYTHON, the system's): a pyenv shim first on PATH
+# costs 0.4 s a start, and these checks start it many times.
+python3() { command "${DTB_PYTHON:-python3}" "$@"; }
 probe=$(realpath "$1")
 gen=$(realpath "$2")
 command -v python3 > /dev/null || { echo "python3 not found: skipped"; exit 77; }

@@ -16,6 +16,7 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from build_programs import program  # noqa: E402 (tests/build_programs.py)
+from server_tables import make_tables  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -27,16 +28,16 @@ def dtbprobe():
 def tables():
     """International 2..4 (2..3 where DTB_TEST_SMALL: the sanitizer build, and the defences
     suite, which probes no 4-piece position) with MTC tables,
-    english and russian 2..3 tables without, in a temporary directory."""
+    english and russian 2..3 tables without (server_tables.py): those ctest's server_tables
+    fixture made when DTB_TEST_TABLES names them, else made here in a temporary directory."""
+    given = os.environ.get("DTB_TEST_TABLES")
+    if given:
+        yield given
+        return
     dtbgen = program("DTB_DTBGEN")
     small = os.environ.get("DTB_TEST_SMALL") == "1"
     with tempfile.TemporaryDirectory(prefix="dtb_server_") as d:
-        for variant, pieces in (("international", 3 if small else 4), ("english", 3),
-                                ("russian", 3)):
-            subprocess.run([dtbgen, "--variant", variant, "--pieces", str(pieces), "--out", d,
-                            "--quiet", "--threads", "2"] +
-                           (["--metrics", "wld,dtw,mtc"] if variant == "international" else []),
-                           check=True)
+        make_tables(dtbgen, d, small)
         yield d
 
 
