@@ -44,7 +44,7 @@ static const char *const FAMILY[] = {"KKKvK", "KKMvK", "KMMvK"};
 enum { NFAMILY = sizeof FAMILY / sizeof *FAMILY };
 static int nfamily = 1; /* of FAMILY, tested: all with the argument "all" */
 #ifdef DTB_SANITIZED_BUILD
-enum { SPARSE = 8 }; /* the sanitizer build samples more sparsely */
+enum { SPARSE = 16 }; /* the sanitizer build samples more sparsely */
 #else
 enum { SPARSE = 1 };
 #endif
