@@ -180,24 +180,18 @@ const dtb_rules *dtb_rules_of_variant(const dtb_variant *v)
     return NULL;
 }
 
-dtb_rules dtb_rules_with_limits(const dtb_rules *r, const int limits[DTB_RULE_CLASSES])
+dtb_rules dtb_rules_with_limits(const dtb_rules *r, const int limits[DTB_RULE_CLASSES], int late)
 {
+    assert(late >= 0 && late <= DTB_RULE_LIMIT_MAX);
     dtb_rules out = *r;
-    for (int c = 0; c < r->nclasses; c++)
+    for (int c = 0; c < r->nclasses; c++) {
         if (r->cls[c].limit) { /* a class without a count keeps none */
             assert(limits[c] >= 1 && limits[c] <= DTB_RULE_LIMIT_MAX);
             out.cls[c].limit = limits[c];
         }
-    return out;
-}
-
-dtb_rules dtb_rules_with_late_limit(const dtb_rules *r, int late)
-{
-    assert(late >= 1 && late <= DTB_RULE_LIMIT_MAX);
-    dtb_rules out = *r;
-    for (int c = 0; c < r->nclasses; c++)
-        if (r->cls[c].late_limit)
+        if (r->cls[c].late_limit && late)
             out.cls[c].late_limit = late;
+    }
     return out;
 }
 
@@ -244,28 +238,42 @@ bool dtb_rules_counts(const dtb_rules *r, const dtb_material *m)
     return r->counts && r->counts(m);
 }
 
-int dtb_rules_pos_limit(const dtb_rules *r, const dtb_board *b, const dtb_pos *p, int count)
+/* The limit of class cls at diagonal count count. */
+static int class_limit(const dtb_rules *r, int cls, int count)
 {
-    const dtb_rule_class *c = &r->cls[dtb_rules_pos_class(r, b, p)];
+    const dtb_rule_class *c = &r->cls[cls];
     return c->late_limit && count >= r->late_after ? c->late_limit : c->limit;
 }
 
-int dtb_rules_next_count(const dtb_rules *r, const dtb_board *b, const dtb_pos *before,
-                         const dtb_pos *after, int count)
+int dtb_rules_pos_limit(const dtb_rules *r, const dtb_board *b, const dtb_pos *p, int count)
+{
+    return class_limit(r, dtb_rules_pos_class(r, b, p), count);
+}
+
+/* dtb_rules_next_count with the class of after known (cls). */
+static int next_count_in(const dtb_rules *r, int cls, const dtb_pos *before, const dtb_pos *after,
+                         int count)
 {
     const dtb_material ma = dtb_material_of(after), mb = dtb_material_of(before);
     if (!dtb_rules_counts(r, &ma))
         return 0;
     if (!dtb_rules_counts(r, &mb)) /* a capture into the counting material starts the count */
         count = 0;
-    count += r->cls[dtb_rules_pos_class(r, b, after)].late_limit > 0;
+    count += r->cls[cls].late_limit > 0;
     return count < r->late_after ? count : r->late_after;
 }
 
-bool dtb_rules_resets(const dtb_rules *r, const dtb_board *b, const dtb_pos *before,
-                      const dtb_move *mv, const dtb_pos *after, int count_after)
+int dtb_rules_next_count(const dtb_rules *r, const dtb_board *b, const dtb_pos *before,
+                         const dtb_pos *after, int count)
 {
-    const dtb_rule_class *c = &r->cls[dtb_rules_pos_class(r, b, after)];
+    return next_count_in(r, dtb_rules_pos_class(r, b, after), before, after, count);
+}
+
+/* dtb_rules_resets with the class of after known (cls). */
+static bool resets_in(const dtb_rules *r, int cls, const dtb_pos *before, const dtb_move *mv,
+                      const dtb_pos *after, int count_after)
+{
+    const dtb_rule_class *c = &r->cls[cls];
     if (!c->limit) /* no count: lidraughts keeps no history there */
         return true;
     const dtb_color me = before->side;
@@ -283,4 +291,19 @@ bool dtb_rules_resets(const dtb_rules *r, const dtb_board *b, const dtb_pos *bef
     if (mv->promotes && c->promotion_resets)
         return true;
     return mv->promotes && c->first_promotion_resets && dtb_bb_count(after->kings[me]) == 1;
+}
+
+bool dtb_rules_resets(const dtb_rules *r, const dtb_board *b, const dtb_pos *before,
+                      const dtb_move *mv, const dtb_pos *after, int count_after)
+{
+    return resets_in(r, dtb_rules_pos_class(r, b, after), before, mv, after, count_after);
+}
+
+dtb_rule_step dtb_rules_step(const dtb_rules *r, const dtb_board *b, const dtb_pos *before,
+                             const dtb_move *mv, const dtb_pos *after, int count)
+{
+    const int cls = dtb_rules_pos_class(r, b, after);
+    const int c = next_count_in(r, cls, before, after, count);
+    return (dtb_rule_step){.count = c, .reset = resets_in(r, cls, before, mv, after, c),
+                           .limit = class_limit(r, cls, c)};
 }

@@ -73,12 +73,10 @@ const dtb_rules *dtb_rules_of_variant(const dtb_variant *v);
 const dtb_rules *dtb_rules_by_id(int id);
 
 /* A copy of r with its limits replaced by limits[class] (each 1..DTB_RULE_LIMIT_MAX, for its
- * nclasses classes; ignored for a class without a count): tests lower them to keep explicit
- * searches small. */
-dtb_rules dtb_rules_with_limits(const dtb_rules *r, const int limits[DTB_RULE_CLASSES]);
-
-/* A copy of r with the late limit of its counting class (if any) replaced by late (1..127). */
-dtb_rules dtb_rules_with_late_limit(const dtb_rules *r, int late);
+ * nclasses classes; ignored for a class without a count) and the late limit of its counting
+ * class (if any) by late (1..127; 0 keeps r's): tests lower them to keep explicit searches
+ * small, and a table's header records those it was solved with. */
+dtb_rules dtb_rules_with_limits(const dtb_rules *r, const int limits[DTB_RULE_CLASSES], int late);
 
 /* Whether r's limits are those of the rule set of its name (not lowered). */
 bool dtb_rules_standard(const dtb_rules *r);
@@ -128,5 +126,17 @@ int dtb_rules_next_count(const dtb_rules *r, const dtb_board *b, const dtb_pos *
  * the diagonal count after the move (dtb_rules_next_count; 0 where none is kept). */
 bool dtb_rules_resets(const dtb_rules *r, const dtb_board *b, const dtb_pos *before,
                       const dtb_move *mv, const dtb_pos *after, int count_after);
+
+/* What move mv of position before (which leads to after) does to the counters when the
+ * diagonal count before it is count: the count after it (dtb_rules_next_count), whether it
+ * resets the clock (dtb_rules_resets) and the limit of after at that count
+ * (dtb_rules_pos_limit), with after's class found once. */
+typedef struct dtb_rule_step {
+    int count;
+    bool reset;
+    int limit;
+} dtb_rule_step;
+dtb_rule_step dtb_rules_step(const dtb_rules *r, const dtb_board *b, const dtb_pos *before,
+                             const dtb_move *mv, const dtb_pos *after, int count);
 
 #endif

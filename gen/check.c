@@ -198,22 +198,14 @@ uint64_t dtb_check_mtc_table(const dtb_solved *s, const dtb_solved_table *t, con
                         limit);
 }
 
-/* H, the largest clock at which a decided rule byte v of position q (count c) holds: its limit
- * minus its distance, or INT_MAX where no clock draws it (no legal move, or no count). */
-static int holds_up_to(const dtb_rules *rules, const dtb_board *b, const dtb_pos *q, int c,
-                       dtb_value v)
-{
-    const int d = dtb_mtc_plies(v);
-    if (d == 0 || !dtb_pos_pieces(q, q->side))
-        return INT_MAX;
-    const int limit = dtb_rules_pos_limit(rules, b, q, c);
-    return limit ? limit - d : INT_MAX;
-}
-
-dtb_value dtb_check_rules_derive(const dtb_rule_layers *rl, const dtb_pos *p, int count)
+dtb_value dtb_check_rules_derive(const dtb_rule_layers *rl, const dtb_pos *p, int count,
+                                 int *limit_out)
 {
     const dtb_rules *rules = rl->rules;
     const dtb_board *b = dtb_solved_board(rl->at[0]);
+    const int limit = dtb_rules_pos_limit(rules, b, p, count);
+    if (limit_out)
+        *limit_out = limit;
     dtb_movelist ml;
     const dtb_status st = dtb_generate(b, p, &ml);
     assert(st == DTB_OK);
@@ -227,15 +219,17 @@ dtb_value dtb_check_rules_derive(const dtb_rule_layers *rl, const dtb_pos *p, in
         const dtb_move *mv = &ml.moves[i];
         dtb_pos q;
         dtb_make_move(p, mv, &q);
-        const int c = dtb_rules_next_count(rules, b, p, &q, count);
-        const dtb_value v = dtb_rule_layers_value(rl, &q, c);
+        const dtb_rule_step step = dtb_rules_step(rules, b, p, mv, &q, count);
+        const dtb_value v = dtb_rule_layers_value(rl, &q, step.count);
         if (v == DTB_VALUE_DRAW) { /* drawn or undecided: no loss through every move */
             loss = -1;
             continue;
         }
-        const int hq = holds_up_to(rules, b, &q, c, v);
-        const long from = dtb_rules_resets(rules, b, p, mv, &q, c) || hq == INT_MAX
-                              ? LONG_MAX : (long)hq - 1;
+        /* the target's H: its limit less its distance, every clock when it has no legal move
+         * (no piece included) or no count */
+        const int d = dtb_mtc_plies(v);
+        const bool always = d == 0 || !step.limit;
+        const long from = step.reset || always ? LONG_MAX : (long)(step.limit - d) - 1;
         if (dtb_value_is_loss(v)) { /* a move the opponent does not win: no loss either */
             win = from > win ? from : win;
             loss = -1;
@@ -243,7 +237,6 @@ dtb_value dtb_check_rules_derive(const dtb_rule_layers *rl, const dtb_pos *p, in
             loss = from;
         }
     }
-    const int limit = dtb_rules_pos_limit(rules, b, p, count);
     if (!limit) /* no count: every move into p reset it, so p's clock is 0 */
         return win >= 0 ? dtb_mtc_byte(true, 1)
                : loss >= 0 ? dtb_mtc_byte(false, 1) : DTB_VALUE_DRAW;
@@ -269,7 +262,7 @@ static bool rules_mismatch(const void *ctx, uint64_t i, unsigned *stored, unsign
     const rules_check *rc = ctx;
     dtb_pos p;
     dtb_index_pos(rc->rt->index, i, &p);
-    *derived = dtb_check_rules_derive(rc->rl, &p, rc->count);
+    *derived = dtb_check_rules_derive(rc->rl, &p, rc->count, NULL);
     *stored = rc->rt->values[i];
     return *derived != *stored;
 }

@@ -58,8 +58,10 @@ uint64_t dtb_check_mtc_table(const dtb_solved *s, const dtb_solved_table *t, con
  * clock, the loss holds up to the smallest over every move (a move the opponent does not win:
  * no loss); both at most p's limit - 1. The byte is p's limit minus that clock (its rule
  * distance), 0 when it is below 0; with no count (limit 0: every move into p reset the
- * count, so its clock is 0) 1 for a result that holds at clock 0. The rule solve's passes use it too (gen/solve_rules_passes.c). */
-dtb_value dtb_check_rules_derive(const dtb_rule_layers *rl, const dtb_pos *p, int count);
+ * count, so its clock is 0) 1 for a result that holds at clock 0. p's limit (0: no count) into
+ * *limit_out unless NULL. The rule solve's passes use it too (gen/solve_rules_passes.c). */
+dtb_value dtb_check_rules_derive(const dtb_rule_layers *rl, const dtb_pos *p, int count,
+                                 int *limit_out);
 
 /* Checks the stored rule bytes of table rt (of rl, at diagonal count `count`; every position,
  * captures included) against its successors in rl. Reports as dtb_check_mtc_report. Returns

@@ -794,9 +794,8 @@ static int run_build(const dtbgen_options *o, dtb_mpi *mpi)
             return usage_error(msg);
         }
         if (o->rule_limits[0]) {
-            lowered = dtb_rules_with_limits(rules, o->rule_limits);
-            if (nlimits > rules->nclasses)
-                lowered = dtb_rules_with_late_limit(&lowered, o->rule_limits[rules->nclasses]);
+            /* the late limit follows the classes' (0, keeping the rule set's, without one) */
+            lowered = dtb_rules_with_limits(rules, o->rule_limits, o->rule_limits[rules->nclasses]);
             rules = &lowered;
         }
         /* Classes where man moves keep the count and positions differ are solved by passes
@@ -967,9 +966,7 @@ static void check_rules(check_state *cs, const dtb_solved_table *t, const char *
         if (st == DTB_OK) {
             _Static_assert(DTB_RULE_CLASSES == DTB_TF_RULE_CLASSES, "a limit a class");
             const dtb_tablefile_info *in = dtb_tablefile_get_info(tf);
-            cs->rules = dtb_rules_with_limits(std, in->rule_limits);
-            if (in->rule_late_limit)
-                cs->rules = dtb_rules_with_late_limit(&cs->rules, in->rule_late_limit);
+            cs->rules = dtb_rules_with_limits(std, in->rule_limits, in->rule_late_limit);
             dtb_tablefile_close(tf);
             st = dtb_rule_layers_init(&cs->rl, &cs->b, &cs->rules, &e);
             cs->have_rl = st == DTB_OK;

@@ -39,7 +39,6 @@ typedef struct member {
 static uint64_t pass(const dtb_rule_layers *rl, const member *mb, int members, int c, int t,
                      int top, dtb_value *const next[2])
 {
-    const dtb_board *b = dtb_solved_board(rl->at[0]);
     uint64_t found = 0;
     for (int k = 0; k < members; k++) {
         const uint64_t n = dtb_index_size(mb[k].rt->index);
@@ -51,10 +50,11 @@ static uint64_t pass(const dtb_rule_layers *rl, const member *mb, int members, i
                 continue;
             dtb_pos p;
             dtb_index_pos(mb[k].rt->index, i, &p);
-            const dtb_value v = dtb_check_rules_derive(rl, &p, c);
+            int limit;
+            const dtb_value v = dtb_check_rules_derive(rl, &p, c, &limit);
             if (v == DTB_VALUE_DRAW)
                 continue;
-            const int limit = dtb_rules_pos_limit(rl->rules, b, &p, c), d = dtb_mtc_plies(v);
+            const int d = dtb_mtc_plies(v);
             /* no legal move (d 0) holds at every clock: the first pass (t = top) decides it */
             const int h = d == 0 ? INT_MAX : limit - d;
             assert(t < 0 || t == top || h <= t);

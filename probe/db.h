@@ -57,4 +57,9 @@ void dtb_db_pdn_move(const dtb_db *db, const dtb_pos *p, const dtb_move *m, dtb_
 /* The legal moves of p in a fresh list (free it), or NULL with *s and *e set. */
 dtb_movelist *dtb_db_moves(const dtb_db *db, const dtb_pos *p, dtb_status *s, dtb_error *e);
 
+/* The legal move of q that public move m names (by start, end and captured set) into *out:
+ * DTB_OK, DTB_E_INVALID (no such move), DTB_E_NOMEM. */
+dtb_status dtb_db_find_move(const dtb_db *db, const dtb_pos *q, const dtb_pdn_move *m,
+                            dtb_move *out);
+
 #endif

@@ -470,8 +470,7 @@ dtb_movelist *dtb_db_moves(const dtb_db *db, const dtb_pos *p, dtb_status *s, dt
     return list;
 }
 
-/* The core move of q that public move m names (by start, end and captured set). */
-static dtb_status find_move(const dtb_db *db, const dtb_pos *q, const dtb_pdn_move *m,
+dtb_status dtb_db_find_move(const dtb_db *db, const dtb_pos *q, const dtb_pdn_move *m,
                             dtb_move *out)
 {
     dtb_bb captured = 0;
@@ -502,7 +501,7 @@ dtb_status dtb_position_after(const dtb_db *db, const dtb_position *p, const dtb
     dtb_move mv;
     dtb_status s = dtb_db_to_pos(db, p, &q, NULL);
     if (s == DTB_OK)
-        s = find_move(db, &q, m, &mv);
+        s = dtb_db_find_move(db, &q, m, &mv);
     if (s != DTB_OK)
         return s;
     dtb_make_move(&q, &mv, &r);
@@ -517,7 +516,7 @@ dtb_status dtb_move_to_text(const dtb_db *db, const dtb_position *p, const dtb_p
     dtb_move mv;
     dtb_status s = dtb_db_to_pos(db, p, &q, NULL);
     if (s == DTB_OK)
-        s = find_move(db, &q, m, &mv);
+        s = dtb_db_find_move(db, &q, m, &mv);
     return s != DTB_OK ? s : dtb_move_write_in(db->board, &q, &mv, n, buf, size);
 }
 

@@ -41,8 +41,7 @@ static dtb_rule_category category_of(dtb_wdl under_rules, dtb_wdl unlimited)
  * lowered them). */
 static dtb_rules table_rules(const dtb_rules *rules, const dtb_tablefile_info *info)
 {
-    dtb_rules r = dtb_rules_with_limits(rules, info->rule_limits);
-    return info->rule_late_limit ? dtb_rules_with_late_limit(&r, info->rule_late_limit) : r;
+    return dtb_rules_with_limits(rules, info->rule_limits, info->rule_late_limit);
 }
 
 /* The answer for core position p (its side to move has a piece) at clock and diagonal count. */
@@ -143,9 +142,8 @@ static dtb_rule_counters counters_after(const dtb_db *db, const dtb_rules *rules
 {
     if (!rules)
         return (dtb_rule_counters){0};
-    const int count = dtb_rules_next_count(rules, db->board, p, child, c->diagonal);
-    const bool reset = dtb_rules_resets(rules, db->board, p, mv, child, count);
-    return (dtb_rule_counters){.clock = reset ? 0 : c->clock + 1, .diagonal = count};
+    const dtb_rule_step step = dtb_rules_step(rules, db->board, p, mv, child, c->diagonal);
+    return (dtb_rule_counters){.clock = step.reset ? 0 : c->clock + 1, .diagonal = step.count};
 }
 
 /* The value of move mv of p at counters c for p's side to move. */
@@ -241,23 +239,14 @@ dtb_status dtb_rule_counters_after(dtb_db *db, const dtb_position *p, const dtb_
     dtb_status s = to_pos_at(db, p, c, &q, &e);
     if (s != DTB_OK)
         return dtb_db_record(db, s, &e);
-    dtb_movelist *list = dtb_db_moves(db, &q, &s, &e);
-    if (!list)
+    dtb_move mv;
+    if ((s = dtb_db_find_move(db, &q, m, &mv)) != DTB_OK) {
+        dtb_error_set(&e, s, s == DTB_E_INVALID ? "the move is not legal in the position"
+                                                : "out of memory listing the moves");
         return dtb_db_record(db, s, &e);
-    s = dtb_error_set(&e, DTB_E_INVALID, "the move is not legal in the position");
-    for (int i = 0; i < list->count; i++) {
-        dtb_pdn_move pm;
-        dtb_db_pdn_move(db, &q, &list->moves[i], &pm);
-        if (pm.from == m->from && pm.to == m->to && pm.ncaptured == m->ncaptured &&
-            memcmp(pm.captured, m->captured, (size_t)pm.ncaptured) == 0) {
-            dtb_pos child;
-            dtb_make_move(&q, &list->moves[i], &child);
-            *out = counters_after(db, dtb_rules_of_variant(db->board->variant), &q,
-                                  &list->moves[i], &child, c);
-            s = DTB_OK;
-            break;
-        }
     }
-    free(list);
-    return s == DTB_OK ? DTB_OK : dtb_db_record(db, s, &e);
+    dtb_pos child;
+    dtb_make_move(&q, &mv, &child);
+    *out = counters_after(db, dtb_rules_of_variant(db->board->variant), &q, &mv, &child, c);
+    return DTB_OK;
 }

@@ -67,8 +67,7 @@ static int setup(void **state)
     assert_non_null(mkdtemp(f->dir));
     const dtb_variant *v = dtb_variant_find("russian");
     dtb_board_init(&f->b, v);
-    const dtb_rules lowered = dtb_rules_with_limits(dtb_rules_find("fmjd64"), DTB_LIMITS);
-    f->rules = dtb_rules_with_late_limit(&lowered, LATE);
+    f->rules = dtb_rules_with_limits(dtb_rules_find("fmjd64"), DTB_LIMITS, LATE);
     for (int i = 0; i < nfamily; i++)
         assert_int_equal(dtb_material_parse(FAMILY[i], &f->family[i], NULL), DTB_OK);
     dtb_build_options o = {.variant = v, .pieces = 3, .out_dir = f->dir, .rules = &f->rules};

@@ -91,7 +91,7 @@ static int setup(void **state)
     assert_non_null(mkdtemp(f->dir));
     f->v = dtb_variant_find(cfg->variant);
     dtb_board_init(&f->b, f->v);
-    f->rules = dtb_rules_with_limits(dtb_rules_of_variant(f->v), cfg->limits);
+    f->rules = dtb_rules_with_limits(dtb_rules_of_variant(f->v), cfg->limits, 0);
     dtb_material four[2];
     for (int i = 0; i < cfg->nfour; i++)
         assert_int_equal(dtb_material_parse(cfg->four[i], &four[i], NULL), DTB_OK);
@@ -457,7 +457,7 @@ static void other_limits_refused(void **state)
     int other[DTB_RULE_CLASSES];
     memcpy(other, cfg->limits, sizeof other);
     other[0]++;
-    const dtb_rules r = dtb_rules_with_limits(dtb_rules_of_variant(f->v), other);
+    const dtb_rules r = dtb_rules_with_limits(dtb_rules_of_variant(f->v), other, 0);
     dtb_rule_layers rl;
     dtb_error e;
     assert_int_equal(dtb_rule_layers_init(&rl, &f->b, &r, &e), DTB_OK);
