@@ -290,16 +290,11 @@ static int by_name(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* "<stem>.<ext>" with ext a metric's name: wld, dtw, mtc, fmjd, wcdf. */
+/* "<stem>.<ext>" with ext a metric's name (dtb_metric_named). */
 static bool is_table_name(const char *name)
 {
     const char *dot = strrchr(name, '.');
-    if (!dot || dot == name)
-        return false;
-    for (int m = DTB_METRIC_WLD; dtb_metric_name((dtb_metric)m); m++)
-        if (strcmp(dot + 1, dtb_metric_name((dtb_metric)m)) == 0)
-            return true;
-    return false;
+    return dot && dot != name && dtb_metric_named(dot + 1);
 }
 
 dtb_status dtb_manifest_dir(const char *dir, const char *variant, int threads,

@@ -80,20 +80,8 @@ static bool table_file_name(const char *name, dtb_material *m, dtb_metric *metri
     const char *dot = strrchr(name, '.');
     if (!dot || dot == name || (size_t)(dot - name) >= DTB_MATERIAL_NAME_MAX)
         return false;
-    if (strcmp(dot + 1, "wld") == 0)
-        *metric = DTB_METRIC_WLD;
-    else if (strcmp(dot + 1, "dtw") == 0)
-        *metric = DTB_METRIC_DTW;
-    else if (strcmp(dot + 1, "mtc") == 0)
-        *metric = DTB_METRIC_MTC;
-    else {
-        dtb_metric m = DTB_METRIC_FMJD;
-        while (dtb_metric_name(m) && strcmp(dot + 1, dtb_metric_name(m)) != 0)
-            m = (dtb_metric)(m + 1);
-        if (!dtb_metric_name(m))
-            return false;
-        *metric = m;
-    }
+    if (!(*metric = dtb_metric_named(dot + 1)))
+        return false;
     char stem[DTB_MATERIAL_NAME_MAX];
     memcpy(stem, name, (size_t)(dot - name));
     stem[dot - name] = 0;

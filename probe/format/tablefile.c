@@ -66,6 +66,14 @@ const char *dtb_metric_name(dtb_metric m)
     return NULL;
 }
 
+dtb_metric dtb_metric_named(const char *name)
+{
+    for (dtb_metric m = DTB_METRIC_WLD; dtb_metric_name(m); m = (dtb_metric)(m + 1))
+        if (strcmp(name, dtb_metric_name(m)) == 0)
+            return m;
+    return (dtb_metric)0;
+}
+
 /* "<path>: <problem>". When the whole does not fit the message buffer, the path is shortened from
  * the left ("...tail/KKvK.wld") so that the problem and the file name both survive. */
 dtb_status dtb_tf_file_error(dtb_error *e, dtb_status s, const char *path, const char *fmt, ...)

@@ -210,7 +210,11 @@ typedef bool (*dtb_tablefile_progress)(void *user, uint64_t done, uint64_t total
 dtb_status dtb_tablefile_verify(const dtb_tablefile *tf, bool decode, dtb_tablefile_progress progress,
                                 void *user, dtb_error *e);
 
-/* "wld" / "dtw" / "mtc"; NULL for anything else. Also the file name extension. */
+/* "wld", "dtw", "mtc", "fmjd", "wcdf", "fmjd64"; NULL for anything else. Also the file name
+ * extension. */
 const char *dtb_metric_name(dtb_metric m);
+
+/* The metric whose name (dtb_metric_name, a table file's extension) is name; 0 when none is. */
+dtb_metric dtb_metric_named(const char *name);
 
 #endif
