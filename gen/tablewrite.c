@@ -5,7 +5,10 @@
  * and compared before it is written, so a compressor bug cannot produce a silently wrong table.
  * The header and block table are written last, at the front, and the whole-file checksum is
  * computed by reading the file back from the page cache (the checksum runs over the file in
- * order, and the front is known only at the end). */
+ * order, and the front is known only at the end). A block's values and don't-care bits are
+ * reached through a worker's view of it: pointers into the caller's arrays (dtb_table_write), or
+ * the worker's buffers filled by a source (dtb_table_write_source), so the two entry points share
+ * every step and write the same bytes. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "tablewrite.h"
@@ -109,10 +112,68 @@ static dtb_status check_options(const char *path, const dtb_table_write_options 
     return DTB_OK;
 }
 
-static inline bool is_dontcare(const dtb_table_dontcare *dc, const uint8_t *values, uint64_t i)
+/* Where a write's values come from: the caller's arrays (dtb_table_write) or a source read a file
+ * block at a time (dtb_table_write_source). Every other function sees the values only through a
+ * worker's view of one block (load_block), so both entry points share every step. */
+typedef struct input {
+    const uint8_t *values;        /* array mode: the caller's values; NULL in source mode */
+    const dtb_table_source *src;  /* source mode, or NULL */
+    const dtb_table_dontcare *dc; /* array mode: the caller's; source mode: the marker alone (the
+                                     bits come with each block) */
+    uint64_t count;
+} input;
+
+/* One file block as a worker sees it: pointers into the caller's arrays (array mode: no copy), or
+ * the worker's own buffers filled by the source. */
+typedef struct view {
+    const uint8_t *v;      /* v[i]: the value byte of position start + i */
+    const uint64_t *bits;  /* NULL, or position start + i is don't-care when bit (bit0 + i) % 64
+                              of bits[(bit0 + i) / 64] is set */
+    uint64_t bit0;
+    uint64_t start;
+    size_t len;
+} view;
+
+/* The first failed read of a source (the lowest block among those read), its message copied: a
+ * source may keep the text in its state, which its next read overwrites. Once one read failed,
+ * no other starts (the write fails anyway). */
+typedef struct read_failure {
+    int set; /* read and written atomically */
+    uint64_t block;
+    char msg[128];
+} read_failure;
+
+static bool read_failed(read_failure *f)
 {
-    return (dc->bits && (dc->bits[i / 64] >> (i % 64) & 1)) ||
-           (dc->marker >= 0 && values[i] == dc->marker) || (dc->fn && dc->fn(dc->user, i));
+    int set;
+#ifdef _OPENMP
+#pragma omp atomic read
+#endif
+    set = f->set;
+    return set != 0;
+}
+
+static void note_read_failure(read_failure *f, uint64_t b, const char *msg)
+{
+#ifdef _OPENMP
+#pragma omp critical(dtb_tablewrite_read_failure)
+#endif
+    {
+        if (!f->set || b < f->block) {
+            f->block = b;
+            snprintf(f->msg, sizeof f->msg, "%s", msg);
+        }
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+        f->set = 1;
+    }
+}
+
+static inline bool is_dontcare(const view *vw, const dtb_table_dontcare *dc, size_t i)
+{
+    return (vw->bits && (vw->bits[(vw->bit0 + i) / 64] >> ((vw->bit0 + i) % 64) & 1)) ||
+           (dc->marker >= 0 && vw->v[i] == dc->marker) || (dc->fn && dc->fn(dc->user, vw->start + i));
 }
 
 /* Per-thread compression state. */
@@ -120,7 +181,41 @@ typedef struct worker {
     ZSTD_CCtx *cctx;
     ZSTD_DCtx *dctx;
     uint8_t *filled, *mask, *tmask, *raw, *packed, *check, *mapped;
+    uint8_t *src_values;  /* source mode: the block's values and don't-care bits, and the */
+    uint64_t *src_bits;   /* source's state for this thread */
+    void *src_state;
 } worker;
+
+static size_t block_len(uint64_t count, uint32_t bp, uint64_t b)
+{
+    const uint64_t left = count - b * bp;
+    return (size_t)(left < bp ? left : bp);
+}
+
+/* Points *vw at block b (of bp positions): into the caller's arrays, or w's buffers read from the
+ * source. False when the read failed (noted in f) or an earlier one did. */
+static bool load_block(const input *in, uint32_t bp, uint64_t b, worker *w, read_failure *f,
+                       view *vw)
+{
+    const uint64_t start = b * bp;
+    const size_t len = block_len(in->count, bp, b);
+    if (!in->src) {
+        *vw = (view){.v = in->values + start, .bits = in->dc->bits, .bit0 = start, .start = start,
+                     .len = len};
+        return true;
+    }
+    if (read_failed(f))
+        return false;
+    memset(w->src_bits, 0, (len + 63) / 64 * sizeof *w->src_bits);
+    const char *msg =
+        in->src->read(in->src->user, &w->src_state, start, len, w->src_values, w->src_bits);
+    if (msg) {
+        note_read_failure(f, b, msg);
+        return false;
+    }
+    *vw = (view){.v = w->src_values, .bits = w->src_bits, .bit0 = 0, .start = start, .len = len};
+    return true;
+}
 
 /* Index order to file order (dtb_tf_tile_pos): row by row, each row a stride-r scatter. */
 static void tile_bytes(const uint8_t *in, size_t len, size_t c, uint8_t *out)
@@ -178,38 +273,55 @@ static inline uint8_t mask_select(uint8_t keep, uint8_t kept, uint8_t other)
     return (uint8_t)((kept & keep) | (other & ~keep));
 }
 
-/* Copies block [start, start+len) of values to w->filled in file order (tiled by tile columns
- * when tile >= 2) with don't-care positions filled; returns how many positions were don't-care.
- * The mask loops are branch-free (a third to two thirds of the positions are don't-care in no
- * predictable pattern, and branching on them made this the writer's hottest function). Filling
- * happens in file order because runs in file order are what the compressor sees. */
-static uint64_t fill_block(const uint8_t *values, uint64_t start, size_t len,
-                           const dtb_table_dontcare *dc, dtb_table_fill fill, uint32_t tile,
-                           const uint8_t *map, const worker *w)
+/* mask[i] = 1 when position vw->start + i is don't-care, else 0; returns how many are. Without a
+ * callback the loops are branch-free (a third to two thirds of the positions are don't-care in no
+ * predictable pattern, and branching on them made this the writer's hottest function). */
+static uint64_t build_mask(const view *vw, const dtb_table_dontcare *dc, uint8_t *mask)
 {
-    const uint8_t *v = values + start;
+    const size_t len = vw->len;
+    const uint64_t *bits = vw->bits, b0 = vw->bit0;
+    if (dc->fn) {
+        for (size_t i = 0; i < len; i++)
+            mask[i] = is_dontcare(vw, dc, i);
+    } else {
+        if (!bits) {
+            memset(mask, 0, len);
+        } else {
+            size_t i = 0;
+            if (b0 % 8 == 0) /* a byte of the bitmap at a time (blocks start at such a multiple) */
+                for (; i + 8 <= len; i += 8)
+                    memcpy(mask + i, spread8[bits[(b0 + i) / 64] >> ((b0 + i) % 64) & 0xFF], 8);
+            for (; i < len; i++)
+                mask[i] = (uint8_t)(bits[(b0 + i) / 64] >> ((b0 + i) % 64) & 1);
+        }
+        if (dc->marker >= 0) {
+            const uint8_t *v = vw->v, marker = (uint8_t)dc->marker;
+            for (size_t i = 0; i < len; i++)
+                mask[i] |= (uint8_t)(v[i] == marker);
+        }
+    }
+    uint64_t n = 0;
+    for (size_t i = 0; i < len; i++)
+        n += mask[i];
+    return n;
+}
+
+/* Copies the block of vw to w->filled in file order (tiled by tile columns when tile >= 2) with
+ * don't-care positions filled; returns how many positions were don't-care. The fill loops are
+ * branch-free too. Filling happens in file order because runs in file order are what the
+ * compressor sees. */
+static uint64_t fill_block(const view *vw, const dtb_table_dontcare *dc, dtb_table_fill fill,
+                           uint32_t tile, const uint8_t *map, const worker *w)
+{
+    const uint8_t *v = vw->v;
+    const size_t len = vw->len;
     uint8_t *mask = w->mask, *out = w->filled;
     if (map) {
         for (size_t i = 0; i < len; i++)
             w->mapped[i] = map[v[i]];
         v = w->mapped;
     }
-    if (!dc->bits && !dc->fn && dc->marker < 0) {
-        memset(mask, 0, len);
-    } else if (!dc->fn && dc->marker < 0) {
-        size_t i = 0;
-        if (start % 8 == 0) /* a byte of the bitmap at a time (blocks start at such a multiple) */
-            for (; i + 8 <= len; i += 8)
-                memcpy(mask + i, spread8[dc->bits[(start + i) / 64] >> ((start + i) % 64) & 0xFF], 8);
-        for (; i < len; i++)
-            mask[i] = (uint8_t)(dc->bits[(start + i) / 64] >> ((start + i) % 64) & 1);
-    } else {
-        for (size_t i = 0; i < len; i++)
-            mask[i] = is_dontcare(dc, values, start + i);
-    }
-    uint64_t n = 0;
-    for (size_t i = 0; i < len; i++)
-        n += mask[i];
+    const uint64_t n = build_mask(vw, dc, mask);
     if (tile >= 2) {
         tile_bytes(v, len, tile, w->raw);
         tile_bytes(mask, len, tile, w->tmask);
@@ -297,16 +409,17 @@ typedef struct slot {
     uint64_t wide_at;
 } slot;
 
-/* Fills block [start, start+len) and packs it value_bits per value, from the low bits of each
- * byte up (unused bits zero). Returns the bytes to compress (w->filled or w->packed) and their
- * length in *plen, or NULL when a value does not fit value_bits (its position in *wide_at). */
-static const uint8_t *prepare_block(const dtb_table_write_options *o, const uint8_t *values,
-                                    uint64_t start, size_t len, const dtb_table_dontcare *dc,
-                                    const worker *w, uint64_t *dontcare, size_t *plen,
-                                    uint64_t *wide_at)
+/* Fills the block of vw and packs it value_bits per value, from the low bits of each byte up
+ * (unused bits zero). Returns the bytes to compress (w->filled or w->packed) and their length in
+ * *plen, or NULL when a value does not fit value_bits (its absolute position in *wide_at). */
+static const uint8_t *prepare_block(const dtb_table_write_options *o, const view *vw,
+                                    const dtb_table_dontcare *dc, const worker *w,
+                                    uint64_t *dontcare, size_t *plen, uint64_t *wide_at)
 {
     const uint32_t tile = o->tile_columns >= 2 ? o->tile_columns : 0;
-    *dontcare = fill_block(values, start, len, dc, o->fill, tile, o->value_map, w);
+    const uint64_t start = vw->start;
+    const size_t len = vw->len;
+    *dontcare = fill_block(vw, dc, o->fill, tile, o->value_map, w);
     const unsigned bits = o->value_bits;
     *plen = (size_t)dtb_tf_packed_len(len, bits);
     if (bits == 8)
@@ -355,10 +468,11 @@ static const uint8_t *prepare_block(const dtb_table_write_options *o, const uint
 }
 
 /* Trains a dictionary on evenly spaced blocks (a deterministic choice), filled and packed as
- * they will be stored; returns its size, 0 when the table is too small or training fails (the file
- * is then written without one). w provides scratch buffers. */
-static size_t train_dict(const dtb_table_write_options *o, const uint8_t *values, uint64_t blocks,
-                         const dtb_table_dontcare *dc, const worker *w, void *dict)
+ * they will be stored; returns its size, 0 when the table is too small, training fails (the file
+ * is then written without one) or a source's read fails (noted in f). w provides the scratch
+ * buffers (and the source's state). */
+static size_t train_dict(const dtb_table_write_options *o, const input *in, uint64_t blocks,
+                         worker *w, read_failure *f, void *dict)
 {
     enum { MIN_SAMPLES = 16 };
     const uint64_t bp = o->block_positions, plen = dtb_tf_packed_len(bp, o->value_bits);
@@ -384,8 +498,11 @@ static size_t train_dict(const dtb_table_write_options *o, const uint8_t *values
         for (uint64_t k = 0; k < want && ok; k++) {
             const uint64_t b = k * (blocks - 1) / want;
             uint64_t dontcare, wide_at;
-            const uint8_t *src = prepare_block(o, values, b * bp, (size_t)bp, dc, w, &dontcare,
-                                               &sizes[k], &wide_at);
+            view vw;
+            const uint8_t *src =
+                load_block(in, o->block_positions, b, w, f, &vw)
+                    ? prepare_block(o, &vw, in->dc, w, &dontcare, &sizes[k], &wide_at)
+                    : NULL;
             if ((ok = src != NULL))
                 memcpy(samples + k * plen, src, sizes[k]);
         }
@@ -398,20 +515,19 @@ static size_t train_dict(const dtb_table_write_options *o, const uint8_t *values
     return got;
 }
 
-/* Fills and compresses block b into sl, then decompresses the frame and compares (round trip). */
-static void compress_block(const worker *w, const dtb_table_write_options *o, const ZSTD_DDict *ddict,
-                           const uint8_t *values, uint64_t count, const dtb_table_dontcare *dc,
-                           uint64_t b, slot *sl, size_t cap)
+/* Fills and compresses block b into sl, then decompresses the frame and compares (round trip).
+ * A failed read of a source leaves sl->size 0 and is noted in f. */
+static void compress_block(worker *w, const dtb_table_write_options *o, const ZSTD_DDict *ddict,
+                           const input *in, uint64_t b, slot *sl, size_t cap, read_failure *f)
 {
-    const uint64_t start = b * o->block_positions;
-    const uint64_t left = count - start;
-    const size_t len = (size_t)(left < o->block_positions ? left : o->block_positions);
     sl->size = 0;
     sl->failure = NULL;
     sl->too_wide = false;
+    view vw;
+    if (!load_block(in, o->block_positions, b, w, f, &vw))
+        return;
     size_t plen;
-    const uint8_t *src = prepare_block(o, values, start, len, dc, w, &sl->dontcare, &plen,
-                                       &sl->wide_at);
+    const uint8_t *src = prepare_block(o, &vw, in->dc, w, &sl->dontcare, &plen, &sl->wide_at);
     if (!src) {
         sl->too_wide = true;
         return;
@@ -455,9 +571,16 @@ static bool tune_level(ZSTD_CCtx *cctx, int level)
     return true;
 }
 
-static bool worker_init(worker *w, const dtb_table_write_options *o)
+/* w's contexts and buffers (the source's too with a source); false when out of memory. */
+static bool worker_init(worker *w, const dtb_table_write_options *o, const input *in)
 {
     const size_t bp = o->block_positions;
+    if (in->src) {
+        w->src_values = malloc(bp);
+        w->src_bits = malloc((bp + 63) / 64 * sizeof *w->src_bits);
+        if (!w->src_values || !w->src_bits)
+            return false;
+    }
     w->cctx = ZSTD_createCCtx();
     w->dctx = ZSTD_createDCtx();
     w->filled = malloc(bp);
@@ -481,8 +604,12 @@ static bool worker_init(worker *w, const dtb_table_write_options *o)
     return true;
 }
 
-static void worker_free(worker *w)
+static void worker_free(worker *w, const input *in)
 {
+    if (w->src_state && in->src->free_state)
+        in->src->free_state(in->src->user, w->src_state);
+    free(w->src_values);
+    free(w->src_bits);
     ZSTD_freeCCtx(w->cctx);
     ZSTD_freeDCtx(w->dctx);
     free(w->filled);
@@ -610,59 +737,79 @@ static int hash_back(int fd, uint64_t len, uint64_t *out)
 
 static unsigned bits_for(unsigned max) { return max < 2 ? 1 : max < 4 ? 2 : max < 16 ? 4 : 8; }
 
-/* The fewest bits (1, 2, 4 or 8) that hold every stored value; don't-care values are filled from
- * cared-for ones, so they do not count. Two passes: the largest of all values, a loop without a
- * branch, bounds the answer; then the cared-for values chunk by chunk only until one needs that
- * width (the first chunk of a DTW table, the first quiet loss of a WLD one). The branchy scan of
- * every position was 9% of a table's write time. The answer does not depend on the threads:
- * chunks are skipped only once some chunk has reached the bound. */
-static unsigned auto_bits(const dtb_table_write_options *o, const uint8_t *values, uint64_t count,
-                          const dtb_table_dontcare *dc)
+/* The fewest bits (1, 2, 4 or 8) that hold every stored value: every cared-for value's (don't-care
+ * values are filled from cared-for ones, so they do not count), or under DTB_FILL_NONE every
+ * value's. Blocks in parallel, each in two steps: the largest of all its values, a loop without a
+ * branch, bounds the block's width; only when that bound is above the width found so far are its
+ * cared-for values looked at (through the don't-care mask, also without a branch). So a WLD
+ * table's blocks are scanned once, and the scan stops altogether once 8 bits is certain (the
+ * first blocks of a DTW table). The branchy scan of every position was 9% of a table's write
+ * time. The answer does not depend on the threads: a block is skipped only when it cannot widen
+ * the answer. With a source, every block is read (until 8 bits); 0 when a read failed (in f). */
+static unsigned auto_bits(const dtb_table_write_options *o, const input *in, uint64_t blocks,
+                          worker *workers, int nthreads, read_failure *f)
 {
     const uint8_t *map = o->value_map;
-    unsigned all = 0;
+    unsigned found = 1; /* read and written atomically */
 #ifdef _OPENMP
-    const int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
-#pragma omp parallel for schedule(static) reduction(max : all) num_threads(threads)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
 #endif
-    for (uint64_t i = 0; i < count; i++) {
-        const unsigned x = map ? map[values[i]] : values[i];
-        all = x > all ? x : all;
-    }
-    const unsigned bound = bits_for(all);
-    if (bound == 1 || o->fill == DTB_FILL_NONE) /* nothing narrower, or nothing filled */
-        return bound;
-    enum { CHUNK = 1 << 16 };
-    const uint64_t chunks = (count + CHUNK - 1) / CHUNK;
-    unsigned max = 0;
-    bool reached = false;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) reduction(max : max) num_threads(threads)
-#endif
-    for (uint64_t c = 0; c < chunks; c++) {
-        bool done;
+    for (uint64_t b = 0; b < blocks; b++) {
+        unsigned now;
 #ifdef _OPENMP
 #pragma omp atomic read
 #endif
-        done = reached;
-        if (done)
+        now = found;
+        if (now == 8)
             continue;
-        const uint64_t end = count - c * CHUNK < CHUNK ? count : (c + 1) * CHUNK;
-        unsigned m = 0;
-        for (uint64_t i = c * CHUNK; i < end; i++) {
-            const unsigned x = map ? map[values[i]] : values[i];
-            if (x > m && !is_dontcare(dc, values, i))
-                m = x;
+#ifdef _OPENMP
+        worker *w = &workers[omp_get_thread_num()];
+#else
+        worker *w = &workers[0];
+        (void)nthreads;
+#endif
+        view vw;
+        if (!load_block(in, o->block_positions, b, w, f, &vw))
+            continue;
+        const uint8_t *v = vw.v;
+        const size_t len = vw.len;
+        unsigned all = 0;
+        if (map)
+            for (size_t i = 0; i < len; i++)
+                all = map[v[i]] > all ? map[v[i]] : all;
+        else
+            for (size_t i = 0; i < len; i++)
+                all = v[i] > all ? v[i] : all;
+        unsigned m = bits_for(all);
+        if (m > now && o->fill != DTB_FILL_NONE) {
+            const uint8_t *mask = w->mask;
+            build_mask(&vw, in->dc, w->mask);
+            unsigned cared = 0;
+            for (size_t i = 0; i < len; i++) {
+                const unsigned x = (map ? map[v[i]] : v[i]) & (mask[i] - 1u); /* 0 if don't-care */
+                cared = x > cared ? x : cared;
+            }
+            m = bits_for(cared);
         }
-        max = m > max ? m : max;
-        if (bits_for(m) == bound) {
+        if (m > now) {
+#ifdef _OPENMP
+#pragma omp critical(dtb_tablewrite_bits)
+#endif
+            {
+#ifdef _OPENMP
+#pragma omp atomic read
+#endif
+                now = found;
+                if (m > now) {
 #ifdef _OPENMP
 #pragma omp atomic write
 #endif
-            reached = true;
+                    found = m;
+                }
+            }
         }
     }
-    return reached ? bound : bits_for(max);
+    return read_failed(f) ? 0 : found;
 }
 
 /* C(n, k), or UINT64_MAX when it does not fit (only compared against block sizes). */
@@ -710,101 +857,101 @@ static int tile_candidates(const dtb_table_write_options *o, uint32_t out[3])
 
 /* Chooses o->tile_columns among tile_candidates by compressing a sample of evenly spaced blocks
  * with each (about 5% of a large table's compression time per candidate); the smallest sum
- * wins, ties going to the earlier candidate. Depends only on the data, not on threads. */
-static bool choose_tiling(dtb_table_write_options *o, const uint8_t *values, uint64_t count,
-                          uint64_t blocks, const dtb_table_dontcare *dc, const worker *workers,
-                          int nthreads)
+ * wins, ties going to the earlier candidate. Depends only on the data, not on threads. Each
+ * sample block is loaded once for all candidates. Index order when a sample fails (the full pass
+ * then reports why), or a source's read did (in f). */
+static void choose_tiling(dtb_table_write_options *o, const input *in, uint64_t blocks,
+                          worker *workers, int nthreads, read_failure *f)
 {
     uint32_t cand[3];
     const int ncand = tile_candidates(o, cand);
     o->tile_columns = cand[0];
     if (ncand == 1)
-        return true;
+        return;
     const uint64_t samples = blocks < 48 ? blocks : 48;
     const size_t cap = ZSTD_compressBound((size_t)dtb_tf_packed_len(o->block_positions, o->value_bits));
-    uint64_t best = UINT64_MAX;
+    uint64_t total[3] = {0, 0, 0};
     bool ok = true;
-    for (int c = 0; c < ncand; c++) {
-        dtb_table_write_options t = *o;
-        t.tile_columns = cand[c];
-        uint64_t total = 0;
 #ifdef _OPENMP
-#pragma omp parallel num_threads(nthreads) reduction(+ : total)
+#pragma omp parallel num_threads(nthreads) reduction(+ : total[:3])
 #endif
-        {
+    {
 #ifdef _OPENMP
-            const worker *w = &workers[omp_get_thread_num()];
+        worker *w = &workers[omp_get_thread_num()];
 #else
-            const worker *w = &workers[0];
+        worker *w = &workers[0];
+        (void)nthreads;
 #endif
-            uint8_t *frame = malloc(cap);
+        uint8_t *frame = malloc(cap);
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
 #endif
-            for (uint64_t k = 0; k < samples; k++) {
-                const uint64_t b = k * blocks / samples, start = b * t.block_positions;
-                const size_t len = (size_t)(count - start < t.block_positions ? count - start
-                                                                             : t.block_positions);
+        for (uint64_t k = 0; k < samples; k++) {
+            view vw;
+            bool good = frame && load_block(in, o->block_positions, k * blocks / samples, w, f, &vw);
+            for (int c = 0; c < ncand && good; c++) {
+                dtb_table_write_options t = *o;
+                t.tile_columns = cand[c];
                 uint64_t dontcare, wide_at;
                 size_t plen;
-                const uint8_t *src =
-                    frame ? prepare_block(&t, values, start, len, dc, w, &dontcare, &plen, &wide_at)
-                          : NULL;
+                const uint8_t *src = prepare_block(&t, &vw, in->dc, w, &dontcare, &plen, &wide_at);
                 const size_t r = src ? ZSTD_compress2(w->cctx, frame, cap, src, plen) : 0;
-                if (!src || ZSTD_isError(r)) {
+                if ((good = src && !ZSTD_isError(r)))
+                    total[c] += r;
+            }
+            if (!good) {
 #ifdef _OPENMP
 #pragma omp atomic write
 #endif
-                    ok = false;
-                } else {
-                    total += r;
-                }
+                ok = false;
             }
-            free(frame);
         }
-        if (!ok)
-            return false; /* the full pass reports the reason */
-        if (total < best) {
-            best = total;
+        free(frame);
+    }
+    if (!ok)
+        return; /* index order; the full pass reports the reason */
+    uint64_t best = UINT64_MAX;
+    for (int c = 0; c < ncand; c++)
+        if (total[c] < best) {
+            best = total[c];
             o->tile_columns = cand[c];
         }
-    }
-    return true;
 }
 
-dtb_status dtb_table_write(const char *path, const dtb_table_write_options *opt_in,
-                           const uint8_t *values, uint64_t count, const dtb_table_dontcare *dc_in,
-                           dtb_table_write_stats *stats, dtb_error *e)
+/* The write of both entry points: in says where the values come from. */
+static dtb_status write_table(const char *path, const dtb_table_write_options *opt_in,
+                              const input *in, dtb_table_write_stats *stats, dtb_error *e)
 {
+    const uint64_t count = in->count;
+    const dtb_table_dontcare *dc = in->dc;
     dtb_status s = check_options(path, opt_in, count, e);
     if (s != DTB_OK)
         return s;
-    const dtb_table_dontcare none = {.marker = -1};
-    const dtb_table_dontcare *dc = dc_in ? dc_in : &none;
     if (dc->marker > 255)
         return dtb_tf_file_error(e, DTB_E_INVALID, path, "don't-care marker %d is not a byte", dc->marker);
+    if (!in->src && !in->values)
+        return dtb_tf_file_error(e, DTB_E_INVALID, path, "no values");
+    if (in->src && !in->src->read)
+        return dtb_tf_file_error(e, DTB_E_INVALID, path, "a source without a read function");
+    if (in->src && opt_in->block_positions % 64)
+        return dtb_tf_file_error(e, DTB_E_INVALID, path,
+                                 "block size %u is not a multiple of 64 (a source's blocks start "
+                                 "at a word of don't-care bits)", opt_in->block_positions);
     dtb_table_write_options o = *opt_in;
     const dtb_table_write_options *opt = &o;
-    unsigned char *longs = NULL;
-    size_t long_size = 0;
     if (o.long_count) {
         if (o.metric != DTB_METRIC_DTW || !o.long_index || !o.long_dtw)
             return dtb_tf_file_error(e, DTB_E_INVALID, path, "a long list needs a DTW table and its entries");
-        for (uint64_t i = 0; i < o.long_count; i++)
+        for (uint64_t i = 0; i < o.long_count; i++) /* a source's values are not read back */
             if (o.long_index[i] >= count || (i && o.long_index[i] <= o.long_index[i - 1]) ||
-                !dtb_value_is_escape(values[o.long_index[i]]) || o.long_dtw[i] == 0 ||
-                o.long_dtw[i] > DTB_MAX_DTW)
+                (in->values && !dtb_value_is_escape(in->values[o.long_index[i]])) ||
+                o.long_dtw[i] == 0 || o.long_dtw[i] > DTB_MAX_DTW)
                 return dtb_tf_file_error(e, DTB_E_INVALID, path, "bad long list entry %llu",
                                          (unsigned long long)i);
         o.value_encoding = DTB_ENCODING_DTW_LONG;
-        if (!(long_size = compress_long_list(&o, &longs)))
-            return dtb_tf_file_error(e, DTB_E_NOMEM, path, "cannot compress the long list");
     }
-    if (!o.value_bits)
-        o.value_bits = auto_bits(&o, values, count, dc);
     const uint64_t bp = opt->block_positions;
     const uint64_t blocks = (count - 1) / bp + 1;
-    const size_t cap = ZSTD_compressBound((size_t)dtb_tf_packed_len(bp, opt->value_bits));
 #ifdef _OPENMP
     int nthreads = opt->threads > 0 ? opt->threads : omp_get_max_threads();
 #else
@@ -812,36 +959,53 @@ dtb_status dtb_table_write(const char *path, const dtb_table_write_options *opt_
 #endif
     if ((uint64_t)nthreads > blocks)
         nthreads = (int)blocks;
+
+    unsigned char *longs = NULL;
+    size_t long_size = 0;
+    void *dict = NULL;
+    slot *slots = NULL;
+    uint64_t batch = 0;
+    unsigned char *meta = NULL;
+    ZSTD_CDict *cdict = NULL;
+    ZSTD_DDict *ddict = NULL;
+    dtb_atomic_file af = {.fd = -1};
+    read_failure rf = {0};
+    worker *workers = calloc((size_t)nthreads, sizeof *workers);
+    if (!workers) {
+        s = dtb_tf_file_error(e, DTB_E_NOMEM, path, "out of memory");
+        goto done;
+    }
+    for (int t = 0; t < nthreads; t++)
+        if (!worker_init(&workers[t], opt, in)) {
+            s = dtb_tf_file_error(e, DTB_E_NOMEM, path, "cannot set up zstd compression");
+            goto done;
+        }
+    if (o.long_count && !(long_size = compress_long_list(&o, &longs))) {
+        s = dtb_tf_file_error(e, DTB_E_NOMEM, path, "cannot compress the long list");
+        goto done;
+    }
+    if (!o.value_bits && !(o.value_bits = auto_bits(&o, in, blocks, workers, nthreads, &rf)))
+        goto read_failed;
+    const size_t cap = ZSTD_compressBound((size_t)dtb_tf_packed_len(bp, opt->value_bits));
     /* Blocks per batch: enough to keep every thread busy, at most ~256 MiB of frame buffers. */
-    uint64_t batch = ((uint64_t)256 << 20) / cap;
+    batch = ((uint64_t)256 << 20) / cap;
     if (batch > 1024)
         batch = 1024;
     if (batch < (uint64_t)nthreads)
         batch = (uint64_t)nthreads;
     if (batch > blocks)
         batch = blocks;
-
-    void *dict = opt->dict_bytes ? malloc(opt->dict_bytes) : NULL;
-    slot *slots = calloc((size_t)batch, sizeof *slots);
-    worker *workers = calloc((size_t)nthreads, sizeof *workers);
-    unsigned char *meta = NULL;
-    ZSTD_CDict *cdict = NULL;
-    ZSTD_DDict *ddict = NULL;
-    dtb_atomic_file af = {.fd = -1};
-    if ((opt->dict_bytes && !dict) || !slots || !workers) {
+    dict = opt->dict_bytes ? malloc(opt->dict_bytes) : NULL;
+    slots = calloc((size_t)batch, sizeof *slots);
+    if ((opt->dict_bytes && !dict) || !slots) {
         s = dtb_tf_file_error(e, DTB_E_NOMEM, path, "out of memory");
         goto done;
     }
 
-    for (int t = 0; t < nthreads; t++)
-        if (!worker_init(&workers[t], opt)) {
-            s = dtb_tf_file_error(e, DTB_E_NOMEM, path, "cannot set up zstd compression");
-            goto done;
-        }
-
-    if (!choose_tiling(&o, values, count, blocks, dc, workers, nthreads))
-        o.tile_columns = DTB_TILE_NONE;
-    size_t dict_size = dict ? train_dict(opt, values, blocks, dc, &workers[0], dict) : 0;
+    choose_tiling(&o, in, blocks, workers, nthreads, &rf);
+    size_t dict_size = dict ? train_dict(opt, in, blocks, &workers[0], &rf, dict) : 0;
+    if (rf.set)
+        goto read_failed;
     if (dict_size) {
         cdict = ZSTD_createCDict(dict, dict_size, opt->zstd_level);
         ddict = ZSTD_createDDict(dict, dict_size);
@@ -879,12 +1043,14 @@ dtb_status dtb_table_write(const char *path, const dtb_table_write_options *opt_
 #endif
         for (int64_t k = 0; k < n; k++) {
 #ifdef _OPENMP
-            const worker *w = &workers[omp_get_thread_num()];
+            worker *w = &workers[omp_get_thread_num()];
 #else
-            const worker *w = &workers[0];
+            worker *w = &workers[0];
 #endif
-            compress_block(w, opt, ddict, values, count, dc, first + (uint64_t)k, &slots[k], cap);
+            compress_block(w, opt, ddict, in, first + (uint64_t)k, &slots[k], cap, &rf);
         }
+        if (rf.set)
+            goto read_failed;
         for (int64_t k = 0; k < n; k++) {
             const uint64_t b = first + (uint64_t)k;
             const slot *sl = &slots[k];
@@ -948,11 +1114,15 @@ dtb_status dtb_table_write(const char *path, const dtb_table_write_options *opt_
             .tile_columns = opt->tile_columns >= 2 ? opt->tile_columns : 0,
             .file_hash = file_hash,
         };
+    goto done;
+read_failed:
+    s = dtb_tf_file_error(e, DTB_E_IO, path, "cannot read block %llu: %s",
+                          (unsigned long long)rf.block, rf.msg);
 done:
     dtb_atomic_abort(&af); /* nothing left to do after a commit */
     if (workers)
         for (int t = 0; t < nthreads; t++)
-            worker_free(&workers[t]);
+            worker_free(&workers[t], in);
     if (slots)
         for (uint64_t k = 0; k < batch; k++)
             free(slots[k].frame);
@@ -964,4 +1134,24 @@ done:
     ZSTD_freeCDict(cdict);
     ZSTD_freeDDict(ddict);
     return s;
+}
+
+dtb_status dtb_table_write(const char *path, const dtb_table_write_options *opt,
+                           const uint8_t *values, uint64_t count, const dtb_table_dontcare *dc,
+                           dtb_table_write_stats *stats, dtb_error *e)
+{
+    const dtb_table_dontcare none = {.marker = -1};
+    const input in = {.values = values, .dc = dc ? dc : &none, .count = count};
+    return write_table(path, opt, &in, stats, e);
+}
+
+dtb_status dtb_table_write_source(const char *path, const dtb_table_write_options *opt,
+                                  const dtb_table_source *src, uint64_t count, int marker,
+                                  dtb_table_write_stats *stats, dtb_error *e)
+{
+    if (!src)
+        return dtb_tf_file_error(e, DTB_E_INVALID, path, "no source");
+    const dtb_table_dontcare dc = {.marker = marker};
+    const input in = {.src = src, .dc = &dc, .count = count};
+    return write_table(path, opt, &in, stats, e);
 }

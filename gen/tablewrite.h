@@ -1,4 +1,6 @@
-/* Writing one table file (docs/FORMAT.md) from a full array of one byte per position.
+/* Writing one table file (docs/FORMAT.md) from a full array of one byte per position
+ * (dtb_table_write), or from a source that hands the values over a file block at a time
+ * (dtb_table_write_source: no full array need ever exist). Both give the same bytes.
  *
  * Usage:
  *     dtb_table_write_options o = dtb_table_write_defaults();
@@ -115,5 +117,47 @@ typedef struct dtb_table_write_stats {
 dtb_status dtb_table_write(const char *path, const dtb_table_write_options *opt,
                            const uint8_t *values, uint64_t count, const dtb_table_dontcare *dc,
                            dtb_table_write_stats *stats, dtb_error *e);
+
+
+/* Values handed to the writer a range at a time, for tables that are never held whole (a pair
+ * solved in slices whose finished values wait compressed in a temporary store).
+ *
+ * Usage (one file block per call; a source over arrays: tests/test_tablefile.c):
+ *     static const char *my_read(void *user, void **state, uint64_t start, size_t len,
+ *                                uint8_t *values, uint64_t *dontcare)
+ *     {
+ *         if (!*state && !(*state = my_cursor_new(user)))  // per-thread, made on first use
+ *             return "out of memory";
+ *         return my_cursor_read(*state, start, len, values, dontcare);  // NULL: all went well
+ *     }
+ *     dtb_table_source src = {.read = my_read, .free_state = my_free_state, .user = store};
+ *     o.value_bits = 2;  // known widths spare a pass over the source (value_bits 0 reads it all)
+ *     dtb_status s = dtb_table_write_source(path, &o, &src, n, -1, NULL, &err); */
+typedef struct dtb_table_source {
+    /* Fills values[0..len) with the values of positions start..start+len-1 and dontcare (len/64
+     * rounded up words, zeroed by the writer beforehand) with their don't-care bits (bit i % 64
+     * of word i / 64 set: position start+i is don't-care). start is a multiple of 64. Called
+     * from several threads at once, each with its own *state (NULL at its first call; the source
+     * may allocate it, and free_state frees it when the write ends). NULL on success, else a
+     * message saying what failed (the write then fails with DTB_E_IO naming the file and it; the
+     * message is copied at once, so it may live in *state). The same range may be asked for more
+     * than once (the width, tiling and dictionary choices read sample blocks before the full
+     * pass), in any order. */
+    const char *(*read)(void *user, void **state, uint64_t start, size_t len, uint8_t *values,
+                        uint64_t *dontcare);
+    void (*free_state)(void *user, void *state); /* may be NULL; called once per non-NULL state */
+    void *user;
+} dtb_table_source;
+
+/* dtb_table_write with the values and don't-care bits read from src (marker: as
+ * dtb_table_dontcare's, -1 for none): the same bytes as dtb_table_write given the same values
+ * and don't-care positions. Each call of src->read asks for one file block (block_positions
+ * positions, fewer for the last). block_positions must be a multiple of 64 (DTB_E_INVALID). The
+ * long list's entries are trusted to be escapes (they are not read back). With value_bits 0 every
+ * block is read once more to find the width (stopping early once 8 bits is certain). Returns
+ * what dtb_table_write returns; a failed read is DTB_E_IO, the file left as it was. */
+dtb_status dtb_table_write_source(const char *path, const dtb_table_write_options *opt,
+                                  const dtb_table_source *src, uint64_t count, int marker,
+                                  dtb_table_write_stats *stats, dtb_error *e);
 
 #endif
