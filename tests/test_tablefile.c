@@ -1058,6 +1058,294 @@ static void test_write_errors(void **state)
     free(big);
 }
 
+/* ---- writing from a source ------------------------------------------------------------------ */
+
+/* A source over arrays, as dtb_table_write_source's callers will have over a compressed store.
+ * Each thread's state counts its calls; the source checks what the writer asks for (a start on
+ * a word of bits, a range inside the table, bits zeroed) and remembers any breach, since a read
+ * runs on the writer's threads, where a cmocka assertion must not jump. */
+typedef struct array_source {
+    const uint8_t *v;
+    const uint64_t *bits; /* or NULL */
+    uint64_t n;
+    uint64_t fail_at;     /* the read of the block holding this position fails; UINT64_MAX: none */
+    uint64_t shift;       /* 0; a wrong offset to see the comparisons fail */
+    int breaches;         /* set from the readers (any nonzero value will do) */
+    int states, freed;    /* made by reads (counted at free_state) and freed */
+    uint64_t calls;       /* summed from the states at free_state */
+} array_source;
+
+typedef struct array_state {
+    uint64_t calls;
+    char msg[64];
+} array_state;
+
+static const char *array_read(void *user, void **state, uint64_t start, size_t len, uint8_t *values,
+                              uint64_t *dontcare)
+{
+    array_source *a = user;
+    if (!*state && !(*state = calloc(1, sizeof(array_state))))
+        return "out of memory";
+    array_state *st = *state;
+    st->calls++;
+    bool zeroed = true;
+    for (size_t k = 0; k < (len + 63) / 64; k++)
+        zeroed &= dontcare[k] == 0;
+    if (start % 64 || len == 0 || start + len > a->n || !zeroed)
+        a->breaches = 1;
+    if (start <= a->fail_at && a->fail_at < start + len) {
+        /* The text lives in the state, as a real source's might. */
+        snprintf(st->msg, sizeof st->msg, "the store lost position %llu", (unsigned long long)a->fail_at);
+        return st->msg;
+    }
+    const uint64_t from = start + a->shift < a->n - len ? start + a->shift : a->n - len;
+    memcpy(values, a->v + from, len);
+    for (size_t i = 0; a->bits && i < len; i++)
+        dontcare[i / 64] |= (a->bits[(from + i) / 64] >> ((from + i) % 64) & 1) << (i % 64);
+    return NULL;
+}
+
+static void array_free_state(void *user, void *state)
+{
+    array_source *a = user;
+    a->states++;
+    a->freed++;
+    a->calls += ((array_state *)state)->calls;
+    free(state);
+}
+
+static void write_source_ok(const char *path, const dtb_table_write_options *o, array_source *a,
+                            int marker, dtb_table_write_stats *st)
+{
+    const dtb_table_source src = {.read = array_read, .free_state = array_free_state, .user = a};
+    dtb_error err = {{0}};
+    const dtb_status s = dtb_table_write_source(path, o, &src, a->n, marker, st, &err);
+    if (s != DTB_OK)
+        fail_msg("write from a source %s: %s", path, err.msg);
+    assert_int_equal(a->breaches, 0);
+}
+
+/* Writes v (with bits, or the marker) from the arrays and from a source over them: the same
+ * bytes and stats. Also checks the source's states: one per thread at most, all freed, and every
+ * block read at least once (exactly once when nothing is chosen from samples). */
+static void expect_same_from_source(const dtb_table_write_options *o, const uint8_t *v,
+                                    const uint64_t *bits, uint64_t n, int marker)
+{
+    char p1[128], p2[128];
+    path_in_tmp(p1, sizeof p1, "array.dtw");
+    path_in_tmp(p2, sizeof p2, "source.dtw");
+    const dtb_table_dontcare dc = {.bits = bits, .marker = marker};
+    dtb_table_write_stats s1, s2;
+    write_ok(p1, o, v, n, &dc, &s1);
+    array_source a = {.v = v, .bits = bits, .n = n, .fail_at = UINT64_MAX};
+    write_source_ok(p2, o, &a, marker, &s2);
+    size_t n1, n2;
+    unsigned char *f1 = slurp(p1, &n1), *f2 = slurp(p2, &n2);
+    if (n1 != n2 || memcmp(f1, f2, n1) != 0)
+        fail_msg("n %llu, blocks of %u, tiling %u, bits %u, dict %u, map %d, marker %d, threads %d: "
+                 "%zu bytes from the arrays, %zu from the source, not the same",
+                 (unsigned long long)n, o->block_positions, o->tile_columns, o->value_bits,
+                 o->dict_bytes, o->value_map != NULL, marker, o->threads, n1, n2);
+    assert_true(s1.file_size == s2.file_size && s1.data_size == s2.data_size &&
+                s1.dict_size == s2.dict_size && s1.blocks == s2.blocks &&
+                s1.dontcare_count == s2.dontcare_count && s1.tile_columns == s2.tile_columns &&
+                s1.file_hash == s2.file_hash);
+    free(f1);
+    free(f2);
+    const uint64_t blocks = (n - 1) / o->block_positions + 1;
+    const int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
+    assert_true(a.states >= 1 && a.states <= threads);
+    assert_int_equal(a.freed, a.states);
+    assert_true(a.calls >= blocks);
+    if (o->value_bits && o->tile_columns != DTB_TILE_AUTO && !o->dict_bytes)
+        assert_true(a.calls == blocks);
+}
+
+/* WLD-like values 0..2 in runs of 64 in file order when 4096-position blocks are stored in rows
+ * of 47 (KKMvK's black king squares), which automatic tiling then picks. */
+static uint8_t wld_tiled(uint64_t i)
+{
+    const uint64_t j = i % 4096, full = 4096 / 47 * 47;
+    const uint64_t file = i - j + (j < full ? j % 47 * (4096 / 47) + j / 47 : j);
+    return (uint8_t)(((file / 64) * 0x9E3779B97F4A7C15u >> 60) % 3);
+}
+
+/* WLD-like (0..2, runs) and DTW-like (make_values: runs, a period, noise) values with clustered
+ * and scattered don't-cares, written from arrays and from a source: identical files for a short
+ * single block, a count off the block size and one on it, with tiling automatic, none and fixed,
+ * automatic and fixed widths, a value map, a marker, a dictionary, a long list, every fill, and
+ * several threads. */
+static void test_source_identical(void **state)
+{
+    (void)state;
+    const uint64_t max_n = 300007;
+    uint8_t *dtw = make_values(max_n), *wld = malloc(max_n), *marked = malloc(max_n);
+    assert_non_null(wld);
+    assert_non_null(marked);
+    for (uint64_t i = 0; i < max_n; i++) {
+        wld[i] = wld_tiled(i);
+        marked[i] = pattern_dontcare(i) ? 255 : dtw[i];
+    }
+    uint64_t *bits = make_bits(max_n);
+    uint8_t map[256];
+    for (int x = 0; x < 256; x++) /* DTW bytes to WLD: draw 0, win 1, loss 2 */
+        map[x] = (uint8_t)(x == 0 ? 0 : x < 128 ? 1 : 2);
+    const uint64_t counts[] = {1000, 5 * 4096 + 77, 8 * 4096, 60 * 4096 + 1};
+    const uint32_t tiles[] = {DTB_TILE_AUTO, DTB_TILE_NONE, 47};
+    for (int c = 0; c < 4; c++)
+        for (int t = 0; t < 3; t++)
+            for (int k = 0; k < 6; k++) {
+                dtb_table_write_options o = options(4096, 3);
+                o.fill = DTB_FILL_GAP;
+                o.tile_columns = tiles[t];
+                o.threads = 1 + (c + k) % 3;
+                const uint8_t *v = k % 2 ? dtw : wld;
+                if (k % 2)
+                    o.metric = DTB_METRIC_DTW;
+                o.value_bits = k < 2 ? 0 : k % 2 ? 8 : 2;
+                if (k == 4) { /* a value map, automatic width */
+                    o.metric = DTB_METRIC_WLD;
+                    o.value_map = map;
+                    o.value_bits = 0;
+                    v = dtw;
+                }
+                if (k == 5) /* a marker with no bits */
+                    expect_same_from_source(&o, marked, NULL, counts[c], 255);
+                else
+                    expect_same_from_source(&o, v, bits, counts[c], -1);
+            }
+    /* Every fill, and a marker beside the bits. */
+    for (int f = 0; f <= DTB_FILL_GAP; f++) {
+        dtb_table_write_options o = options(1024, 3);
+        o.fill = (dtb_table_fill)f;
+        o.threads = 2;
+        expect_same_from_source(&o, dtw, bits, 50000, 200);
+    }
+    /* A dictionary (trained on blocks read through the source), automatic width and tiling. */
+    dtb_table_write_options o = options(1024, 5);
+    o.metric = DTB_METRIC_DTW;
+    o.fill = DTB_FILL_GAP;
+    o.tile_columns = DTB_TILE_AUTO;
+    o.dict_bytes = 2048;
+    o.threads = 2;
+    expect_same_from_source(&o, dtw, bits, max_n, -1);
+    o.value_bits = 0;
+    o.value_map = map;
+    o.dict_bytes = 512;
+    expect_same_from_source(&o, dtw, bits, max_n, -1);
+    dtb_table_write_stats st;
+    char path[128];
+    path_in_tmp(path, sizeof path, "array.dtw"); /* the last one written from the arrays */
+    write_ok(path, &o, dtw, max_n, &(dtb_table_dontcare){.bits = bits, .marker = -1}, &st);
+    assert_true(st.dict_size > 0);
+    /* A long list (its entries are not read back from a source). */
+    uint8_t *longv = malloc(max_n);
+    assert_non_null(longv);
+    memcpy(longv, dtw, max_n);
+    uint64_t idx[3] = {0};
+    uint16_t dist[3] = {300, 700, DTB_MAX_DTW};
+    for (int j = 0, i = 17; j < 3; i += 40000) /* cared-for positions */
+        if (!pattern_dontcare((uint64_t)i))
+            longv[idx[j++] = (uint64_t)i] = 127;
+    o = options(4096, 3);
+    o.metric = DTB_METRIC_DTW;
+    o.long_index = idx;
+    o.long_dtw = dist;
+    o.long_count = 3;
+    expect_same_from_source(&o, longv, bits, max_n, -1);
+    free(longv);
+
+    /* A value too wide for the asked width: refused, naming its absolute position, both ways. */
+    o = options(4096, 3);
+    o.value_bits = 1;
+    o.tile_columns = 47;
+    assert_false(pattern_dontcare(5 * 4096 + 2));
+    dtb_error err;
+    array_source a = {.v = wld, .bits = bits, .n = 8 * 4096, .fail_at = UINT64_MAX};
+    const dtb_table_source src = {.read = array_read, .free_state = array_free_state, .user = &a};
+    for (uint64_t i = 0; i < a.n; i++) /* 0/1 everywhere but one cared-for 2 in block 5 */
+        wld[i] = i == 5 * 4096 + 2 ? 2 : pattern_dontcare(i) ? 2 : (uint8_t)(i / 5 % 2);
+    expect_error_names_file(dtb_table_write_source(path, &o, &src, a.n, -1, NULL, &err),
+                            DTB_E_INVALID, &err, path);
+    assert_non_null(strstr(err.msg, "position 20482 "));
+    assert_int_equal(a.freed, a.states);
+    o.value_bits = 0; /* the automatic width counts it, not the don't-care 2s */
+    expect_same_from_source(&o, wld, bits, 8 * 4096, -1);
+    free(dtw);
+    free(wld);
+    free(marked);
+    free(bits);
+}
+
+/* A source whose read fails: DTB_E_IO with a message naming the file and quoting the source,
+ * no file and no .tmp left, every state freed; whether the failure comes in a sample read (the
+ * width or the tiling) or in the full pass, in the first block or a later one. */
+static void test_source_failure(void **state)
+{
+    (void)state;
+    const uint64_t n = 20 * 4096 + 5;
+    uint8_t *v = make_values(n);
+    uint64_t *bits = make_bits(n);
+    char path[128], tmp[140];
+    path_in_tmp(path, sizeof path, "failing.dtw");
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    const uint64_t fail_at[] = {0, 7 * 4096 + 3, n - 1};
+    for (int k = 0; k < 3; k++)
+        for (int sampled = 0; sampled < 2; sampled++) {
+            dtb_table_write_options o = options(4096, 3);
+            o.metric = DTB_METRIC_DTW;
+            o.value_bits = sampled ? 0 : 8;
+            o.tile_columns = sampled ? DTB_TILE_AUTO : DTB_TILE_NONE;
+            o.threads = 2;
+            array_source a = {.v = v, .bits = bits, .n = n, .fail_at = fail_at[k]};
+            const dtb_table_source src = {.read = array_read, .free_state = array_free_state,
+                                          .user = &a};
+            dtb_error err;
+            expect_error_names_file(dtb_table_write_source(path, &o, &src, n, -1, NULL, &err),
+                                    DTB_E_IO, &err, path);
+            char want[64];
+            snprintf(want, sizeof want, "the store lost position %llu", (unsigned long long)fail_at[k]);
+            if (!strstr(err.msg, want))
+                fail_msg("message without the source's: %s", err.msg);
+            assert_int_equal(access(path, F_OK), -1);
+            assert_int_equal(access(tmp, F_OK), -1);
+            assert_true(a.states >= 1);
+            assert_int_equal(a.freed, a.states);
+        }
+    free(v);
+    free(bits);
+}
+
+/* What a source write refuses: blocks that do not start on a word of don't-care bits (which an
+ * array write accepts), no source, a source without a read function. */
+static void test_source_refused(void **state)
+{
+    (void)state;
+    const uint64_t n = 1000;
+    uint8_t *v = make_values(n);
+    char path[128];
+    path_in_tmp(path, sizeof path, "refused.dtw");
+    array_source a = {.v = v, .n = n, .fail_at = UINT64_MAX};
+    const dtb_table_source src = {.read = array_read, .free_state = array_free_state, .user = &a};
+    dtb_table_write_options o = options(100, 3);
+    dtb_error err;
+    expect_error_names_file(dtb_table_write_source(path, &o, &src, n, -1, NULL, &err),
+                            DTB_E_INVALID, &err, path);
+    assert_non_null(strstr(err.msg, "multiple of 64"));
+    assert_int_equal(a.calls, 0);
+    assert_int_equal(access(path, F_OK), -1);
+    write_ok(path, &o, v, n, NULL, NULL); /* the same options from an array */
+    o.block_positions = 96;
+    assert_int_equal(dtb_table_write_source(path, &o, &src, n, -1, NULL, &err), DTB_E_INVALID);
+    o.block_positions = 128;
+    assert_int_equal(dtb_table_write_source(path, &o, NULL, n, -1, NULL, &err), DTB_E_INVALID);
+    const dtb_table_source no_read = {.user = &a};
+    assert_int_equal(dtb_table_write_source(path, &o, &no_read, n, -1, NULL, &err), DTB_E_INVALID);
+    assert_int_equal(dtb_table_write_source(path, &o, &src, n, 256, NULL, &err), DTB_E_INVALID);
+    assert_int_equal(a.calls, 0);
+    free(v);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -1098,6 +1386,9 @@ int main(void)
         cmocka_unit_test(test_version),
         cmocka_unit_test(test_mtc_version),
         cmocka_unit_test(test_write_errors),
+        cmocka_unit_test(test_source_identical),
+        cmocka_unit_test(test_source_failure),
+        cmocka_unit_test(test_source_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
