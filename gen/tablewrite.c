@@ -173,7 +173,8 @@ static void note_read_failure(read_failure *f, uint64_t b, const char *msg)
 static inline bool is_dontcare(const view *vw, const dtb_table_dontcare *dc, size_t i)
 {
     return (vw->bits && (vw->bits[(vw->bit0 + i) / 64] >> ((vw->bit0 + i) % 64) & 1)) ||
-           (dc->marker >= 0 && vw->v[i] == dc->marker) || (dc->fn && dc->fn(dc->user, vw->start + i));
+           (dc->marker >= 0 && vw->v[i] == dc->marker) ||
+           (dc->fn && dc->fn(dc->user, vw->start + i));
 }
 
 /* Per-thread compression state. */
@@ -888,7 +889,8 @@ static void choose_tiling(dtb_table_write_options *o, const input *in, uint64_t 
 #endif
         for (uint64_t k = 0; k < samples; k++) {
             view vw;
-            bool good = frame && load_block(in, o->block_positions, k * blocks / samples, w, f, &vw);
+            const uint64_t b = k * blocks / samples;
+            bool good = frame && load_block(in, o->block_positions, b, w, f, &vw);
             for (int c = 0; c < ncand && good; c++) {
                 dtb_table_write_options t = *o;
                 t.tile_columns = cand[c];

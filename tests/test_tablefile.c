@@ -1095,7 +1095,8 @@ static const char *array_read(void *user, void **state, uint64_t start, size_t l
         a->breaches = 1;
     if (start <= a->fail_at && a->fail_at < start + len) {
         /* The text lives in the state, as a real source's might. */
-        snprintf(st->msg, sizeof st->msg, "the store lost position %llu", (unsigned long long)a->fail_at);
+        snprintf(st->msg, sizeof st->msg, "the store lost position %llu",
+                 (unsigned long long)a->fail_at);
         return st->msg;
     }
     const uint64_t from = start + a->shift < a->n - len ? start + a->shift : a->n - len;
@@ -1142,8 +1143,8 @@ static void expect_same_from_source(const dtb_table_write_options *o, const uint
     size_t n1, n2;
     unsigned char *f1 = slurp(p1, &n1), *f2 = slurp(p2, &n2);
     if (n1 != n2 || memcmp(f1, f2, n1) != 0)
-        fail_msg("n %llu, blocks of %u, tiling %u, bits %u, dict %u, map %d, marker %d, threads %d: "
-                 "%zu bytes from the arrays, %zu from the source, not the same",
+        fail_msg("n %llu, blocks of %u, tiling %u, bits %u, dict %u, map %d, marker %d, "
+                 "threads %d: %zu bytes from the arrays, %zu from the source, not the same",
                  (unsigned long long)n, o->block_positions, o->tile_columns, o->value_bits,
                  o->dict_bytes, o->value_map != NULL, marker, o->threads, n1, n2);
     assert_true(s1.file_size == s2.file_size && s1.data_size == s2.data_size &&
@@ -1304,7 +1305,8 @@ static void test_source_failure(void **state)
             expect_error_names_file(dtb_table_write_source(path, &o, &src, n, -1, NULL, &err),
                                     DTB_E_IO, &err, path);
             char want[64];
-            snprintf(want, sizeof want, "the store lost position %llu", (unsigned long long)fail_at[k]);
+            snprintf(want, sizeof want, "the store lost position %llu",
+                     (unsigned long long)fail_at[k]);
             if (!strstr(err.msg, want))
                 fail_msg("message without the source's: %s", err.msg);
             assert_int_equal(access(path, F_OK), -1);
