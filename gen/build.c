@@ -296,10 +296,43 @@ static dtb_table_write_options table_options(const dtb_build_options *o, const d
     return w;
 }
 
+/* Table k of a pair solved in slices, as the writer reads it. */
+typedef struct sliced_source {
+    const dtb_sliced_pair *sp;
+    int k;
+} sliced_source;
+
+static const char *read_sliced(void *user, void **state, uint64_t start, size_t len,
+                               uint8_t *values, uint64_t *dontcare)
+{
+    const sliced_source *src = user;
+    return dtb_sliced_pair_read(src->sp, src->k, state, start, len, values, dontcare);
+}
+
+static void free_sliced_state(void *user, void *state)
+{
+    (void)user;
+    dtb_sliced_pair_state_free(state);
+}
+
+/* Whether position idx of t is a capture position: its bit, or, solved in slices (sp not
+ * NULL, t its table k), the store's. */
+static bool is_capture(const dtb_solved_table *t, const dtb_sliced_pair *sp, int k, uint64_t idx,
+                       void **state)
+{
+    if (!sp)
+        return t->captures[idx / 64] >> (idx % 64) & 1;
+    uint8_t v;
+    uint64_t bit;
+    return !dtb_sliced_pair_read(sp, k, state, idx, 1, &v, &bit) && (bit & 1);
+}
+
 /* Writes t's table of the metric from its DTW values (and its long list: the entries of
- * quiet positions; capture positions are don't-care). */
+ * quiet positions; capture positions are don't-care). Solved in slices (sp not NULL), t is the
+ * pair's table k and its values come from the slice store. */
 static dtb_status write_table(const dtb_build_options *o, const dtb_solved *s,
-                              const dtb_solved_table *t, dtb_metric metric, dtb_error *e)
+                              const dtb_solved_table *t, dtb_metric metric,
+                              const dtb_sliced_pair *sp, int k, dtb_error *e)
 {
     char path[4096], name[DTB_MATERIAL_NAME_MAX];
     dtb_table_write_options w = table_options(o, t, metric, path, name);
@@ -309,23 +342,34 @@ static dtb_status write_table(const dtb_build_options *o, const dtb_solved *s,
             wld[x] = dtb_value_is_win((dtb_value)x) ? 1 : dtb_value_is_loss((dtb_value)x) ? 2 : 0;
         w.value_map = wld;
     }
-    const dtb_table_dontcare dc = {.bits = t->captures, .marker = -1};
     uint64_t *lidx = NULL, n = 0;
     uint16_t *ldtw = NULL;
     if (metric == DTB_METRIC_DTW && dtb_solved_long_count(s, t)) {
         if (!dtb_solved_long_list(s, t, &lidx, &ldtw, &n))
             return dtb_error_set(e, DTB_E_NOMEM, "out of memory for %s's long list", path);
-        uint64_t k = 0;
+        uint64_t kept = 0;
+        void *state = NULL;
         for (uint64_t i = 0; i < n; i++)
-            if (!(t->captures[lidx[i] / 64] >> (lidx[i] % 64) & 1)) {
-                lidx[k] = lidx[i];
-                ldtw[k++] = ldtw[i];
+            if (!is_capture(t, sp, k, lidx[i], &state)) {
+                lidx[kept] = lidx[i];
+                ldtw[kept++] = ldtw[i];
             }
+        dtb_sliced_pair_state_free(state);
         w.long_index = lidx;
         w.long_dtw = ldtw;
-        w.long_count = k;
+        w.long_count = kept;
     }
-    const dtb_status st = dtb_table_write(path, &w, t->values, dtb_index_size(t->index), &dc, NULL, e);
+    const uint64_t count = dtb_index_size(t->index);
+    dtb_status st;
+    if (sp) {
+        sliced_source from = {sp, k};
+        const dtb_table_source src = {.read = read_sliced, .free_state = free_sliced_state,
+                                      .user = &from};
+        st = dtb_table_write_source(path, &w, &src, count, -1, NULL, e);
+    } else {
+        const dtb_table_dontcare dc = {.bits = t->captures, .marker = -1};
+        st = dtb_table_write(path, &w, t->values, count, &dc, NULL, e);
+    }
     free(lidx);
     free(ldtw);
     return st;
@@ -642,9 +686,18 @@ static void on_progress(void *user, uint64_t done, uint64_t total)
         pc->o->log(pc->o->user, DTB_BUILD_PROGRESS, pc->name, done, total, NULL);
 }
 
+/* The directory of the build's work files and scratch files. */
+static const char *work_dir_of(const dtb_build_options *o, char dir[4096])
+{
+    if (o->work_dir)
+        return o->work_dir;
+    snprintf(dir, 4096, "%s/%s", o->out_dir, o->variant->name);
+    return dir;
+}
+
 static dtb_status solve_and_write(const dtb_build_options *o, dtb_solved *s,
                                   dtb_rule_layers *rl, const dtb_material *m, bool lean,
-                                  dtb_error *e)
+                                  bool sliced, dtb_error *e)
 {
     char name[DTB_MATERIAL_NAME_MAX];
     dtb_material_name(m, name, sizeof name);
@@ -655,22 +708,28 @@ static dtb_status solve_and_write(const dtb_build_options *o, dtb_solved *s,
     const double t0 = omp_get_wtime();
     dtb_solve_stats st[2];
     progress_ctx pc = {o, name};
-    dtb_status rc = o->peers ? o->peers->solve_pair(o->peers->ctx, s, *m, lean, st, on_progress, &pc, e)
-                             : dtb_solve_pair(s, *m, lean, st, on_progress, &pc, e);
+    dtb_sliced_pair *sp = NULL;
+    char scratch[4096];
+    dtb_status rc =
+        sliced   ? dtb_solve_pair_sliced(s, *m, work_dir_of(o, scratch), st, &sp, on_progress, &pc, e)
+        : o->peers ? o->peers->solve_pair(o->peers->ctx, s, *m, lean, st, on_progress, &pc, e)
+                 : dtb_solve_pair(s, *m, lean, st, on_progress, &pc, e);
     if (rc == DTB_OK) /* a solve that read a damaged block of a table file is not written */
         rc = dtb_solved_read_status(s, e);
     if (rc != DTB_OK)
         return rc;
     const double seconds = omp_get_wtime() - t0;
+    const uint64_t slice_bytes = sp ? dtb_sliced_pair_bytes(sp) : 0;
     const dtb_material *ms[2] = {m, &f};
-    for (int k = 0; k < (self ? 1 : 2); k++) {
+    for (int k = 0; k < (self ? 1 : 2) && rc == DTB_OK; k++) {
         const dtb_solved_table *t = dtb_solved_find(s, *ms[k]);
-        rc = dtb_build_writes_dtw(o, ms[k]) ? write_table(o, s, t, DTB_METRIC_DTW, e) : DTB_OK;
+        rc = dtb_build_writes_dtw(o, ms[k]) ? write_table(o, s, t, DTB_METRIC_DTW, sp, k, e) : DTB_OK;
         if (rc == DTB_OK)
-            rc = write_table(o, s, t, DTB_METRIC_WLD, e);
-        if (rc != DTB_OK)
-            return rc;
+            rc = write_table(o, s, t, DTB_METRIC_WLD, sp, k, e);
     }
+    dtb_sliced_pair_free(sp);
+    if (rc != DTB_OK)
+        return rc;
     dtb_mtc_stats mst[2];
     double mtc_seconds = 0;
     if (o->mtc && (rc = solve_and_write_mtc(o, s, m, mst, &mtc_seconds, e)) != DTB_OK)
@@ -687,6 +746,11 @@ static dtb_status solve_and_write(const dtb_build_options *o, dtb_solved *s,
         if (o->rules)
             rules_json(more, sizeof more, rl, o, ms[k], &rst[k],
                        self ? rules_seconds : rules_seconds / 2);
+        if (slice_bytes) {
+            const size_t at = strlen(more);
+            snprintf(more + at, sizeof more - at, ",\"slice_store_bytes\":%llu",
+                     (unsigned long long)slice_bytes);
+        }
         /* Time is shared by the pair; each member gets its share by size. */
         stats_json(json, sizeof json, s, t, &st[k], self ? seconds : seconds / 2, more);
         stats_path(path, sizeof path, o->out_dir, o->variant, ms[k]);
@@ -714,6 +778,9 @@ typedef struct plan_pair {
     int step;                     /* its place in the run order; -1 when skipped */
     int last;                     /* the step after which no step needs its values */
     bool lean;                    /* solved with the lean state (dtb_solve_pair) */
+    uint64_t live;                /* positions live at once if solved in slices; 0: it cannot be
+                                     (no men or no kings) */
+    bool sliced;                  /* solved in slices (dtb_solve_pair_sliced) */
 } plan_pair;
 
 typedef struct build_plan {
@@ -742,6 +809,27 @@ static void plan_free(build_plan *pl)
 static uint64_t resident_bytes(const plan_pair *p)
 {
     return (p->self ? 1 : 2) * (p->positions + (p->positions / 64 + 1) * 8 + 1024);
+}
+
+/* Bytes a pair solved in slices holds at once: the values and capture bits of its two largest
+ * adjacent levels, and a page a block-run boundary (counted as an eighth more). */
+static uint64_t live_bytes(const plan_pair *p)
+{
+    return p->live + p->live / 8 + p->live / 64 * 8 + 1024;
+}
+
+/* Bytes of a pair in memory or work files while it is solved and read. */
+static uint64_t pair_bytes(const plan_pair *p)
+{
+    return p->sliced ? live_bytes(p) : resident_bytes(p);
+}
+
+/* Disk of a pair's slice store (gen/slicestore.c): its values and capture bits compressed by
+ * zstd's fastest level, projected at a byte for 6 positions (docs/MEASUREMENTS.md: 7.4 on
+ * KKMvK; the tables store 10 to 60 positions a byte). */
+static uint64_t slice_store_bytes(const plan_pair *p)
+{
+    return (p->self ? 1 : 2) * p->positions / 6 + ((uint64_t)1 << 20);
 }
 
 /* Working memory of dtb_solve_pair (gen/solve.c), estimated from what it allocates: what orders
@@ -885,6 +973,8 @@ static dtb_status plan_list(const dtb_build_options *o, build_plan *pl, dtb_erro
             p->blocks = dtb_index_blocks(ix);
             p->block_size = dtb_index_block_size(ix);
             dtb_index_free(ix);
+            if (p->blocks > 1 && p->block_size > 1) /* men and kings: levels to slice by */
+                p->live = dtb_solve_sliced_live(&b, list[i]);
         }
     }
     free(list);
@@ -975,14 +1065,23 @@ static dtb_status plan_finish(const dtb_build_options *o, bool keep, build_plan 
         const uint64_t nodes = BASE_BYTES + resident_bytes(p) + solver_bytes(p, threads);
         p->lean = 2 * p->block_size > UINT32_MAX || (o->memory_budget && nodes > o->memory_budget);
     }
+    /* Pairs with men and kings whose values would not fit the budget are solved in slices. */
+    for (int i = 0; i < np; i++) {
+        plan_pair *p = &pl->pair[i];
+        const uint64_t whole = BASE_BYTES + resident_bytes(p) + solver_bytes(p, threads);
+        p->sliced = p->action == PAIR_SOLVE && p->live && p->live != UINT64_MAX &&
+                    (o->slices == DTB_SLICES_ALWAYS ||
+                     (o->slices == DTB_SLICES_AUTO && o->memory_budget && whole > o->memory_budget));
+    }
     uint64_t live = 0;
     pl->peak = pl->working = BASE_BYTES;
     pl->tables = pl->solving = 0;
     for (int s = 0; s < pl->nsteps; s++) {
         const plan_pair *p = &pl->pair[pl->order[s]];
-        live += resident_bytes(p);
-        if (p->action == PAIR_SOLVE && resident_bytes(p) > pl->solving)
-            pl->solving = resident_bytes(p);
+        live += pair_bytes(p);
+        const uint64_t solving = pair_bytes(p) + (p->sliced ? slice_store_bytes(p) : 0);
+        if (p->action == PAIR_SOLVE && solving > pl->solving)
+            pl->solving = solving;
         const uint64_t work = BASE_BYTES + step_bytes(p, threads);
         const uint64_t now = live + work;
         if (now > pl->peak)
@@ -993,7 +1092,7 @@ static dtb_status plan_finish(const dtb_build_options *o, bool keep, build_plan 
             pl->working = work;
         for (int j = 0; j < np; j++)
             if (pl->pair[j].last == s)
-                live -= resident_bytes(&pl->pair[j]);
+                live -= pair_bytes(&pl->pair[j]);
     }
     return DTB_OK;
 }
@@ -1073,15 +1172,25 @@ static dtb_build_budget budget_of(const dtb_build_options *o, const build_plan *
         .disk_free = free_bytes,
         .monitor_cap = monitor_cap(o),
     };
-    for (int i = 0; i < pl->npairs; i++)
-        if (pl->pair[i].lean) {
+    for (int i = 0; i < pl->npairs; i++) {
+        const plan_pair *p = &pl->pair[i];
+        if (p->lean) {
             b.lean_pairs++;
-            b.lean_positions += (pl->pair[i].self ? 1 : 2) * pl->pair[i].positions;
+            b.lean_positions += (p->self ? 1 : 2) * p->positions;
         }
+        if (p->sliced) {
+            b.sliced_pairs++;
+            b.sliced_positions += (p->self ? 1 : 2) * p->positions;
+            if (slice_store_bytes(p) > b.slice_bytes)
+                b.slice_bytes = slice_store_bytes(p);
+        }
+    }
     b.use_work_files = o->work_dir || (o->memory_budget && pl->peak > o->memory_budget);
     if (b.use_work_files)
         b.work_files = pl->tables;
-    b.read_finished = o->read_finished || (b.use_work_files && free_bytes < pl->tables);
+    /* A pair solved in slices is never whole in memory: later pairs read it from its files. */
+    b.read_finished = o->read_finished || b.sliced_pairs ||
+                      (b.use_work_files && free_bytes < pl->tables);
     if (b.read_finished) {
         const int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
         b.use_work_files = true;
@@ -1267,6 +1376,16 @@ dtb_status dtb_build(const dtb_build_options *o, dtb_error *e)
         plan_free(&pl);
         return rc;
     }
+    if (budget.sliced_pairs && (o->peers || o->mtc || o->rules)) {
+        rc = dtb_error_set(e, DTB_E_INVALID,
+                           "%d pairs are to be solved in slices (their values do not fit --memory), "
+                           "which %s does not do yet: give more memory, or build without it",
+                           budget.sliced_pairs,
+                           o->peers ? "a build under MPI" : o->mtc ? "a build with MTC tables"
+                                                                 : "a build with rule tables");
+        plan_free(&pl);
+        return rc;
+    }
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/%s", o->out_dir, o->variant->name);
     rc = make_dir(o->out_dir, e);
@@ -1321,7 +1440,7 @@ dtb_status dtb_build(const dtb_build_options *o, dtb_error *e)
         const plan_pair *p = &pl.pair[i];
         rc = check_resident(&pl, s, i, e);
         if (rc == DTB_OK && p->action == PAIR_SOLVE) {
-            rc = solve_and_write(o, s, rlp, &p->m, p->lean, e);
+            rc = solve_and_write(o, s, rlp, &p->m, p->lean, p->sliced, e);
             if (rc == DTB_OK && budget.read_finished && p->last > step)
                 rc = attach_pair(o, s, p, e);
         } else if (rc == DTB_OK) {

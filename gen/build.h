@@ -36,6 +36,8 @@ typedef struct dtb_build_peers {
     dtb_status (*dropped)(void *ctx, dtb_material m, dtb_error *e);
 } dtb_build_peers;
 
+enum { DTB_SLICES_AUTO, DTB_SLICES_ALWAYS, DTB_SLICES_NEVER };
+
 typedef struct dtb_build_options {
     const dtb_variant *variant;
     int pieces;                   /* materials of 2..pieces pieces */
@@ -71,6 +73,12 @@ typedef struct dtb_build_options {
                                      .mtc tables are. Their bytes stay in memory beside the
                                      solved values while a later pair reads them (a byte a
                                      position, not in the memory plan yet) */
+    int slices;                   /* DTB_SLICES_AUTO (0): a pair whose values do not fit the memory
+                                     budget is solved in slices (dtb_solve_pair_sliced: two
+                                     levels of men advancement live at a time) when it has men
+                                     and kings; DTB_SLICES_ALWAYS: every such pair (tests,
+                                     comparisons); DTB_SLICES_NEVER. Pairs solved in slices are
+                                     read back from their files by later pairs */
     dtb_build_log log;
     void *user;
     const dtb_build_peers *peers; /* NULL: this process solves alone */
@@ -115,6 +123,10 @@ typedef struct dtb_build_budget {
     bool read_finished;   /* finished tables read from their files (dtb_build_options): the
                              work files hold only the pair being solved (work_files then) */
     int lean_pairs;       /* kings-only pairs the budget has solved with the lean state */
+    int sliced_pairs;     /* pairs the budget solves in slices (dtb_build_options.slices) */
+    uint64_t sliced_positions; /* their positions (both members) */
+    uint64_t slice_bytes; /* disk of the largest one's slice store (a projection), in
+                             work_files */
     uint64_t lean_positions; /* their positions (both members) */
 } dtb_build_budget;
 

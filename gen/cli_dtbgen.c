@@ -53,6 +53,7 @@ typedef struct dtbgen_options {
     double memory_gib;              /* 0: no budget given */
     const char *work_dir;           /* --work; NULL: the tables' directory */
     bool from_files;                /* --from-files */
+    int slices;                     /* --slices: DTB_SLICES_* */
     int zstd_level;
     int block_positions;            /* --block-positions (compact sets); 0: the default */
     bool threats;                   /* --threats (compact sets) */
@@ -69,7 +70,7 @@ enum {
     OPT_LIST, OPT_OUT, OPT_CHECK, OPT_COMPACT, OPT_MANIFEST, OPT_MATERIAL, OPT_THREADS, OPT_MEMORY,
     OPT_ZSTD_LEVEL, OPT_BLOCK_POSITIONS, OPT_THREATS, OPT_VARIANT, OPT_PIECES, OPT_JSON,
     OPT_QUIET, OPT_HELP, OPT_VERSION, OPT_WORK, OPT_FROM_FILES, OPT_DTW_BYTE_MAX, OPT_DTW_PIECES,
-    OPT_METRICS, OPT_RULE_LIMITS, NOPTIONS
+    OPT_METRICS, OPT_RULE_LIMITS, OPT_SLICES, NOPTIONS
 };
 
 static const dtb_cli_option options[NOPTIONS] = {
@@ -86,6 +87,8 @@ static const dtb_cli_option options[NOPTIONS] = {
     [OPT_WORK] = {"--work", DTB_CLI_TEXT, "DIR", "solved values in work files there (default: only those over --memory, next to the tables)"},
     [OPT_FROM_FILES] = {"--from-files", DTB_CLI_FLAG, NULL,
                         "finished tables a build still reads are read from their files, not kept uncompressed (default: only when the work files would not fit the disk)"},
+    [OPT_SLICES] = {"--slices", DTB_CLI_TEXT, "WHEN",
+                    "solve pairs in slices of men advancement, two levels live at a time: auto (pairs whose values do not fit --memory), always (every pair with men and kings) or never (default auto)"},
     [OPT_DTW_BYTE_MAX] = {"--dtw-byte-max", DTB_CLI_INT, "N",
                           "distances beyond N plies go to the tables' long lists (default 254, what a byte holds; lower: the same values, more listed, for tests)", 1, 254},
     [OPT_DTW_PIECES] = {"--dtw-pieces", DTB_CLI_INT, "N",
@@ -190,6 +193,16 @@ static int options_from_args(const dtb_cli_args *a, dtbgen_options *o)
     o->from_files = a->given[OPT_FROM_FILES];
     o->dtw_byte_max = (int)a->number[OPT_DTW_BYTE_MAX];
     o->dtw_pieces = (int)a->number[OPT_DTW_PIECES];
+    static const char *const slices[] = {[DTB_SLICES_AUTO] = "auto", [DTB_SLICES_ALWAYS] = "always",
+                                         [DTB_SLICES_NEVER] = "never"};
+    o->slices = -1;
+    for (int k = 0; k < 3; k++)
+        if (!a->text[OPT_SLICES] || strcmp(a->text[OPT_SLICES], slices[k]) == 0) {
+            o->slices = a->text[OPT_SLICES] ? k : DTB_SLICES_AUTO;
+            break;
+        }
+    if (o->slices < 0)
+        return usage_error("--slices: auto, always or never");
     for (const char *m = a->text[OPT_METRICS]; m && *m;) {
         const size_t n = strcspn(m, ",");
         if (n == 3 && strncmp(m, "mtc", 3) == 0)
@@ -232,6 +245,8 @@ static int options_from_args(const dtb_cli_args *a, dtbgen_options *o)
         return usage_error("--block-positions is for --compact (builds use 65536)");
     if (o->dtw_pieces && o->command != CMD_BUILD && o->command != CMD_LIST)
         return usage_error("--dtw-pieces is for a build (--out) and its plan (--list)");
+    if (a->given[OPT_SLICES] && o->command != CMD_BUILD && o->command != CMD_LIST)
+        return usage_error("--slices is for a build (--out) and its plan (--list)");
     if (a->given[OPT_METRICS] && o->command != CMD_BUILD)
         return usage_error("--metrics is for builds (--out)");
     if (o->threats && o->command != CMD_COMPACT)
@@ -485,6 +500,7 @@ static int run_list(const dtbgen_options *o)
                                 .out_dir = o->dir, .memory_budget = allowed,
                                 .work_dir = o->work_dir, .only = o->nonly ? only : NULL,
                                 .read_finished = o->from_files, .dtw_pieces = o->dtw_pieces,
+                                .slices = o->slices,
                                 .nonly = o->nonly};
         dtb_error e;
         if (dtb_build_plan_budget(&bo, &budget, &e) != DTB_OK) {
@@ -550,7 +566,8 @@ static int run_list(const dtbgen_options *o)
                    "\"work_file_bytes\":%llu,\"fits\":%s,\"positions_to_solve\":%llu,"
                    "\"lean_pairs\":%d,\"lean_positions\":%llu,\"table_file_bytes\":%llu,"
                    "\"wld_bytes\":%llu,\"dtw_bytes\":%llu,\"dtw_pieces\":%d,"
-                   "\"disk_needed\":%llu,\"disk_free\":%llu,\"read_finished\":%s",
+                   "\"disk_needed\":%llu,\"disk_free\":%llu,\"read_finished\":%s,"
+                   "\"sliced_pairs\":%d,\"sliced_positions\":%llu,\"slice_store_bytes\":%llu",
                    (unsigned long long)peak, (unsigned long long)keep,
                    (unsigned long long)allowed, (unsigned long long)budget.minimum,
                    (unsigned long long)budget.working, budget.use_work_files ? "true" : "false",
@@ -560,7 +577,9 @@ static int run_list(const dtbgen_options *o)
                    (unsigned long long)wld_bytes, (unsigned long long)dtw_bytes,
                    o->dtw_pieces ? o->dtw_pieces : o->pieces,
                    (unsigned long long)disk, (unsigned long long)budget.disk_free,
-                   budget.read_finished ? "true" : "false");
+                   budget.read_finished ? "true" : "false", budget.sliced_pairs,
+                   (unsigned long long)budget.sliced_positions,
+                   (unsigned long long)budget.slice_bytes);
             if (alt_pieces)
                 printf(",\"alternative\":{\"dtw_pieces\":%d,\"table_file_bytes\":%llu,"
                        "\"wld_bytes\":%llu,\"dtw_bytes\":%llu,\"disk_needed\":%llu,\"fits\":%s}",
@@ -586,6 +605,12 @@ static int run_list(const dtbgen_options *o)
                        "1 byte a position instead of 6, within the budget\n",
                        budget.lean_pairs, budget.lean_pairs > 1 ? "s" : "",
                        (double)budget.lean_positions);
+            if (budget.sliced_pairs)
+                printf("# %d pair%s (%.3g positions) solved in slices of men advancement: two "
+                       "levels live at a time, finished levels compressed to a scratch store "
+                       "(%.2f GiB at most, in the work files' disk)\n",
+                       budget.sliced_pairs, budget.sliced_pairs > 1 ? "s" : "",
+                       (double)budget.sliced_positions, (double)budget.slice_bytes / gib);
             char dtw_text[64] = "every table";
             if (o->dtw_pieces && o->dtw_pieces < o->pieces)
                 snprintf(dtw_text, sizeof dtw_text, "up to %d pieces (--dtw-pieces)", o->dtw_pieces);
@@ -819,6 +844,7 @@ static int run_build(const dtbgen_options *o, dtb_mpi *mpi)
         .memory_budget = budget,
         .work_dir = o->work_dir,
         .read_finished = o->from_files,
+        .slices = o->slices,
         .zstd_level = o->zstd_level,
         .dtw_byte_max = o->dtw_byte_max,
         .dtw_pieces = o->dtw_pieces,

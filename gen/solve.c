@@ -367,6 +367,18 @@ dtb_status dtb_pair_solver_solve(dtb_pair_solver *ps, int a, uint64_t b0, uint64
     return lanes_status(ps, e);
 }
 
+void dtb_pair_solver_levels(const dtb_pair_solver *ps, uint8_t *levels, uint8_t *flevels)
+{
+    const bool self = ps->self;
+#pragma omp parallel for schedule(static)
+    for (uint64_t blk = 0; blk < ps->nblocks; blk++) {
+        const work wk = dtb_unit_work_of(ps->b, ps->t, ps->ft, blk);
+        levels[blk] = (uint8_t)wk.adv;
+        if (!self) /* the flip is a bijection of blocks that keeps the advancement */
+            flevels[wk.fblock] = (uint8_t)wk.adv;
+    }
+}
+
 bool dtb_pair_solver_has_long(const dtb_pair_solver *ps)
 {
     return dtb_solved_long_count(ps->s, ps->t) + dtb_solved_long_count(ps->s, ps->ft) > 0;

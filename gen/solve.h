@@ -100,6 +100,10 @@ uint64_t dtb_pair_solver_pack(const dtb_pair_solver *ps, int a, uint64_t b0, uin
                               uint8_t *values, uint8_t *captures);
 uint64_t dtb_pair_solver_unpack(dtb_pair_solver *ps, int a, uint64_t b0, uint64_t b1,
                                 const uint8_t *values, const uint8_t *captures);
+/* The level of every block of the pair's first material into levels, and of its flip into
+ * flevels (unused for a material that is its own flip). For a pair solved in slices. */
+void dtb_pair_solver_levels(const dtb_pair_solver *ps, uint8_t *levels, uint8_t *flevels);
+
 /* Whether the pair's tables have long-list entries (distances beyond the byte limit), which
  * dtb_pair_solver_pack does not carry. */
 bool dtb_pair_solver_has_long(const dtb_pair_solver *ps);
@@ -107,6 +111,39 @@ bool dtb_pair_solver_has_long(const dtb_pair_solver *ps);
 /* The stats of the units this solver solved itself (merge those of the other parts' solvers
  * with dtb_solve_stats_merge). */
 void dtb_pair_solver_stats(const dtb_pair_solver *ps, dtb_solve_stats stats[2]);
+
+/* ---- a pair solved in slices (gen/solve_sliced.c) ------------------------------------------- */
+
+typedef struct dtb_sliced_pair dtb_sliced_pair;
+
+/* dtb_solve_pair for a pair with men and kings (not lean, not kingless) whose values are never
+ * whole: its tables are added to s sliced (dtb_solved_add_sliced) and solved a level at a time
+ * from the top; a level's values and capture bits go, compressed, to a slice store with its
+ * scratch file in scratch_dir once the level below is solved, and its pages are given back. Same
+ * values and stats as dtb_solve_pair. The tables stay in s without their values: read them
+ * through *out (dtb_sliced_pair_read), then free it. DTB_E_INVALID for a pair without kings;
+ * the statuses of dtb_solve_pair, and DTB_E_NOSPACE / DTB_E_IO of the scratch file and of the
+ * work files' room. */
+dtb_status dtb_solve_pair_sliced(dtb_solved *s, dtb_material m, const char *scratch_dir,
+                                 dtb_solve_stats stats[2], dtb_sliced_pair **out,
+                                 dtb_solve_progress progress, void *user, dtb_error *e);
+
+/* Positions start..start+len-1 of the pair's table k (0: m, 1: its flip): values and capture
+ * bits, as dtb_slicestore_read (gen/slicestore.h) gives them. Thread-safe with distinct states
+ * (NULL at first, freed with dtb_sliced_pair_state_free). NULL or what failed. */
+const char *dtb_sliced_pair_read(const dtb_sliced_pair *sp, int k, void **state, uint64_t start,
+                                 size_t len, uint8_t *values, uint64_t *captures);
+void dtb_sliced_pair_state_free(void *state);
+
+/* Bytes of the pair's slice store on disk (its compressed levels). */
+uint64_t dtb_sliced_pair_bytes(const dtb_sliced_pair *sp);
+
+void dtb_sliced_pair_free(dtb_sliced_pair *sp); /* NULL allowed */
+
+/* The most positions (both members) the values of material m's pair hold at once when it is
+ * solved in slices: its two largest adjacent levels of men advancement (pages shared with other
+ * levels aside). UINT64_MAX when out of memory. For memory plans. */
+uint64_t dtb_solve_sliced_live(const dtb_board *b, dtb_material m);
 
 /* ---- MTC: moves to conversion (gen/solve_mtc.c; docs/FORMAT.md §8.5) ------------------------ */
 

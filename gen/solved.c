@@ -1,10 +1,12 @@
 /* A direct-mapped registry: the four piece counts address a slot, so a lookup in the solver's
  * hot loop costs one multiply-add, no search. */
-#define _POSIX_C_SOURCE 200809L /* pthread_rwlock_t */
+#define _GNU_SOURCE /* pthread_rwlock_t, MAP_NORESERVE */
 #include "solved.h"
 
 #include <assert.h>
 #include <omp.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +31,8 @@ typedef struct entry {
     bool narrow;        /* fast is filled */
     dtb_index_fast fast;
     size_t mapped;      /* bytes of its work file (values, then capture bits); 0: in memory */
+    bool sliced;        /* dtb_solved_add_sliced: sparse, released a range at a time */
+    int fd;             /* a sliced table's work file, -1 when in memory */
     dtb_tablefile *file; /* a table read from its file (no values, no capture bits), or NULL */
     bool wld;           /* that file is a WLD table (dtb_solved_add_wld_file) */
     uint64_t serial;    /* of a file's entry: unique in the registry, names its cached blocks */
@@ -326,6 +330,16 @@ static void table_free(dtb_solved *s, entry *e)
     const uint64_t n = e->t.index ? dtb_index_size(e->t.index) : 0;
     if (e->file) {
         dtb_tablefile_close(e->file);
+    } else if (e->sliced) {
+        if (e->mapped) {
+            dtb_work_unmap(e->t.values, e->mapped);
+            close(e->fd);
+        } else {
+            if (e->t.values)
+                munmap(e->t.values, values_room(n));
+            if (e->t.captures)
+                munmap(e->t.captures, captures_bytes(n));
+        }
     } else if (e->mapped) {
         dtb_work_unmap(e->t.values, e->mapped);
         s->work_bytes -= e->mapped;
@@ -386,7 +400,51 @@ void dtb_solved_work_stats(const dtb_solved *s, uint64_t *now, uint64_t *peak, u
     *releases = dtb_work_monitor_releases(s->monitor);
 }
 
-dtb_solved_table *dtb_solved_add(dtb_solved *s, dtb_material m, dtb_error *e)
+/* Sparse anonymous memory for a sliced table: reserved address space only (MAP_NORESERVE: the
+ * system's overcommit check does not count it), pages taken when written. */
+static void *sparse_memory(size_t n)
+{
+    void *p = mmap(NULL, n ? n : 1, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+/* Gives the new entry en of material m its values and capture bits: in memory, in a work file,
+ * or (sliced) sparse in either. false with a message. */
+static bool table_storage(dtb_solved *s, entry *en, dtb_material m, bool sliced, dtb_error *e)
+{
+    dtb_solved_table *t = &en->t;
+    const uint64_t n = dtb_index_size(t->index);
+    en->fd = -1;
+    en->sliced = sliced;
+    if (s->work_dir) {
+        char name[DTB_MATERIAL_NAME_MAX];
+        dtb_material_name(&m, name, sizeof name);
+        const size_t len = values_room(n) + captures_bytes(n);
+        dtb_status st;
+        uint8_t *p = sliced ? dtb_work_map_sparse(s->work_dir, name, len, &en->fd, &st, e)
+                            : dtb_work_map(s->work_dir, name, len, &st, e);
+        if (!p)
+            return false;
+        t->values = p;
+        t->captures = (uint64_t *)(void *)(p + values_room(n));
+        en->mapped = len;
+        return true;
+    }
+    if (sliced) {
+        t->values = sparse_memory(values_room(n));
+        t->captures = sparse_memory(captures_bytes(n));
+    } else {
+        t->values = dtb_huge_calloc(n);
+        t->captures = dtb_huge_calloc(captures_bytes(n));
+    }
+    if (!t->values || !t->captures)
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory for %llu positions",
+                             (unsigned long long)n), false;
+    return true;
+}
+
+static dtb_solved_table *add_table(dtb_solved *s, dtb_material m, bool sliced, dtb_error *e)
 {
     if (!fits(m))
         return dtb_error_set(e, DTB_E_RANGE, "material has more than %d pieces of one kind",
@@ -405,28 +463,9 @@ dtb_solved_table *dtb_solved_add(dtb_solved *s, dtb_material m, dtb_error *e)
         return dtb_error_set(e, st, "cannot index the material"), NULL;
     }
     en->narrow = s->narrow && dtb_index_fast_get(t->index, &en->fast);
-    const uint64_t n = dtb_index_size(t->index);
-    if (s->work_dir) {
-        char name[DTB_MATERIAL_NAME_MAX];
-        dtb_material_name(&m, name, sizeof name);
-        const size_t len = values_room(n) + captures_bytes(n);
-        dtb_status st;
-        uint8_t *p = dtb_work_map(s->work_dir, name, len, &st, e);
-        if (!p) {
-            table_free(s, en);
-            return NULL;
-        }
-        t->values = p;
-        t->captures = (uint64_t *)(void *)(p + values_room(n));
-        en->mapped = len;
-    } else {
-        t->values = dtb_huge_calloc(n);
-        t->captures = dtb_huge_calloc(captures_bytes(n));
-        if (!t->values || !t->captures) {
-            table_free(s, en);
-            return dtb_error_set(e, DTB_E_NOMEM, "out of memory for %llu positions",
-                                 (unsigned long long)n), NULL;
-        }
+    if (!table_storage(s, en, m, sliced, e)) {
+        table_free(s, en);
+        return NULL;
     }
     pthread_mutex_lock(&s->lock);
     if (!addr_insert(s, en)) {
@@ -435,11 +474,67 @@ dtb_solved_table *dtb_solved_add(dtb_solved *s, dtb_material m, dtb_error *e)
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory"), NULL;
     }
     *slot = en;
-    s->work_bytes += en->mapped;
+    if (!sliced) /* a sliced table's disk is counted as it is reserved, by its solve */
+        s->work_bytes += en->mapped;
     if (s->work_bytes > s->work_peak)
         s->work_peak = s->work_bytes;
     pthread_mutex_unlock(&s->lock);
     return t;
+}
+
+dtb_solved_table *dtb_solved_add(dtb_solved *s, dtb_material m, dtb_error *e)
+{
+    return add_table(s, m, false, e);
+}
+
+dtb_solved_table *dtb_solved_add_sliced(dtb_solved *s, dtb_material m, dtb_error *e)
+{
+    return add_table(s, m, true, e);
+}
+
+dtb_status dtb_solved_reserve(const dtb_solved *s, const dtb_solved_table *t, uint64_t start,
+                              uint64_t len, dtb_error *e)
+{
+    (void)s;
+    const entry *en = (const entry *)(const void *)t;
+    assert(en->sliced);
+    if (!en->mapped || !len)
+        return DTB_OK;
+    char name[DTB_MATERIAL_NAME_MAX];
+    dtb_material_name(&t->material, name, sizeof name);
+    const uint64_t n = dtb_index_size(t->index), words = values_room(n);
+    dtb_status st = dtb_work_reserve(en->fd, name, start, len, e);
+    if (st == DTB_OK) /* the capture words of those positions */
+        st = dtb_work_reserve(en->fd, name, words + start / 64 * 8, ((start + len - 1) / 64 - start / 64 + 1) * 8, e);
+    return st;
+}
+
+void dtb_solved_release(const dtb_solved *s, const dtb_solved_table *t, uint64_t start,
+                        uint64_t len)
+{
+    (void)s;
+    const entry *en = (const entry *)(const void *)t;
+    assert(en->sliced);
+    if (!len)
+        return;
+    /* Capture bits: only the words wholly inside the range (a word shared with a live position
+     * stays); the page rounding is done below. */
+    const uint64_t w0 = (start + 63) / 64, w1 = (start + len) / 64;
+    if (en->mapped) {
+        const uint64_t words = values_room(dtb_index_size(t->index));
+        dtb_work_punch(en->fd, t->values, start, len);
+        if (w1 > w0)
+            dtb_work_punch(en->fd, t->values, words + w0 * 8, (w1 - w0) * 8);
+        return;
+    }
+    const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    const uint64_t ranges[2][2] = {{start, start + len}, {w0 * 8, w1 > w0 ? w1 * 8 : w0 * 8}};
+    uint8_t *const base[2] = {t->values, (uint8_t *)t->captures};
+    for (int k = 0; k < 2; k++) {
+        const uint64_t first = (ranges[k][0] + page - 1) / page * page, end = ranges[k][1] / page * page;
+        if (end > first)
+            (void)madvise(base[k] + first, end - first, MADV_DONTNEED);
+    }
 }
 
 const dtb_solved_table *dtb_solved_find(const dtb_solved *s, dtb_material m)

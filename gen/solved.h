@@ -54,6 +54,22 @@ dtb_status dtb_solved_use_work_files(dtb_solved *s, const char *dir, uint64_t ca
  * their pages. */
 void dtb_solved_work_stats(const dtb_solved *s, uint64_t *now, uint64_t *peak, uint64_t *releases);
 
+/* dtb_solved_add for a pair solved in slices (gen/solve_sliced.c): its values and capture bits
+ * are mapped without taking memory (or, with work files, disk) until a range is reserved and
+ * written, and dtb_solved_release gives back ranges whose values are kept elsewhere. An existing
+ * entry is returned as it is. NULL with a message as dtb_solved_add. Not thread-safe. */
+dtb_solved_table *dtb_solved_add_sliced(dtb_solved *s, dtb_material m, dtb_error *e);
+
+/* Takes the room of positions start..start+len-1 of a sliced table before they are written:
+ * DTB_E_NOSPACE when its work file's disk cannot hold them (nothing to take in memory). */
+dtb_status dtb_solved_reserve(const dtb_solved *s, const dtb_solved_table *t, uint64_t start,
+                              uint64_t len, dtb_error *e);
+
+/* Gives back the memory (and work-file disk) of the whole pages of values and capture bits that
+ * lie inside positions start..start+len-1 of a sliced table; they read as zeros afterwards. */
+void dtb_solved_release(const dtb_solved *s, const dtb_solved_table *t, uint64_t start,
+                        uint64_t len);
+
 /* Drops material m's values (to free memory once nothing depends on it). */
 void dtb_solved_drop(dtb_solved *s, dtb_material m);
 

@@ -71,6 +71,62 @@ void *dtb_work_map(const char *dir, const char *name, size_t len, dtb_status *st
     return p;
 }
 
+int dtb_work_scratch(const char *dir, const char *name, dtb_status *status, dtb_error *e)
+{
+    const int fd = anonymous_file(dir);
+    const int err = errno;
+    *status = fd >= 0 ? DTB_OK
+                      : dtb_error_set(e, err == ENOSPC || err == EDQUOT ? DTB_E_NOSPACE : DTB_E_IO,
+                                      "%s: cannot make a scratch file in %s: %s", name, dir,
+                                      strerror(err));
+    return fd;
+}
+
+void *dtb_work_map_sparse(const char *dir, const char *name, size_t len, int *fd,
+                          dtb_status *status, dtb_error *e)
+{
+    const size_t n = len ? len : 1;
+    *fd = anonymous_file(dir);
+    int err = *fd < 0 ? errno : ftruncate(*fd, (off_t)n) ? errno : 0;
+    void *p = err ? MAP_FAILED : mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+    if (!err && p == MAP_FAILED)
+        err = errno;
+    if (err) {
+        if (*fd >= 0)
+            close(*fd);
+        *fd = -1;
+        *status = dtb_error_set(e, err == ENOSPC || err == EDQUOT || err == EFBIG ? DTB_E_NOSPACE
+                                   : err == ENOMEM                                 ? DTB_E_NOMEM
+                                                                                   : DTB_E_IO,
+                                "%s: cannot make a work file in %s: %s", name, dir, strerror(err));
+        return NULL;
+    }
+    *status = DTB_OK;
+    return p;
+}
+
+dtb_status dtb_work_reserve(int fd, const char *name, uint64_t off, uint64_t len, dtb_error *e)
+{
+    const int err = len ? posix_fallocate(fd, (off_t)off, (off_t)len) : 0;
+    if (!err)
+        return DTB_OK;
+    return dtb_error_set(e, err == ENOSPC || err == EDQUOT || err == EFBIG ? DTB_E_NOSPACE : DTB_E_IO,
+                         "%s: cannot reserve %llu bytes of work file: %s", name,
+                         (unsigned long long)len, strerror(err));
+}
+
+void dtb_work_punch(int fd, void *p, uint64_t off, uint64_t len)
+{
+    const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    const uint64_t first = (off + page - 1) / page * page, end = (off + len) / page * page;
+    if (end <= first)
+        return;
+    /* Dropping the pages first keeps the mapping from writing them back; the hole frees the
+     * disk (a file system without holes keeps it: a cost, never a wrong value). */
+    (void)madvise((uint8_t *)p + first, end - first, MADV_DONTNEED);
+    (void)fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)first, (off_t)(end - first));
+}
+
 void dtb_work_unmap(void *p, size_t len)
 {
     if (p)

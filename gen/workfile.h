@@ -24,6 +24,25 @@
 void *dtb_work_map(const char *dir, const char *name, size_t len, dtb_status *status,
                    dtb_error *e);
 
+/* An unlinked scratch file in dir, open for reading and writing (name: for messages); -1 with a
+ * status in *e as dtb_work_map's. */
+int dtb_work_scratch(const char *dir, const char *name, dtb_status *status, dtb_error *e);
+
+/* A sparse work file of len bytes in dir, mapped: no disk is taken until dtb_work_reserve asks
+ * for a range (a write to a range not reserved may fault when the disk is full: reserve first).
+ * Its descriptor goes to *fd (for reserve and punch; close it after dtb_work_unmap). NULL as
+ * dtb_work_map. For a pair solved in slices, whose values are live a few levels at a time. */
+void *dtb_work_map_sparse(const char *dir, const char *name, size_t len, int *fd,
+                          dtb_status *status, dtb_error *e);
+
+/* Takes the disk of bytes off..off+len-1 of a sparse work file (name: for messages).
+ * DTB_E_NOSPACE when the disk cannot hold them. */
+dtb_status dtb_work_reserve(int fd, const char *name, uint64_t off, uint64_t len, dtb_error *e);
+
+/* Gives back the disk and the memory of the whole pages inside bytes off..off+len-1 of a sparse
+ * work file mapped at p (they read as zeros afterwards). */
+void dtb_work_punch(int fd, void *p, uint64_t off, uint64_t len);
+
 /* Unmaps what dtb_work_map returned (its file goes with it); NULL is allowed. */
 void dtb_work_unmap(void *p, size_t len);
 

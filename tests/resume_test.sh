@@ -5,25 +5,33 @@
 # (byte-identical to the uninterrupted run's: the build is deterministic), and `dtbgen --check` on
 # the killed directory must pass, leaving out only tables whose partner is missing.
 #
-# Usage: resume_test.sh PATH/TO/dtbgen [--work-files]   (ctest passes $<TARGET_FILE:dtbgen>)
+# Usage: resume_test.sh PATH/TO/dtbgen [--work-files | --slices]   (ctest passes $<TARGET_FILE:dtbgen>)
 #   --work-files: the killed builds keep their solved values in work files (--work) under a
 #   --memory so small that the kings-only pair KKvK is solved lean; the uninterrupted one keeps
 #   them in memory with the node state, so the bytes compared are also those of the two ways.
+#   --slices: the killed builds solve every pair with men and kings in slices (--slices always:
+#   levels stored compressed, tables written from the store); the uninterrupted one solves
+#   them whole, so the bytes compared are also those of the two ways.
 set -u
-dtbgen=${1:?usage: resume_test.sh PATH/TO/dtbgen [--work-files]}
+dtbgen=${1:?usage: resume_test.sh PATH/TO/dtbgen [--work-files | --slices]}
 work=$(mktemp -d "${TMPDIR:-/tmp}/dtb_resume.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
 build=(--variant international --pieces 3 --threads 2 --quiet)
 killed=()
 if [ "${2:-}" = --work-files ]; then
   killed=(--work "$work/wk" --memory 0.1)
+elif [ "${2:-}" = --slices ]; then
+  killed=(--slices always)
 fi
 
 fail() {
   echo "resume_test: FAIL: $*" >&2
   exit 1
 }
-if [ ${#killed[@]} -gt 0 ]; then
+if [ "${2:-}" = --slices ]; then
+  "$dtbgen" --list "${build[@]}" "${killed[@]}" --out "$work/plan" 2>/dev/null |
+    grep -q "solved in slices" || fail "the plan under ${killed[*]} solves no pair in slices"
+elif [ ${#killed[@]} -gt 0 ]; then
   "$dtbgen" --list "${build[@]}" "${killed[@]}" --out "$work/plan" 2>/dev/null | grep -q "lean state" ||
     fail "the plan under ${killed[*]} solves no pair lean"
 fi

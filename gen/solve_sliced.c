@@ -1,0 +1,195 @@
+/* A pair solved in slices (solve.h, docs/DESIGN.md §4): the levels of men advancement from the
+ * top down, as dtb_solve_pair solves them, but the pair's values are never whole. A level's
+ * units read, within the pair, only the level above (a man move advances by one), so once level
+ * a is solved, level a + 1 is final and read by nobody: its values and capture bits go to the
+ * slice store, compressed, and its pages are given back. Live at any time: the level being
+ * solved, the one above, and the pages they share with blocks of other live or unsolved levels
+ * (a page of small blocks can hold several levels: it is given back once all of them are
+ * stored). */
+#include "slicestore.h"
+#include "solve.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Reserves the room of table t's blocks of level a (runs of them at once). */
+static dtb_status reserve_level(const dtb_solved *s, const dtb_solved_table *t, const uint8_t *lv,
+                                uint64_t nblocks, uint64_t K, int a, dtb_error *e)
+{
+    dtb_status rc = DTB_OK;
+    for (uint64_t b = 0; b < nblocks && rc == DTB_OK;) {
+        if (lv[b] != a) {
+            b++;
+            continue;
+        }
+        const uint64_t first = b;
+        while (b < nblocks && lv[b] == a)
+            b++;
+        rc = dtb_solved_reserve(s, t, first * K, (b - first) * K, e);
+    }
+    return rc;
+}
+
+/* Gives back table t's pages that hold only stored levels (at least `stored`), run by run; only
+ * runs with a block of level `stored` (the level just stored) are new. */
+static void release_stored(const dtb_solved *s, const dtb_solved_table *t, const uint8_t *lv,
+                           uint64_t nblocks, uint64_t K, int stored)
+{
+    for (uint64_t b = 0; b < nblocks;) {
+        if (lv[b] < stored) {
+            b++;
+            continue;
+        }
+        const uint64_t first = b;
+        bool fresh = false;
+        for (; b < nblocks && lv[b] >= stored; b++)
+            fresh |= lv[b] == stored;
+        if (fresh)
+            dtb_solved_release(s, t, first * K, (b - first) * K);
+    }
+}
+
+struct dtb_sliced_pair {
+    dtb_slicestore *store;
+    const dtb_solved_table *t[2];
+    int n;
+};
+
+/* Stores level a of both tables and gives back their pages that hold only stored levels. */
+static dtb_status store_level(const dtb_solved *s, dtb_sliced_pair *sp, int a, dtb_error *e)
+{
+    const dtb_status rc = dtb_slicestore_put(sp->store, a, e);
+    for (int k = 0; k < sp->n && rc == DTB_OK; k++) {
+        const dtb_solved_table *t = sp->t[k];
+        release_stored(s, t, dtb_slicestore_levels(sp->store, k), dtb_index_blocks(t->index),
+                       dtb_index_block_size(t->index), a);
+    }
+    return rc;
+}
+
+dtb_status dtb_solve_pair_sliced(dtb_solved *s, dtb_material m, const char *scratch_dir,
+                                 dtb_solve_stats stats[2], dtb_sliced_pair **out,
+                                 dtb_solve_progress progress, void *user, dtb_error *e)
+{
+    *out = NULL;
+    const dtb_material fm = dtb_material_flip(m);
+    const bool self = dtb_material_equal(&m, &fm);
+    dtb_sliced_pair *sp = calloc(1, sizeof *sp);
+    if (!sp)
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    sp->n = self ? 1 : 2;
+    /* Sliced first: the pair solver then finds the tables in s and keeps them. */
+    dtb_status rc = DTB_OK;
+    const dtb_material ms[2] = {m, fm};
+    for (int k = 0; k < sp->n && rc == DTB_OK; k++)
+        if (!(sp->t[k] = dtb_solved_add_sliced(s, ms[k], e)))
+            rc = DTB_E_NOMEM;
+    dtb_pair_solver *ps = NULL;
+    if (rc == DTB_OK)
+        rc = dtb_pair_solver_create(s, m, &ps, e);
+    if (rc == DTB_OK && dtb_pair_solver_kingless(ps))
+        rc = dtb_error_set(e, DTB_E_INVALID, "a pair without kings is not solved in slices");
+    if (rc == DTB_OK)
+        rc = dtb_slicestore_create(scratch_dir, sp->t, sp->n, &sp->store, e);
+    if (rc == DTB_OK)
+        dtb_pair_solver_levels(ps, dtb_slicestore_levels(sp->store, 0),
+                               self ? NULL : dtb_slicestore_levels(sp->store, 1));
+    const uint64_t K = dtb_index_block_size(sp->t[0]->index);
+    int above = -1; /* the level solved before the one being solved */
+    for (int a = rc == DTB_OK ? dtb_pair_solver_next_level(ps, DTB_SOLVE_LEVEL_TOP) : -1;
+         a >= 0 && rc == DTB_OK; a = dtb_pair_solver_next_level(ps, a)) {
+        for (int k = 0; k < sp->n && rc == DTB_OK; k++)
+            rc = reserve_level(s, sp->t[k], dtb_slicestore_levels(sp->store, k),
+                               dtb_index_blocks(sp->t[k]->index), K, a, e);
+        if (rc == DTB_OK)
+            rc = dtb_pair_solver_solve(ps, a, 0, dtb_pair_solver_blocks(ps), progress, user, e);
+        if (rc == DTB_OK && above >= 0)
+            rc = store_level(s, sp, above, e);
+        above = a;
+    }
+    if (rc == DTB_OK && above >= 0)
+        rc = store_level(s, sp, above, e);
+    if (rc == DTB_OK)
+        dtb_pair_solver_stats(ps, stats);
+    dtb_pair_solver_free(ps);
+    if (rc != DTB_OK) {
+        dtb_sliced_pair_free(sp);
+        return rc;
+    }
+    *out = sp;
+    return DTB_OK;
+}
+
+const char *dtb_sliced_pair_read(const dtb_sliced_pair *sp, int k, void **state, uint64_t start,
+                                 size_t len, uint8_t *values, uint64_t *captures)
+{
+    return dtb_slicestore_read(sp->store, k, state, start, len, values, captures);
+}
+
+void dtb_sliced_pair_state_free(void *state) { dtb_slicestore_state_free(state); }
+
+uint64_t dtb_sliced_pair_bytes(const dtb_sliced_pair *sp)
+{
+    return dtb_slicestore_bytes(sp->store);
+}
+
+void dtb_sliced_pair_free(dtb_sliced_pair *sp)
+{
+    if (!sp)
+        return;
+    dtb_slicestore_free(sp->store);
+    free(sp);
+}
+
+/* Men placements by advancement, counted square by square: cnt[w][k][a] placements of w white
+ * and k black men (on squares where men may stand) with advancement a. The largest sum of two
+ * adjacent levels' counts, times the positions of a block, times the members. */
+uint64_t dtb_solve_sliced_live(const dtb_board *b, dtb_material m)
+{
+    const int W = m.men[0], B = m.men[1], A = (W + B) * b->size + 1;
+    const size_t n = (size_t)(W + 1) * (size_t)(B + 1) * (size_t)A;
+    double *cnt = calloc(n, sizeof *cnt), *next = calloc(n, sizeof *next);
+    if (!cnt || !next) {
+        free(cnt);
+        free(next);
+        return UINT64_MAX;
+    }
+#define AT(w, k, a) (((size_t)(w) * (size_t)(B + 1) + (size_t)(k)) * (size_t)A + (size_t)(a))
+    cnt[AT(0, 0, 0)] = 1;
+    for (int sq = 0; sq < b->squares; sq++) {
+        const int row = dtb_board_row(b, sq);
+        const bool white = !dtb_bb_has(b->promotion[DTB_WHITE], sq);
+        const bool black = !dtb_bb_has(b->promotion[DTB_BLACK], sq);
+        memcpy(next, cnt, n * sizeof *cnt); /* the square empty */
+        for (int w = 0; w <= W; w++)
+            for (int k = 0; k <= B; k++)
+                for (int a = 0; a < A; a++) {
+                    const double c = cnt[AT(w, k, a)];
+                    if (c == 0)
+                        continue;
+                    const int aw = a + b->size - 1 - row, ab = a + row;
+                    if (white && w < W && aw < A)
+                        next[AT(w + 1, k, aw)] += c;
+                    if (black && k < B && ab < A)
+                        next[AT(w, k + 1, ab)] += c;
+                }
+        double *swap = cnt;
+        cnt = next;
+        next = swap;
+    }
+    double most = 0;
+    for (int a = 0; a < A; a++) {
+        const double two = cnt[AT(W, B, a)] + (a + 1 < A ? cnt[AT(W, B, a + 1)] : 0);
+        most = two > most ? two : most;
+    }
+#undef AT
+    free(cnt);
+    free(next);
+    dtb_index *ix;
+    if (dtb_index_create(b, m, &ix) != DTB_OK)
+        return UINT64_MAX;
+    const uint64_t K = dtb_index_block_size(ix);
+    dtb_index_free(ix);
+    const dtb_material f = dtb_material_flip(m);
+    return (uint64_t)most * K * (dtb_material_equal(&m, &f) ? 1 : 2);
+}
