@@ -697,7 +697,7 @@ static const char *work_dir_of(const dtb_build_options *o, char dir[4096])
 
 static dtb_status solve_and_write(const dtb_build_options *o, dtb_solved *s,
                                   dtb_rule_layers *rl, const dtb_material *m, bool lean,
-                                  bool sliced, dtb_error *e)
+                                  bool sliced, bool in_memory, dtb_error *e)
 {
     char name[DTB_MATERIAL_NAME_MAX];
     dtb_material_name(m, name, sizeof name);
@@ -711,7 +711,8 @@ static dtb_status solve_and_write(const dtb_build_options *o, dtb_solved *s,
     dtb_sliced_pair *sp = NULL;
     char scratch[4096];
     dtb_status rc =
-        sliced   ? dtb_solve_pair_sliced(s, *m, work_dir_of(o, scratch), st, &sp, on_progress, &pc, e)
+        sliced   ? dtb_solve_pair_sliced(s, *m, in_memory, work_dir_of(o, scratch), st, &sp,
+                                   on_progress, &pc, e)
         : o->peers ? o->peers->solve_pair(o->peers->ctx, s, *m, lean, st, on_progress, &pc, e)
                  : dtb_solve_pair(s, *m, lean, st, on_progress, &pc, e);
     if (rc == DTB_OK) /* a solve that read a damaged block of a table file is not written */
@@ -781,6 +782,7 @@ typedef struct plan_pair {
     uint64_t live;                /* positions live at once if solved in slices; 0: it cannot be
                                      (no men or no kings) */
     bool sliced;                  /* solved in slices (dtb_solve_pair_sliced) */
+    bool sliced_in_memory;        /* its live levels in memory, not in work files (they fit) */
 } plan_pair;
 
 typedef struct build_plan {
@@ -810,6 +812,8 @@ static uint64_t resident_bytes(const plan_pair *p)
 {
     return (p->self ? 1 : 2) * (p->positions + (p->positions / 64 + 1) * 8 + 1024);
 }
+
+static uint64_t file_cache_bytes(int threads);
 
 /* Bytes a pair solved in slices holds at once: the values and capture bits of its two largest
  * adjacent levels, and a page a block-run boundary (counted as an eighth more). */
@@ -1072,6 +1076,11 @@ static dtb_status plan_finish(const dtb_build_options *o, bool keep, build_plan 
         p->sliced = p->action == PAIR_SOLVE && p->live && p->live != UINT64_MAX &&
                     (o->slices == DTB_SLICES_ALWAYS ||
                      (o->slices == DTB_SLICES_AUTO && o->memory_budget && whole > o->memory_budget));
+        /* Its live levels stay in memory when they fit beside the solver and the file caches
+         * (work files only on --work): the scratch store alone is on disk. */
+        const uint64_t live = BASE_BYTES + live_bytes(p) + solver_bytes(p, threads) +
+                              file_cache_bytes(threads);
+        p->sliced_in_memory = p->sliced && !o->work_dir && (!o->memory_budget || live <= o->memory_budget);
     }
     uint64_t live = 0;
     pl->peak = pl->working = BASE_BYTES;
@@ -1079,7 +1088,10 @@ static dtb_status plan_finish(const dtb_build_options *o, bool keep, build_plan 
     for (int s = 0; s < pl->nsteps; s++) {
         const plan_pair *p = &pl->pair[pl->order[s]];
         live += pair_bytes(p);
-        const uint64_t solving = pair_bytes(p) + (p->sliced ? slice_store_bytes(p) : 0);
+        /* On disk while it is solved: its values (live levels, or all) in work files, and a
+         * sliced pair's store. */
+        const uint64_t solving = (p->sliced_in_memory ? 0 : pair_bytes(p)) +
+                                 (p->sliced ? slice_store_bytes(p) : 0);
         if (p->action == PAIR_SOLVE && solving > pl->solving)
             pl->solving = solving;
         const uint64_t work = BASE_BYTES + step_bytes(p, threads);
@@ -1440,7 +1452,7 @@ dtb_status dtb_build(const dtb_build_options *o, dtb_error *e)
         const plan_pair *p = &pl.pair[i];
         rc = check_resident(&pl, s, i, e);
         if (rc == DTB_OK && p->action == PAIR_SOLVE) {
-            rc = solve_and_write(o, s, rlp, &p->m, p->lean, p->sliced, e);
+            rc = solve_and_write(o, s, rlp, &p->m, p->lean, p->sliced, p->sliced_in_memory, e);
             if (rc == DTB_OK && budget.read_finished && p->last > step)
                 rc = attach_pair(o, s, p, e);
         } else if (rc == DTB_OK) {

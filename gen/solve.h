@@ -117,14 +117,15 @@ void dtb_pair_solver_stats(const dtb_pair_solver *ps, dtb_solve_stats stats[2]);
 typedef struct dtb_sliced_pair dtb_sliced_pair;
 
 /* dtb_solve_pair for a pair with men and kings (not lean, not kingless) whose values are never
- * whole: its tables are added to s sliced (dtb_solved_add_sliced) and solved a level at a time
+ * whole: its tables are added to s sliced (dtb_solved_add_sliced; in_memory: in memory even
+ * when s keeps values in work files) and solved a level at a time
  * from the top; a level's values and capture bits go, compressed, to a slice store with its
  * scratch file in scratch_dir once the level below is solved, and its pages are given back. Same
  * values and stats as dtb_solve_pair. The tables stay in s without their values: read them
  * through *out (dtb_sliced_pair_read), then free it. DTB_E_INVALID for a pair without kings;
  * the statuses of dtb_solve_pair, and DTB_E_NOSPACE / DTB_E_IO of the scratch file and of the
  * work files' room. */
-dtb_status dtb_solve_pair_sliced(dtb_solved *s, dtb_material m, const char *scratch_dir,
+dtb_status dtb_solve_pair_sliced(dtb_solved *s, dtb_material m, bool in_memory, const char *scratch_dir,
                                  dtb_solve_stats stats[2], dtb_sliced_pair **out,
                                  dtb_solve_progress progress, void *user, dtb_error *e);
 

@@ -67,7 +67,7 @@ static dtb_status store_level(const dtb_solved *s, dtb_sliced_pair *sp, int a, d
     return rc;
 }
 
-dtb_status dtb_solve_pair_sliced(dtb_solved *s, dtb_material m, const char *scratch_dir,
+dtb_status dtb_solve_pair_sliced(dtb_solved *s, dtb_material m, bool in_memory, const char *scratch_dir,
                                  dtb_solve_stats stats[2], dtb_sliced_pair **out,
                                  dtb_solve_progress progress, void *user, dtb_error *e)
 {
@@ -82,7 +82,7 @@ dtb_status dtb_solve_pair_sliced(dtb_solved *s, dtb_material m, const char *scra
     dtb_status rc = DTB_OK;
     const dtb_material ms[2] = {m, fm};
     for (int k = 0; k < sp->n && rc == DTB_OK; k++)
-        if (!(sp->t[k] = dtb_solved_add_sliced(s, ms[k], e)))
+        if (!(sp->t[k] = dtb_solved_add_sliced(s, ms[k], in_memory, e)))
             rc = DTB_E_NOMEM;
     dtb_pair_solver *ps = NULL;
     if (rc == DTB_OK)

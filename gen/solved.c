@@ -411,13 +411,14 @@ static void *sparse_memory(size_t n)
 
 /* Gives the new entry en of material m its values and capture bits: in memory, in a work file,
  * or (sliced) sparse in either. false with a message. */
-static bool table_storage(dtb_solved *s, entry *en, dtb_material m, bool sliced, dtb_error *e)
+static bool table_storage(dtb_solved *s, entry *en, dtb_material m, bool sliced, bool in_memory,
+                          dtb_error *e)
 {
     dtb_solved_table *t = &en->t;
     const uint64_t n = dtb_index_size(t->index);
     en->fd = -1;
     en->sliced = sliced;
-    if (s->work_dir) {
+    if (s->work_dir && !in_memory) {
         char name[DTB_MATERIAL_NAME_MAX];
         dtb_material_name(&m, name, sizeof name);
         const size_t len = values_room(n) + captures_bytes(n);
@@ -444,7 +445,8 @@ static bool table_storage(dtb_solved *s, entry *en, dtb_material m, bool sliced,
     return true;
 }
 
-static dtb_solved_table *add_table(dtb_solved *s, dtb_material m, bool sliced, dtb_error *e)
+static dtb_solved_table *add_table(dtb_solved *s, dtb_material m, bool sliced, bool in_memory,
+                                   dtb_error *e)
 {
     if (!fits(m))
         return dtb_error_set(e, DTB_E_RANGE, "material has more than %d pieces of one kind",
@@ -463,7 +465,7 @@ static dtb_solved_table *add_table(dtb_solved *s, dtb_material m, bool sliced, d
         return dtb_error_set(e, st, "cannot index the material"), NULL;
     }
     en->narrow = s->narrow && dtb_index_fast_get(t->index, &en->fast);
-    if (!table_storage(s, en, m, sliced, e)) {
+    if (!table_storage(s, en, m, sliced, in_memory, e)) {
         table_free(s, en);
         return NULL;
     }
@@ -484,12 +486,12 @@ static dtb_solved_table *add_table(dtb_solved *s, dtb_material m, bool sliced, d
 
 dtb_solved_table *dtb_solved_add(dtb_solved *s, dtb_material m, dtb_error *e)
 {
-    return add_table(s, m, false, e);
+    return add_table(s, m, false, false, e);
 }
 
-dtb_solved_table *dtb_solved_add_sliced(dtb_solved *s, dtb_material m, dtb_error *e)
+dtb_solved_table *dtb_solved_add_sliced(dtb_solved *s, dtb_material m, bool in_memory, dtb_error *e)
 {
-    return add_table(s, m, true, e);
+    return add_table(s, m, true, in_memory, e);
 }
 
 dtb_status dtb_solved_reserve(const dtb_solved *s, const dtb_solved_table *t, uint64_t start,

@@ -56,9 +56,10 @@ void dtb_solved_work_stats(const dtb_solved *s, uint64_t *now, uint64_t *peak, u
 
 /* dtb_solved_add for a pair solved in slices (gen/solve_sliced.c): its values and capture bits
  * are mapped without taking memory (or, with work files, disk) until a range is reserved and
- * written, and dtb_solved_release gives back ranges whose values are kept elsewhere. An existing
+ * written, and dtb_solved_release gives back ranges whose values are kept elsewhere; in_memory:
+ * in memory even when s keeps tables in work files. An existing
  * entry is returned as it is. NULL with a message as dtb_solved_add. Not thread-safe. */
-dtb_solved_table *dtb_solved_add_sliced(dtb_solved *s, dtb_material m, dtb_error *e);
+dtb_solved_table *dtb_solved_add_sliced(dtb_solved *s, dtb_material m, bool in_memory, dtb_error *e);
 
 /* Takes the room of positions start..start+len-1 of a sliced table before they are written:
  * DTB_E_NOSPACE when its work file's disk cannot hold them (nothing to take in memory). */
