@@ -96,6 +96,12 @@ grep -q -E -- 'with --dtw-pieces 7 \(DTW up to 7 pieces, WLD only above\)' <<<"$
 expect 0 'DTW [0-9.]+ GiB for up to 3 pieces \(--dtw-pieces\)' \
   --list --variant english --pieces 4 --dtw-pieces 3
 expect 2 '--dtw-pieces is for a build' --check "$work/plan" --variant english --dtw-pieces 3
+# Pairs solved in slices: the option's values, where it applies, and the plan that says so.
+expect 2 '--slices: auto, always or never' --variant english --pieces 3 --out "$work/a" --slices sometimes
+expect 2 '--slices is for a build' --check "$work/plan" --variant english --slices always
+expect 0 '5 pairs \([0-9.e+]+ positions\) solved in slices' --list --variant english --pieces 3 --slices always
+expect 0 'every solved value stays in memory' --list --variant english --pieces 3 --slices never
+expect 1 'to be solved in slices.*a build with MTC tables' --variant english --pieces 3 --out "$work/sm" --slices always --metrics wld,dtw,mtc
 [ ! -e "$work/plan" ] || { echo "FAIL: --list created $work/plan" >&2; failures=$((failures + 1)); }
 [ ! -e "$work/six" ] || { echo "FAIL: a refused build created $work/six" >&2; failures=$((failures + 1)); }
 json=$("$dtbgen" --list --variant international --pieces 6 --json)
