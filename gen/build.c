@@ -977,8 +977,10 @@ static dtb_status plan_list(const dtb_build_options *o, build_plan *pl, dtb_erro
             p->blocks = dtb_index_blocks(ix);
             p->block_size = dtb_index_block_size(ix);
             dtb_index_free(ix);
-            if (p->blocks > 1 && p->block_size > 1) /* men and kings: levels to slice by */
-                p->live = dtb_solve_sliced_live(&b, list[i]);
+            const uint64_t live = p->blocks > 1 && p->block_size > 1 /* men and kings: levels */
+                                      ? dtb_solve_sliced_live_blocks(&b, list[i])
+                                      : 0;
+            p->live = live == UINT64_MAX ? UINT64_MAX : live * p->block_size * (p->self ? 1 : 2);
         }
     }
     free(list);
@@ -1403,7 +1405,8 @@ dtb_status dtb_build(const dtb_build_options *o, dtb_error *e)
     rc = make_dir(o->out_dir, e);
     if (rc == DTB_OK)
         rc = make_dir(dir, e);
-    const char *work = o->work_dir ? o->work_dir : dir;
+    char work_buf[4096];
+    const char *work = work_dir_of(o, work_buf);
     if (rc == DTB_OK && budget.use_work_files && o->work_dir)
         rc = make_dir(o->work_dir, e);
     if (rc == DTB_OK && budget.use_work_files && disk_free(work) < budget.work_files) {

@@ -3,7 +3,7 @@
  * stored in block order, grouped into chunks of about CHUNK_RAW bytes, each one zstd frame in
  * the scratch file. A directory says, for every block of each table, its chunk and its offset
  * there; the writer's reads then cost a decoded chunk per thread and cache slot. */
-#define _GNU_SOURCE /* pread, pwrite */
+#define _GNU_SOURCE /* pread */
 #include "slicestore.h"
 
 #include <errno.h>
@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "atomicfile.h"
 #include "workfile.h"
 
 enum {
@@ -39,7 +40,7 @@ struct dtb_slicestore {
     uint64_t K, nblocks[2], record; /* positions a block, blocks a table, bytes a record */
     place *where[2];
     chunk *chunks;
-    uint64_t nchunks, cap, end, raw_bytes;
+    uint64_t nchunks, cap, end;
     int fd;
 };
 
@@ -93,13 +94,12 @@ uint8_t *dtb_slicestore_levels(dtb_slicestore *st, int k) { return st->levels[k]
 
 uint64_t dtb_slicestore_bytes(const dtb_slicestore *st) { return st->end; }
 
-uint64_t dtb_slicestore_raw_bytes(const dtb_slicestore *st) { return st->raw_bytes; }
-
 /* One chunk being made: blocks list[first..last) of a level, its frame. */
 typedef struct pending {
     uint64_t first, last;
     void *frame;
     size_t size, raw;
+    dtb_status status;   /* DTB_OK, or why compressing it failed (failure) */
     const char *failure;
 } pending;
 
@@ -116,26 +116,6 @@ static void record_of(const dtb_slicestore *st, const dtb_solved_table *t, uint6
         bits[i / 8] |= (uint8_t)(cap << (i % 8));
         out[i] = prev = cap ? prev : t->values[base + i];
     }
-}
-
-static dtb_status write_all(int fd, const void *p, size_t len, uint64_t at, dtb_error *e)
-{
-    const uint8_t *q = p;
-    while (len) {
-        const ssize_t w = pwrite(fd, q, len, (off_t)at);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            const int err = w < 0 ? errno : ENOSPC;
-            return dtb_error_set(e, err == ENOSPC || err == EDQUOT || err == EFBIG ? DTB_E_NOSPACE
-                                                                                  : DTB_E_IO,
-                                 "cannot write the slices' scratch file: %s", strerror(err));
-        }
-        q += w;
-        len -= (size_t)w;
-        at += (uint64_t)w;
-    }
-    return DTB_OK;
 }
 
 /* Compresses the chunks p[0..np) of table k's blocks list[...] and appends them. */
@@ -159,14 +139,17 @@ static dtb_status put_chunks(dtb_slicestore *st, int k, const uint64_t *list, pe
             const size_t bound = ZSTD_compressBound(len);
             p[c].frame = malloc(bound);
             if (!cctx || !raw || !p[c].frame) {
+                p[c].status = DTB_E_NOMEM;
                 p[c].failure = "out of memory";
                 continue;
             }
             for (uint64_t i = p[c].first; i < p[c].last; i++)
                 record_of(st, t, list[i], raw + (i - p[c].first) * st->record);
             const size_t r = ZSTD_compressCCtx(cctx, p[c].frame, bound, raw, len, ZSTD_LEVEL);
-            if (ZSTD_isError(r))
+            if (ZSTD_isError(r)) {
+                p[c].status = DTB_E_IO;
                 p[c].failure = ZSTD_getErrorName(r);
+            }
             p[c].size = r;
             p[c].raw = len;
         }
@@ -175,9 +158,8 @@ static dtb_status put_chunks(dtb_slicestore *st, int k, const uint64_t *list, pe
     }
     dtb_status rc = DTB_OK;
     for (int c = 0; c < np; c++) {
-        if (rc == DTB_OK && p[c].failure)
-            rc = dtb_error_set(e, strcmp(p[c].failure, "out of memory") ? DTB_E_IO : DTB_E_NOMEM,
-                               "cannot compress a slice: %s", p[c].failure);
+        if (rc == DTB_OK && p[c].status != DTB_OK)
+            rc = dtb_error_set(e, p[c].status, "cannot compress a slice: %s", p[c].failure);
         if (rc == DTB_OK && st->nchunks == st->cap) {
             const uint64_t cap = st->cap ? 2 * st->cap : 1024;
             chunk *grown = realloc(st->chunks, cap * sizeof *grown);
@@ -188,13 +170,13 @@ static dtb_status put_chunks(dtb_slicestore *st, int k, const uint64_t *list, pe
         }
         if (rc == DTB_OK && st->nchunks >= NO_CHUNK)
             rc = dtb_error_set(e, DTB_E_RANGE, "too many slice chunks");
-        if (rc == DTB_OK)
-            rc = write_all(st->fd, p[c].frame, p[c].size, st->end, e);
+        int err;
+        if (rc == DTB_OK && (err = dtb_write_all(st->fd, p[c].frame, p[c].size, st->end)) != 0)
+            rc = dtb_sys_error(e, err, "the slices' scratch file", "cannot write");
         if (rc == DTB_OK) {
             const uint32_t id = (uint32_t)st->nchunks++;
             st->chunks[id] = (chunk){st->end, (uint32_t)p[c].size, (uint32_t)p[c].raw};
             st->end += p[c].size;
-            st->raw_bytes += p[c].raw;
             for (uint64_t i = p[c].first; i < p[c].last; i++)
                 st->where[k][list[i]] = (place){id, (uint32_t)((i - p[c].first) * st->record)};
         }

@@ -41,9 +41,8 @@ void dtb_slicestore_free(dtb_slicestore *st);
  * Each level is put once. */
 dtb_status dtb_slicestore_put(dtb_slicestore *st, int a, dtb_error *e);
 
-/* Bytes of the scratch file so far, and of the values it holds uncompressed. */
+/* Bytes of the scratch file so far. */
 uint64_t dtb_slicestore_bytes(const dtb_slicestore *st);
-uint64_t dtb_slicestore_raw_bytes(const dtb_slicestore *st);
 
 /* Positions start..start+len-1 of table k: their values into values[0..len) (a capture
  * position's is not kept: the tables leave it don't-care) and their capture bits into captures ((len + 63) / 64 words; bit i % 64 of word i / 64 is position start + i).

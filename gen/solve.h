@@ -141,10 +141,11 @@ uint64_t dtb_sliced_pair_bytes(const dtb_sliced_pair *sp);
 
 void dtb_sliced_pair_free(dtb_sliced_pair *sp); /* NULL allowed */
 
-/* The most positions (both members) the values of material m's pair hold at once when it is
- * solved in slices: its two largest adjacent levels of men advancement (pages shared with other
- * levels aside). UINT64_MAX when out of memory. For memory plans. */
-uint64_t dtb_solve_sliced_live(const dtb_board *b, dtb_material m);
+/* The most blocks of material m (men placements) whose values its pair holds at once when it is
+ * solved in slices: its two largest adjacent levels of men advancement (each block has as many
+ * in the flip; pages shared with other levels aside). UINT64_MAX when out of memory. For memory
+ * plans. */
+uint64_t dtb_solve_sliced_live_blocks(const dtb_board *b, dtb_material m);
 
 /* ---- MTC: moves to conversion (gen/solve_mtc.c; docs/FORMAT.md §8.5) ------------------------ */
 

@@ -143,8 +143,8 @@ void dtb_sliced_pair_free(dtb_sliced_pair *sp)
 
 /* Men placements by advancement, counted square by square: cnt[w][k][a] placements of w white
  * and k black men (on squares where men may stand) with advancement a. The largest sum of two
- * adjacent levels' counts, times the positions of a block, times the members. */
-uint64_t dtb_solve_sliced_live(const dtb_board *b, dtb_material m)
+ * adjacent levels' counts. */
+uint64_t dtb_solve_sliced_live_blocks(const dtb_board *b, dtb_material m)
 {
     const int W = m.men[0], B = m.men[1], A = (W + B) * b->size + 1;
     const size_t n = (size_t)(W + 1) * (size_t)(B + 1) * (size_t)A;
@@ -185,11 +185,5 @@ uint64_t dtb_solve_sliced_live(const dtb_board *b, dtb_material m)
 #undef AT
     free(cnt);
     free(next);
-    dtb_index *ix;
-    if (dtb_index_create(b, m, &ix) != DTB_OK)
-        return UINT64_MAX;
-    const uint64_t K = dtb_index_block_size(ix);
-    dtb_index_free(ix);
-    const dtb_material f = dtb_material_flip(m);
-    return (uint64_t)most * K * (dtb_material_equal(&m, &f) ? 1 : 2);
+    return (uint64_t)most;
 }

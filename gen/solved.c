@@ -529,14 +529,9 @@ void dtb_solved_release(const dtb_solved *s, const dtb_solved_table *t, uint64_t
             dtb_work_punch(en->fd, t->values, words + w0 * 8, (w1 - w0) * 8);
         return;
     }
-    const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-    const uint64_t ranges[2][2] = {{start, start + len}, {w0 * 8, w1 > w0 ? w1 * 8 : w0 * 8}};
-    uint8_t *const base[2] = {t->values, (uint8_t *)t->captures};
-    for (int k = 0; k < 2; k++) {
-        const uint64_t first = (ranges[k][0] + page - 1) / page * page, end = ranges[k][1] / page * page;
-        if (end > first)
-            (void)madvise(base[k] + first, end - first, MADV_DONTNEED);
-    }
+    dtb_work_drop_pages(t->values, start, len);
+    if (w1 > w0)
+        dtb_work_drop_pages(t->captures, w0 * 8, (w1 - w0) * 8);
 }
 
 const dtb_solved_table *dtb_solved_find(const dtb_solved *s, dtb_material m)

@@ -382,24 +382,6 @@ static uint64_t fill_block(const view *vw, const dtb_table_dontcare *dc, dtb_tab
     return n;
 }
 
-/* pwrite of all len bytes; 0 or an errno. */
-static int write_full(int fd, const void *buf, size_t len, uint64_t off)
-{
-    const unsigned char *p = buf;
-    while (len > 0) {
-        const ssize_t n = pwrite(fd, p, len, (off_t)off);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return errno;
-        }
-        p += n;
-        len -= (size_t)n;
-        off += (uint64_t)n;
-    }
-    return 0;
-}
-
 /* One block of the current batch. */
 typedef struct slot {
     uint8_t *frame;
@@ -1076,7 +1058,7 @@ static dtb_status write_table(const char *path, const dtb_table_write_options *o
             unsigned char *ent = meta + DTB_TF_HEADER_SIZE + b * DTB_TF_ENTRY_SIZE;
             dtb_tf_put32(ent, (uint32_t)sl->size);
             dtb_tf_put32(ent + 4, (uint32_t)dtb_hash64(sl->frame, sl->size, b));
-            const int err = write_full(fd, sl->frame, sl->size, off);
+            const int err = dtb_write_all(fd, sl->frame, sl->size, off);
             if (err) {
                 s = dtb_sys_error(e, err, tmp, "cannot write");
                 goto done;
@@ -1087,7 +1069,7 @@ static dtb_status write_table(const char *path, const dtb_table_write_options *o
     }
     const uint64_t file_size = off + DTB_TF_TRAILER_SIZE;
     build_meta(meta, opt, count, blocks, dontcare, dict, dict_size, longs, long_size, file_size);
-    int err = write_full(fd, meta, (size_t)data_offset, 0);
+    int err = dtb_write_all(fd, meta, (size_t)data_offset, 0);
     if (err) {
         s = dtb_sys_error(e, err, tmp, "cannot write");
         goto done;
@@ -1100,7 +1082,7 @@ static dtb_status write_table(const char *path, const dtb_table_write_options *o
     unsigned char trailer[DTB_TF_TRAILER_SIZE];
     dtb_tf_put64(trailer, file_hash);
     memcpy(trailer + 8, DTB_TF_END_MAGIC, 8);
-    if ((err = write_full(fd, trailer, sizeof trailer, off)) != 0) {
+    if ((err = dtb_write_all(fd, trailer, sizeof trailer, off)) != 0) {
         s = dtb_sys_error(e, err, tmp, "cannot write");
         goto done;
     }

@@ -37,6 +37,15 @@ static int anonymous_file(const char *dir)
     return -1;
 }
 
+/* The status of a failed call on a work file: a full disk, a quota or a file size limit (EFBIG:
+ * ulimit -f, a disk that is full for this process) is DTB_E_NOSPACE. */
+static dtb_status status_of(int err)
+{
+    return err == ENOSPC || err == EDQUOT || err == EFBIG ? DTB_E_NOSPACE
+           : err == ENOMEM                                ? DTB_E_NOMEM
+                                                          : DTB_E_IO;
+}
+
 void *dtb_work_map(const char *dir, const char *name, size_t len, dtb_status *status,
                    dtb_error *e)
 {
@@ -44,17 +53,15 @@ void *dtb_work_map(const char *dir, const char *name, size_t len, dtb_status *st
     const int fd = anonymous_file(dir);
     if (fd < 0) {
         const int err = errno;
-        *status = dtb_error_set(e, err == ENOSPC || err == EDQUOT ? DTB_E_NOSPACE : DTB_E_IO,
-                                "%s: cannot make a work file in %s: %s", name, dir, strerror(err));
+        *status = dtb_error_set(e, status_of(err), "%s: cannot make a work file in %s: %s", name,
+                                dir, strerror(err));
         return NULL;
     }
     /* Every block now: a full disk shows here, not as a fault on a later write. */
     const int err = posix_fallocate(fd, 0, (off_t)n);
     if (err) {
         close(fd);
-        /* EFBIG: a file size limit (ulimit -f), a disk that is full for this process. */
-        *status = dtb_error_set(e, err == ENOSPC || err == EDQUOT || err == EFBIG ? DTB_E_NOSPACE
-                                                                                 : DTB_E_IO,
+        *status = dtb_error_set(e, status_of(err),
                                 "%s: cannot reserve %zu bytes of work file in %s: %s", name, n,
                                 dir, strerror(err));
         return NULL;
@@ -76,9 +83,8 @@ int dtb_work_scratch(const char *dir, const char *name, dtb_status *status, dtb_
     const int fd = anonymous_file(dir);
     const int err = errno;
     *status = fd >= 0 ? DTB_OK
-                      : dtb_error_set(e, err == ENOSPC || err == EDQUOT ? DTB_E_NOSPACE : DTB_E_IO,
-                                      "%s: cannot make a scratch file in %s: %s", name, dir,
-                                      strerror(err));
+                      : dtb_error_set(e, status_of(err), "%s: cannot make a scratch file in %s: %s",
+                                      name, dir, strerror(err));
     return fd;
 }
 
@@ -95,10 +101,8 @@ void *dtb_work_map_sparse(const char *dir, const char *name, size_t len, int *fd
         if (*fd >= 0)
             close(*fd);
         *fd = -1;
-        *status = dtb_error_set(e, err == ENOSPC || err == EDQUOT || err == EFBIG ? DTB_E_NOSPACE
-                                   : err == ENOMEM                                 ? DTB_E_NOMEM
-                                                                                   : DTB_E_IO,
-                                "%s: cannot make a work file in %s: %s", name, dir, strerror(err));
+        *status = dtb_error_set(e, status_of(err), "%s: cannot make a work file in %s: %s", name,
+                                dir, strerror(err));
         return NULL;
     }
     *status = DTB_OK;
@@ -110,16 +114,30 @@ dtb_status dtb_work_reserve(int fd, const char *name, uint64_t off, uint64_t len
     const int err = len ? posix_fallocate(fd, (off_t)off, (off_t)len) : 0;
     if (!err)
         return DTB_OK;
-    return dtb_error_set(e, err == ENOSPC || err == EDQUOT || err == EFBIG ? DTB_E_NOSPACE : DTB_E_IO,
-                         "%s: cannot reserve %llu bytes of work file: %s", name,
+    return dtb_error_set(e, status_of(err), "%s: cannot reserve %llu bytes of work file: %s", name,
                          (unsigned long long)len, strerror(err));
+}
+
+/* The whole pages inside bytes off..off+len-1: [*first, *end); false when there is none. */
+static bool whole_pages(uint64_t off, uint64_t len, uint64_t *first, uint64_t *end)
+{
+    const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    *first = (off + page - 1) / page * page;
+    *end = (off + len) / page * page;
+    return *end > *first;
+}
+
+void dtb_work_drop_pages(void *p, uint64_t off, uint64_t len)
+{
+    uint64_t first, end;
+    if (whole_pages(off, len, &first, &end))
+        (void)madvise((uint8_t *)p + first, end - first, MADV_DONTNEED);
 }
 
 void dtb_work_punch(int fd, void *p, uint64_t off, uint64_t len)
 {
-    const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-    const uint64_t first = (off + page - 1) / page * page, end = (off + len) / page * page;
-    if (end <= first)
+    uint64_t first, end;
+    if (!whole_pages(off, len, &first, &end))
         return;
     /* Dropping the pages first keeps the mapping from writing them back; the hole frees the
      * disk (a file system without holes keeps it: a cost, never a wrong value). */

@@ -39,6 +39,10 @@ void *dtb_work_map_sparse(const char *dir, const char *name, size_t len, int *fd
  * DTB_E_NOSPACE when the disk cannot hold them. */
 dtb_status dtb_work_reserve(int fd, const char *name, uint64_t off, uint64_t len, dtb_error *e);
 
+/* Gives back the memory of the whole pages inside bytes off..off+len-1 of private anonymous
+ * memory at p (they read as zeros afterwards). */
+void dtb_work_drop_pages(void *p, uint64_t off, uint64_t len);
+
 /* Gives back the disk and the memory of the whole pages inside bytes off..off+len-1 of a sparse
  * work file mapped at p (they read as zeros afterwards). */
 void dtb_work_punch(int fd, void *p, uint64_t off, uint64_t len);

@@ -22,6 +22,23 @@ dtb_status dtb_sys_error(dtb_error *e, int err, const char *path, const char *wh
     return dtb_tf_file_error(e, s, path, "%s: %s", what, strerror(err));
 }
 
+int dtb_write_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+    const unsigned char *p = buf;
+    while (len > 0) {
+        const ssize_t n = pwrite(fd, p, len, (off_t)off);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno;
+        }
+        p += n;
+        len -= (size_t)n;
+        off += (uint64_t)n;
+    }
+    return 0;
+}
+
 /* fsync of the directory holding path; 0 or an errno. */
 static int sync_dir_of(const char *path)
 {

@@ -53,6 +53,10 @@ dtb_status dtb_atomic_rename(const char *from, const char *to, dtb_error *e);
 /* The whole file path holds data[0..len) (through path.tmp). */
 dtb_status dtb_atomic_write_file(const char *path, const void *data, size_t len, dtb_error *e);
 
+/* pwrite of all len bytes of buf at offset off of fd (retrying short writes and EINTR); 0 or an
+ * errno. */
+int dtb_write_all(int fd, const void *buf, size_t len, uint64_t off);
+
 /* The status of a failed system call: DTB_E_NOSPACE for a full disk or quota, else DTB_E_IO,
  * with "<path>: <what>: <strerror(err)>" in *e (e may be NULL). */
 dtb_status dtb_sys_error(dtb_error *e, int err, const char *path, const char *what);
