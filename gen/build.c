@@ -300,13 +300,34 @@ static dtb_table_write_options table_options(const dtb_build_options *o, const d
 typedef struct sliced_source {
     const dtb_sliced_pair *sp;
     int k;
+    bool losses; /* a losses-only DTW table: wins and draws don't-care too */
 } sliced_source;
+
+/* Marks the positions of values[0..len) that a losses-only DTW table leaves out (wins and
+ * draws) as don't-care in dontcare (len/64 rounded up words). */
+static void mark_not_losses(const uint8_t *values, size_t len, uint64_t *dontcare)
+{
+    for (size_t i = 0; i < len; i++)
+        if (!dtb_value_is_loss((dtb_value)values[i]))
+            dontcare[i / 64] |= 1ull << (i % 64);
+}
 
 static const char *read_sliced(void *user, void **state, uint64_t start, size_t len,
                                uint8_t *values, uint64_t *dontcare)
 {
     const sliced_source *src = user;
-    return dtb_sliced_pair_read(src->sp, src->k, state, start, len, values, dontcare);
+    const char *err = dtb_sliced_pair_read(src->sp, src->k, state, start, len, values, dontcare);
+    if (!err && src->losses)
+        mark_not_losses(values, len, dontcare);
+    return err;
+}
+
+/* dtb_table_dontcare's test of a losses-only DTW table written from arrays: a capture
+ * position, or not lost. */
+static bool not_stored(void *user, uint64_t idx)
+{
+    const dtb_solved_table *t = user;
+    return (t->captures[idx / 64] >> (idx % 64) & 1) || !dtb_value_is_loss(t->values[idx]);
 }
 
 static void free_sliced_state(void *user, void *state)
@@ -328,8 +349,10 @@ static bool is_capture(const dtb_solved_table *t, const dtb_sliced_pair *sp, int
 }
 
 /* Writes t's table of the metric from its DTW values (and its long list: the entries of
- * quiet positions; capture positions are don't-care). Solved in slices (sp not NULL), t is the
- * pair's table k and its values come from the slice store. */
+ * quiet positions; capture positions are don't-care). A DTW table stores losses only unless
+ * o->dtw_full (docs/FORMAT.md §8.7: wins and draws don't-care, long entries of losses only).
+ * Solved in slices (sp not NULL), t is the pair's table k and its values come from the slice
+ * store. */
 static dtb_status write_table(const dtb_build_options *o, const dtb_solved *s,
                               const dtb_solved_table *t, dtb_metric metric,
                               const dtb_sliced_pair *sp, int k, dtb_error *e)
@@ -342,6 +365,11 @@ static dtb_status write_table(const dtb_build_options *o, const dtb_solved *s,
             wld[x] = dtb_value_is_win((dtb_value)x) ? 1 : dtb_value_is_loss((dtb_value)x) ? 2 : 0;
         w.value_map = wld;
     }
+    const bool losses = metric == DTB_METRIC_DTW && !o->dtw_full;
+    if (losses) {
+        w.flags |= DTB_TABLE_LOSSES;
+        w.dontcare_kind |= DTB_DONTCARE_NOT_LOSSES;
+    }
     uint64_t *lidx = NULL, n = 0;
     uint16_t *ldtw = NULL;
     if (metric == DTB_METRIC_DTW && dtb_solved_long_count(s, t)) {
@@ -350,7 +378,7 @@ static dtb_status write_table(const dtb_build_options *o, const dtb_solved *s,
         uint64_t kept = 0;
         void *state = NULL;
         for (uint64_t i = 0; i < n; i++)
-            if (!is_capture(t, sp, k, lidx[i], &state)) {
+            if (!is_capture(t, sp, k, lidx[i], &state) && !(losses && ldtw[i] % 2)) {
                 lidx[kept] = lidx[i];
                 ldtw[kept++] = ldtw[i];
             }
@@ -362,12 +390,16 @@ static dtb_status write_table(const dtb_build_options *o, const dtb_solved *s,
     const uint64_t count = dtb_index_size(t->index);
     dtb_status st;
     if (sp) {
-        sliced_source from = {sp, k};
+        sliced_source from = {sp, k, losses};
         const dtb_table_source src = {.read = read_sliced, .free_state = free_sliced_state,
                                       .user = &from};
         st = dtb_table_write_source(path, &w, &src, count, -1, NULL, e);
     } else {
-        const dtb_table_dontcare dc = {.bits = t->captures, .marker = -1};
+        const dtb_table_dontcare dc = losses ? (dtb_table_dontcare){.marker = -1,
+                                                                      .fn = not_stored,
+                                                                      .user = (void *)t}
+                                             : (dtb_table_dontcare){.bits = t->captures,
+                                                                    .marker = -1};
         st = dtb_table_write(path, &w, t->values, count, &dc, NULL, e);
     }
     free(lidx);

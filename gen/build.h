@@ -63,6 +63,9 @@ typedef struct dtb_build_options {
                                      smaller set). The build still solves exact distances; a
                                      WLD-only table it reads back stands in with
                                      dtb_solved_wld_as_dtw's, which keep every result */
+    bool dtw_full;                /* DTW tables store every value (the form before format
+                                     §8.7); false, the default: losses only (DTB_TABLE_LOSSES),
+                                     2-2.6x smaller, wins found by a one-ply search */
     bool mtc;                     /* also the .mtc tables (docs/FORMAT.md §8.5): made with each
                                      pair, and a pair without them is not complete (solved
                                      again). Their working memory (a byte a position of the

@@ -54,6 +54,7 @@ typedef struct dtbgen_options {
     const char *work_dir;           /* --work; NULL: the tables' directory */
     bool from_files;                /* --from-files */
     int slices;                     /* --slices: DTB_SLICES_* */
+    bool dtw_full;                  /* --dtw-store full */
     int zstd_level;
     int block_positions;            /* --block-positions (compact sets); 0: the default */
     bool threats;                   /* --threats (compact sets) */
@@ -70,7 +71,7 @@ enum {
     OPT_LIST, OPT_OUT, OPT_CHECK, OPT_COMPACT, OPT_MANIFEST, OPT_MATERIAL, OPT_THREADS, OPT_MEMORY,
     OPT_ZSTD_LEVEL, OPT_BLOCK_POSITIONS, OPT_THREATS, OPT_VARIANT, OPT_PIECES, OPT_JSON,
     OPT_QUIET, OPT_HELP, OPT_VERSION, OPT_WORK, OPT_FROM_FILES, OPT_DTW_BYTE_MAX, OPT_DTW_PIECES,
-    OPT_METRICS, OPT_RULE_LIMITS, OPT_SLICES, NOPTIONS
+    OPT_METRICS, OPT_RULE_LIMITS, OPT_SLICES, OPT_DTW_STORE, NOPTIONS
 };
 
 static const dtb_cli_option options[NOPTIONS] = {
@@ -87,6 +88,8 @@ static const dtb_cli_option options[NOPTIONS] = {
     [OPT_WORK] = {"--work", DTB_CLI_TEXT, "DIR", "solved values in work files there (default: only those over --memory, next to the tables)"},
     [OPT_FROM_FILES] = {"--from-files", DTB_CLI_FLAG, NULL,
                         "finished tables a build still reads are read from their files, not kept uncompressed (default: only when the work files would not fit the disk)"},
+    [OPT_DTW_STORE] = {"--dtw-store", DTB_CLI_TEXT, "FORM",
+                       "what DTW tables store: losses (default: the losses only, 2-2.6x smaller; a win's distance is searched from its moves) or full (every value)"},
     [OPT_SLICES] = {"--slices", DTB_CLI_TEXT, "WHEN",
                     "solve pairs in slices of men advancement, two levels live at a time: auto (pairs whose values do not fit --memory), always (every pair with men and kings) or never (default auto)"},
     [OPT_DTW_BYTE_MAX] = {"--dtw-byte-max", DTB_CLI_INT, "N",
@@ -203,6 +206,10 @@ static int options_from_args(const dtb_cli_args *a, dtbgen_options *o)
         }
     if (o->slices < 0)
         return usage_error("--slices: auto, always or never");
+    const char *store = a->text[OPT_DTW_STORE];
+    if (store && strcmp(store, "losses") != 0 && strcmp(store, "full") != 0)
+        return usage_error("--dtw-store: losses or full");
+    o->dtw_full = store && strcmp(store, "full") == 0;
     for (const char *m = a->text[OPT_METRICS]; m && *m;) {
         const size_t n = strcspn(m, ",");
         if (n == 3 && strncmp(m, "mtc", 3) == 0)
@@ -245,6 +252,8 @@ static int options_from_args(const dtb_cli_args *a, dtbgen_options *o)
         return usage_error("--block-positions is for --compact (builds use 65536)");
     if (o->dtw_pieces && o->command != CMD_BUILD && o->command != CMD_LIST)
         return usage_error("--dtw-pieces is for a build (--out) and its plan (--list)");
+    if (a->given[OPT_DTW_STORE] && o->command != CMD_BUILD && o->command != CMD_LIST)
+        return usage_error("--dtw-store is for a build (--out) and its plan (--list)");
     if (a->given[OPT_SLICES] && o->command != CMD_BUILD && o->command != CMD_LIST)
         return usage_error("--slices is for a build (--out) and its plan (--list)");
     if (a->given[OPT_METRICS] && o->command != CMD_BUILD)
@@ -848,6 +857,7 @@ static int run_build(const dtbgen_options *o, dtb_mpi *mpi)
         .zstd_level = o->zstd_level,
         .dtw_byte_max = o->dtw_byte_max,
         .dtw_pieces = o->dtw_pieces,
+        .dtw_full = o->dtw_full,
         .mtc = o->mtc,
         .rules = rules,
         .log = on_build,

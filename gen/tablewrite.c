@@ -95,7 +95,10 @@ static dtb_status check_options(const char *path, const dtb_table_write_options 
         return dtb_tf_file_error(e, DTB_E_INVALID, path, "value width %u is not 1, 2, 4 or 8 bits",
                                  o->value_bits);
     if (o->flags & ~(uint32_t)DTB_TF_KNOWN_FLAGS || o->dontcare_kind & ~(uint32_t)DTB_TF_KNOWN_DONTCARE ||
-        ((o->dontcare_kind & DTB_DONTCARE_DERIVED) && !(o->flags & DTB_TABLE_DERIVED)))
+        ((o->dontcare_kind & DTB_DONTCARE_DERIVED) && !(o->flags & DTB_TABLE_DERIVED)) ||
+        ((o->dontcare_kind & DTB_DONTCARE_NOT_LOSSES) && !(o->flags & DTB_TABLE_LOSSES)) ||
+        ((o->flags & DTB_TABLE_LOSSES) &&
+         (o->metric != DTB_METRIC_DTW || (o->flags & (DTB_TABLE_DERIVED | DTB_TABLE_THREATS)))))
         return dtb_tf_file_error(e, DTB_E_INVALID, path, "flags 0x%x with don't-care kind 0x%x",
                                  o->flags, o->dontcare_kind);
     if (o->flags & DTB_TABLE_DERIVED) {

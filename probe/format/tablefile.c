@@ -271,6 +271,14 @@ static dtb_status parse_header(dtb_tablefile *tf, const unsigned char *h, uint64
                                  "threat don't-cares and the threats flag disagree");
     if ((in->flags & DTB_TABLE_THREATS) && (in->flags & DTB_TABLE_DERIVED))
         return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "a derived table with threat don't-cares");
+    /* Losses only: a DTW table's form, full-set tables only (a derived search through a
+     * partner that searches its wins would go round); its not-lost positions hold no value
+     * exactly there. */
+    if ((in->flags & DTB_TABLE_LOSSES) &&
+        (in->metric != DTB_METRIC_DTW || (in->flags & (DTB_TABLE_DERIVED | DTB_TABLE_THREATS))))
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "a losses-only table that is not a full set's DTW table");
+    if ((in->dontcare_kind & DTB_DONTCARE_NOT_LOSSES) && !(in->flags & DTB_TABLE_LOSSES))
+        return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "not-lost don't-cares in a table that stores every value");
     if ((in->flags & DTB_TABLE_DERIVED) && is_own_flip(in->material))
         return dtb_tf_file_error(e, DTB_E_CORRUPT, path, "%s is its own colour flip: it cannot be derived",
                                  in->material);

@@ -76,6 +76,8 @@ enum {
     DTB_DONTCARE_CAPTURES = 1u, /* positions where the side to move must capture */
     DTB_DONTCARE_DERIVED = 2u,  /* quiet positions of a derived table (all of them) */
     DTB_DONTCARE_THREATS = 4u,  /* the threat positions probe/format/threat.h's rule accepts */
+    DTB_DONTCARE_NOT_LOSSES = 8u, /* quiet positions that are not lost (wins, draws) in a DTW
+                                     table that stores its losses only (DTB_TABLE_LOSSES) */
 };
 
 /* Header flags (docs/FORMAT.md): what a reader must know to answer from the file. Readers
@@ -85,6 +87,10 @@ enum {
                                hold no value */
     DTB_TABLE_THREATS = 4u, /* a stored table of a compact set whose threat positions that
                                probe/format/threat.h's rule accepts hold no value */
+    DTB_TABLE_LOSSES = 8u,  /* a DTW table that stores its losses only: which quiet positions
+                               are wins or draws is read from the material's WLD table, and a
+                               win's distance is found by a one-ply search over its moves for
+                               the shortest lost successor (docs/FORMAT.md §8.7) */
 };
 
 /* What a file says about itself. Strings are NUL-terminated. */

@@ -58,11 +58,11 @@ enum {
     DTB_TF_OFF_META_HASH = 248,     /* u64 */
 };
 /* The header flags and don't-care kinds this reader knows (tablefile.h): any other bit is refused. */
-#define DTB_TF_KNOWN_FLAGS 5u    /* DTB_TABLE_DERIVED | DTB_TABLE_THREATS */
+#define DTB_TF_KNOWN_FLAGS 13u   /* DTB_TABLE_DERIVED | DTB_TABLE_THREATS | DTB_TABLE_LOSSES */
 /* Flag bit 1 of the first compact sets (a derived table kept its promoting positions): refused
  * with its own message, since a remade set is the remedy. */
 #define DTB_TF_RETIRED_FLAG_KEEP 2u
-#define DTB_TF_KNOWN_DONTCARE 7u /* DTB_DONTCARE_CAPTURES | _DERIVED | _THREATS */
+#define DTB_TF_KNOWN_DONTCARE 15u /* DTB_DONTCARE_CAPTURES | _DERIVED | _THREATS | _NOT_LOSSES */
 #define DTB_TF_VARIANT_LEN 24
 #define DTB_TF_MATERIAL_LEN 64
 #define DTB_TF_RESERVED_LEN 24
