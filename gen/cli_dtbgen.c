@@ -24,6 +24,7 @@
 #include "check.h"
 #include "cli_options.h"
 #include "compact.h"
+#include "convert.h"
 #include "fen.h"
 #include "index.h"
 #include "manifest.h"
@@ -35,7 +36,7 @@
 
 enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
 
-typedef enum { CMD_NONE = 0, CMD_LIST, CMD_BUILD, CMD_CHECK, CMD_COMPACT, CMD_MANIFEST } dtbgen_command;
+typedef enum { CMD_NONE = 0, CMD_LIST, CMD_BUILD, CMD_CHECK, CMD_COMPACT, CMD_CONVERT, CMD_MANIFEST } dtbgen_command;
 
 #define MAX_ONLY 64
 
@@ -46,7 +47,7 @@ typedef struct dtbgen_options {
     bool json;
     bool quiet;
     const char *dir;                /* --out, --check or --manifest */
-    const char *full_dir;           /* --compact */
+    const char *full_dir;           /* --compact, --convert: the input set */
     const char *only[MAX_ONLY];     /* --material, repeatable */
     int nonly;
     int threads;
@@ -71,7 +72,7 @@ enum {
     OPT_LIST, OPT_OUT, OPT_CHECK, OPT_COMPACT, OPT_MANIFEST, OPT_MATERIAL, OPT_THREADS, OPT_MEMORY,
     OPT_ZSTD_LEVEL, OPT_BLOCK_POSITIONS, OPT_THREATS, OPT_VARIANT, OPT_PIECES, OPT_JSON,
     OPT_QUIET, OPT_HELP, OPT_VERSION, OPT_WORK, OPT_FROM_FILES, OPT_DTW_BYTE_MAX, OPT_DTW_PIECES,
-    OPT_METRICS, OPT_RULE_LIMITS, OPT_SLICES, OPT_DTW_STORE, NOPTIONS
+    OPT_METRICS, OPT_RULE_LIMITS, OPT_SLICES, OPT_DTW_STORE, OPT_CONVERT, NOPTIONS
 };
 
 static const dtb_cli_option options[NOPTIONS] = {
@@ -79,6 +80,8 @@ static const dtb_cli_option options[NOPTIONS] = {
     [OPT_OUT] = {"--out", DTB_CLI_TEXT, "DIR", "solve materials of 2..N pieces into DIR/<variant>/ (resumes)"},
     [OPT_CHECK] = {"--check", DTB_CLI_TEXT, "DIR", "re-derive every stored value in DIR from its successors"},
     [OPT_COMPACT] = {"--compact", DTB_CLI_TEXT, "FULL", "a compact set of the full set in FULL, into --out DIR"},
+    [OPT_CONVERT] = {"--convert", DTB_CLI_TEXT, "FROM",
+                     "the set in FROM with its DTW tables in the --dtw-store form, into --out DIR"},
     [OPT_MANIFEST] = {"--manifest", DTB_CLI_TEXT, "DIR",
                       "print the digest of every table in DIR/<variant>/ (tables/MANIFEST's lines)"},
     [OPT_MATERIAL] = {"--material", DTB_CLI_TEXT, "NAME", "only this material and what it needs (repeatable)",
@@ -120,6 +123,8 @@ static void usage(FILE *f)
                "       dtbgen --check DIR --variant V [--pieces N] [--material NAME ...] [--threads T]\n"
                "       dtbgen --compact FULL --out DIR [--variant V] [--pieces N] [--threads T]\n"
                "              [--block-positions N] [--zstd-level L] [--threats] [--json]\n"
+               "       dtbgen --convert FROM --out DIR [--dtw-store losses|full] [--variant V] [--pieces N]\n"
+               "              [--threads T] [--json]\n"
                "       dtbgen --list --variant V --pieces N [--memory GIB] [--out DIR] [--dtw-pieces N]\n"
                "              [--json]   (exit status 1 when the plan does not fit)\n"
                "       dtbgen --manifest DIR [--variant V] [--threads T]\n"
@@ -137,6 +142,11 @@ static void usage(FILE *f)
                "capture if it were to move) to a search of up to four plies: a smaller set with\n"
                "slower probes of those positions.\n"
                "docs/FORMAT.md, \"Compact sets\", has the rule, the defaults and the sizes.\n");
+    fprintf(f, "\nDTW tables store the losses only (--dtw-store losses, the default since format\n"
+               "§8.7): wins and draws are read from the WLD table and a win's distance is searched\n"
+               "from its moves, 2-2.6x fewer DTW bytes. --dtw-store full stores every value (one\n"
+               "lookup a DTW probe). --convert makes a set's full DTW tables losses-only (the same\n"
+               "bytes a build would write), hard-linking every other file.\n");
     fprintf(f, "\nmanifest: one line \"<digest>  <variant>/<file>\" per table file, the digest a hash of\n"
                "its header's meaning and its values with don't-care positions as 0 (gen/manifest.h):\n"
                "the same for any zstd version, level, block size or tiling. Without --variant, every\n"
@@ -170,11 +180,12 @@ static int options_from_args(const dtb_cli_args *a, dtbgen_options *o)
         int option;
         dtbgen_command command;
     } commands[] = {{OPT_LIST, CMD_LIST},         {OPT_CHECK, CMD_CHECK}, {OPT_COMPACT, CMD_COMPACT},
-                    {OPT_MANIFEST, CMD_MANIFEST}, {OPT_OUT, CMD_BUILD}};
+                    {OPT_CONVERT, CMD_CONVERT},   {OPT_MANIFEST, CMD_MANIFEST}, {OPT_OUT, CMD_BUILD}};
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         const int k = commands[i].option;
         /* --out is where --compact writes, and the build --list plans. */
-        if (!a->given[k] || (k == OPT_OUT && (a->given[OPT_COMPACT] || a->given[OPT_LIST])))
+        if (!a->given[k] ||
+            (k == OPT_OUT && (a->given[OPT_COMPACT] || a->given[OPT_CONVERT] || a->given[OPT_LIST])))
             continue;
         if (o->command != CMD_NONE) {
             char msg[80];
@@ -239,7 +250,7 @@ static int options_from_args(const dtb_cli_args *a, dtbgen_options *o)
     o->dir = o->command == CMD_CHECK      ? a->text[OPT_CHECK]
              : o->command == CMD_MANIFEST ? a->text[OPT_MANIFEST]
                                           : a->text[OPT_OUT];
-    o->full_dir = a->text[OPT_COMPACT];
+    o->full_dir = o->command == CMD_CONVERT ? a->text[OPT_CONVERT] : a->text[OPT_COMPACT];
     o->nonly = dtb_cli_values(a, OPT_MATERIAL, o->only, MAX_ONLY);
     if (o->nonly > MAX_ONLY)
         return usage_error("--material: more than 64 materials");
@@ -252,8 +263,9 @@ static int options_from_args(const dtb_cli_args *a, dtbgen_options *o)
         return usage_error("--block-positions is for --compact (builds use 65536)");
     if (o->dtw_pieces && o->command != CMD_BUILD && o->command != CMD_LIST)
         return usage_error("--dtw-pieces is for a build (--out) and its plan (--list)");
-    if (a->given[OPT_DTW_STORE] && o->command != CMD_BUILD && o->command != CMD_LIST)
-        return usage_error("--dtw-store is for a build (--out) and its plan (--list)");
+    if (a->given[OPT_DTW_STORE] && o->command != CMD_BUILD && o->command != CMD_LIST &&
+        o->command != CMD_CONVERT)
+        return usage_error("--dtw-store is for a build (--out), its plan (--list) and --convert");
     if (a->given[OPT_SLICES] && o->command != CMD_BUILD && o->command != CMD_LIST)
         return usage_error("--slices is for a build (--out) and its plan (--list)");
     if (a->given[OPT_METRICS] && o->command != CMD_BUILD)
@@ -262,12 +274,14 @@ static int options_from_args(const dtb_cli_args *a, dtbgen_options *o)
         return usage_error("--threats is for --compact (full sets store every quiet position)");
     if (o->command == CMD_COMPACT && !o->dir)
         return usage_error("--compact needs --out DIR (where the compact set goes)");
+    if (o->command == CMD_CONVERT && !o->dir)
+        return usage_error("--convert needs --out DIR (where the converted set goes)");
     /* A manifest covers whole directories: a subset of them would pass for the whole list. */
     if (o->command == CMD_MANIFEST && (have_pieces || o->nonly))
         return usage_error(have_pieces ? "--pieces is not for --manifest (it lists every table)"
                                        : "--material is not for --manifest (it lists every table)");
-    if (o->command != CMD_CHECK && o->command != CMD_COMPACT && o->command != CMD_MANIFEST &&
-        !o->variant)
+    if (o->command != CMD_CHECK && o->command != CMD_COMPACT && o->command != CMD_CONVERT &&
+        o->command != CMD_MANIFEST && !o->variant)
         return usage_error("--variant is needed");
     if (o->command == CMD_BUILD && !have_pieces && o->nonly == 0)
         return usage_error("--out needs --pieces or --material");
@@ -1236,6 +1250,61 @@ static int run_compact(const dtbgen_options *o)
     return 0;
 }
 
+/* ---- converting DTW tables ---------------------------------------------------------------- */
+
+static void on_convert(void *user, const char *path, dtb_convert_action action, uint64_t bytes_in,
+                       uint64_t bytes_out)
+{
+    const dtbgen_options *o = user;
+    if (o->quiet)
+        return;
+    static const char *const what[] = {"rewritten", "linked", "already there"};
+    fprintf(stderr, "dtbgen: %s %s (%llu -> %llu bytes)\n", what[action], path,
+            (unsigned long long)bytes_in, (unsigned long long)bytes_out);
+}
+
+static int run_convert(const dtbgen_options *o)
+{
+    const dtb_variant *v = compact_variant(o);
+    if (!v)
+        return EXIT_INPUT;
+    const dtb_convert_options co = {
+        .from_dir = o->full_dir,
+        .out_dir = o->dir,
+        .variant = v,
+        .pieces = o->pieces,
+        .dtw_full = o->dtw_full,
+        .threads = o->threads,
+        .log = on_convert,
+        .user = (void *)o,
+    };
+    const double t0 = omp_get_wtime();
+    dtb_convert_stats st;
+    dtb_error e;
+    if (dtb_convert(&co, &st, &e) != DTB_OK) {
+        fprintf(stderr, "dtbgen: %s\n", e.msg);
+        return EXIT_INPUT;
+    }
+    const double secs = omp_get_wtime() - t0;
+    if (o->json) {
+        printf("{\"variant\":\"%s\",\"dir\":\"%s\",\"dtw_store\":\"%s\",\"files\":%d,"
+               "\"rewritten\":%d,\"dtw\":{\"positions\":%llu,\"bytes_in\":%llu,\"bytes\":%llu},"
+               "\"seconds\":%.1f}\n",
+               v->name, o->dir, o->dtw_full ? "full" : "losses", st.files, st.rewritten,
+               (unsigned long long)st.dtw_positions, (unsigned long long)st.dtw_bytes_in,
+               (unsigned long long)st.dtw_bytes_out, secs);
+        return 0;
+    }
+    printf("%s set in %s/%s, DTW %s: %d files, %d rewritten (%.1f s)\n", v->name, o->dir, v->name,
+           o->dtw_full ? "full" : "losses only", st.files, st.rewritten, secs);
+    if (st.dtw_bytes_out)
+        printf("  DTW: %llu -> %llu bytes, %.1f -> %.1f positions per byte\n",
+               (unsigned long long)st.dtw_bytes_in, (unsigned long long)st.dtw_bytes_out,
+               (double)st.dtw_positions / (double)st.dtw_bytes_in,
+               (double)st.dtw_positions / (double)st.dtw_bytes_out);
+    return 0;
+}
+
 /* ---- manifests --------------------------------------------------------------------------- */
 
 static bool print_line(void *user, uint64_t digest, const char *relpath)
@@ -1285,6 +1354,8 @@ static int run_command(const dtbgen_options *o, dtb_mpi *mpi)
         return run_check(o);
     case CMD_COMPACT:
         return run_compact(o);
+    case CMD_CONVERT:
+        return run_convert(o);
     case CMD_MANIFEST:
         return run_manifest(o);
     case CMD_NONE:

@@ -148,6 +148,15 @@ dtb_status dtb_atomic_rename(const char *from, const char *to, dtb_error *e)
     return err ? dtb_sys_error(e, err, to, "cannot sync the directory") : DTB_OK;
 }
 
+dtb_status dtb_atomic_link(const char *from, const char *to, dtb_error *e)
+{
+    if (link(from, to) != 0)
+        return dtb_sys_error(e, errno, to, errno == EXDEV ? "cannot link across file systems"
+                                                          : "cannot link");
+    const int err = sync_dir_of(to);
+    return err ? dtb_sys_error(e, err, to, "cannot sync the directory") : DTB_OK;
+}
+
 dtb_status dtb_atomic_write_file(const char *path, const void *data, size_t len, dtb_error *e)
 {
     dtb_atomic_file af;

@@ -47,6 +47,10 @@ dtb_status dtb_atomic_finish(dtb_atomic_file *af, dtb_error *e);
 /* Closes and removes the temporary; the final name is untouched. NULL-safe, idempotent. */
 void dtb_atomic_abort(dtb_atomic_file *af);
 
+/* Gives complete file from the second name to (a hard link: one file, whole from the start)
+ * and syncs to's directory. */
+dtb_status dtb_atomic_link(const char *from, const char *to, dtb_error *e);
+
 /* Renames a complete, synced file from into to and syncs to's directory. */
 dtb_status dtb_atomic_rename(const char *from, const char *to, dtb_error *e);
 
