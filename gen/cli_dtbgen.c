@@ -523,7 +523,7 @@ static int run_list(const dtbgen_options *o)
                                 .out_dir = o->dir, .memory_budget = allowed,
                                 .work_dir = o->work_dir, .only = o->nonly ? only : NULL,
                                 .read_finished = o->from_files, .dtw_pieces = o->dtw_pieces,
-                                .slices = o->slices,
+                                .dtw_full = o->dtw_full, .slices = o->slices,
                                 .nonly = o->nonly};
         dtb_error e;
         if (dtb_build_plan_budget(&bo, &budget, &e) != DTB_OK) {
@@ -590,7 +590,8 @@ static int run_list(const dtbgen_options *o)
                    "\"lean_pairs\":%d,\"lean_positions\":%llu,\"table_file_bytes\":%llu,"
                    "\"wld_bytes\":%llu,\"dtw_bytes\":%llu,\"dtw_pieces\":%d,"
                    "\"disk_needed\":%llu,\"disk_free\":%llu,\"read_finished\":%s,"
-                   "\"sliced_pairs\":%d,\"sliced_positions\":%llu,\"slice_store_bytes\":%llu",
+                   "\"sliced_pairs\":%d,\"sliced_positions\":%llu,\"slice_store_bytes\":%llu,"
+                   "\"dtw_store\":\"%s\"",
                    (unsigned long long)peak, (unsigned long long)keep,
                    (unsigned long long)allowed, (unsigned long long)budget.minimum,
                    (unsigned long long)budget.working, budget.use_work_files ? "true" : "false",
@@ -602,7 +603,7 @@ static int run_list(const dtbgen_options *o)
                    (unsigned long long)disk, (unsigned long long)budget.disk_free,
                    budget.read_finished ? "true" : "false", budget.sliced_pairs,
                    (unsigned long long)budget.sliced_positions,
-                   (unsigned long long)budget.slice_bytes);
+                   (unsigned long long)budget.slice_bytes, o->dtw_full ? "full" : "losses");
             if (alt_pieces)
                 printf(",\"alternative\":{\"dtw_pieces\":%d,\"table_file_bytes\":%llu,"
                        "\"wld_bytes\":%llu,\"dtw_bytes\":%llu,\"disk_needed\":%llu,\"fits\":%s}",
@@ -634,9 +635,13 @@ static int run_list(const dtbgen_options *o)
                        "(%.2f GiB at most, in the work files' disk)\n",
                        budget.sliced_pairs, budget.sliced_pairs > 1 ? "s" : "",
                        (double)budget.sliced_positions, (double)budget.slice_bytes / gib);
-            char dtw_text[64] = "every table";
+            const char *form = o->dtw_full ? "every value" : "losses only";
+            char dtw_text[80];
             if (o->dtw_pieces && o->dtw_pieces < o->pieces)
-                snprintf(dtw_text, sizeof dtw_text, "up to %d pieces (--dtw-pieces)", o->dtw_pieces);
+                snprintf(dtw_text, sizeof dtw_text, "%s, up to %d pieces (--dtw-pieces)", form,
+                         o->dtw_pieces);
+            else
+                snprintf(dtw_text, sizeof dtw_text, "%s, every table", form);
             char work_part[64] = ", no work files";
             if (budget.use_work_files)
                 snprintf(work_part, sizeof work_part, ", work files %.2f GiB at their peak",

@@ -18,50 +18,54 @@
 #include "material.h"
 
 /* One measured piece count of one variant: its positions and the bytes of its full set's files
- * (the writer's defaults: 65,536-position blocks, zstd level 9). */
+ * (the writer's defaults: 65,536-position blocks, zstd level 9): WLD, DTW with every value, and
+ * DTW with the losses only (docs/FORMAT.md §8.7; 0: not measured, the full DTW's bytes stand
+ * in, which is more disk than such a build takes). */
 typedef struct measured {
     const char *variant;
     int pieces;
-    uint64_t positions, wld_bytes, dtw_bytes;
+    uint64_t positions, wld_bytes, dtw_bytes, dtw_loss_bytes;
 } measured;
 
 /* From docs/MEASUREMENTS.md: international 2..5 and 2..6 (2026-12-01, the 6-piece row the
  * difference of the two sets), english, russian and brazilian 2..7 and canadian 2..5
- * (2026-12-03). In piece order within a variant. */
+ * (2026-12-03); losses-only DTW of international 2..6 and english 2..7 (2026-12-05, those
+ * sets converted by dtbgen --convert). In piece order within a variant. */
 static const measured table[] = {
-    {"international", 2, 8845, 1568, 2274},
-    {"international", 3, 806300, 19298, 57325},
-    {"international", 4, 41971200, 857075, 2477180},
-    {"international", 5, 1570600750, 26378606, 135014710},
-    {"international", 6, 46198758750, 800999347, 4261426416},
-    {"english", 2, 3488, 1537, 1864},
-    {"english", 3, 196032, 4681, 48807},
-    {"english", 4, 6209316, 159675, 1021103},
-    {"english", 5, 139450808, 1422433, 39866245},
-    {"english", 6, 2426085676, 41422154, 516375216},
-    {"english", 7, 34243113624, 426705415, 9532523172},
-    {"russian", 2, 3488, 1414, 1735},
-    {"russian", 3, 196032, 9642, 20199},
-    {"russian", 4, 6209316, 195235, 853809},
-    {"russian", 5, 139450808, 3307225, 18894587},
-    {"russian", 6, 2426085676, 55430780, 322993573},
-    {"russian", 7, 34243113624, 671171110, 4096185320},
-    {"brazilian", 2, 3488, 1414, 1735},
-    {"brazilian", 3, 196032, 9642, 20199},
-    {"brazilian", 4, 6209316, 195156, 853731},
-    {"brazilian", 5, 139450808, 3316878, 18907799},
-    {"brazilian", 6, 2426085676, 55306025, 322532744},
-    {"brazilian", 7, 34243113624, 669162506, 4082060378},
-    {"canadian", 2, 18780, 1817, 3056},
-    {"canadian", 3, 2518980, 38448, 146713},
-    {"canadian", 4, 194246505, 2952731, 9493746},
-    {"canadian", 5, 10843904820, 147909862, 808957301},
+    {"international", 2, 8845, 1568, 2274, 1677},
+    {"international", 3, 806300, 19298, 57325, 25369},
+    {"international", 4, 41971200, 857075, 2477180, 859220},
+    {"international", 5, 1570600750, 26378606, 135014710, 0},
+    {"international", 6, 46198758750, 800999347, 4261426416, 0},
+    {"english", 2, 3488, 1537, 1864, 0},
+    {"english", 3, 196032, 4681, 48807, 0},
+    {"english", 4, 6209316, 159675, 1021103, 0},
+    {"english", 5, 139450808, 1422433, 39866245, 0},
+    {"english", 6, 2426085676, 41422154, 516375216, 0},
+    {"english", 7, 34243113624, 426705415, 9532523172, 0},
+    {"russian", 2, 3488, 1414, 1735, 0},
+    {"russian", 3, 196032, 9642, 20199, 0},
+    {"russian", 4, 6209316, 195235, 853809, 0},
+    {"russian", 5, 139450808, 3307225, 18894587, 0},
+    {"russian", 6, 2426085676, 55430780, 322993573, 0},
+    {"russian", 7, 34243113624, 671171110, 4096185320, 0},
+    {"brazilian", 2, 3488, 1414, 1735, 0},
+    {"brazilian", 3, 196032, 9642, 20199, 0},
+    {"brazilian", 4, 6209316, 195156, 853731, 0},
+    {"brazilian", 5, 139450808, 3316878, 18907799, 0},
+    {"brazilian", 6, 2426085676, 55306025, 322532744, 0},
+    {"brazilian", 7, 34243113624, 669162506, 4082060378, 0},
+    {"canadian", 2, 18780, 1817, 3056, 0},
+    {"canadian", 3, 2518980, 38448, 146713, 0},
+    {"canadian", 4, 194246505, 2952731, 9493746, 0},
+    {"canadian", 5, 10843904820, 147909862, 808957301, 0},
 };
 enum { ROWS = sizeof table / sizeof table[0] };
 
-static double ratio(const measured *m, dtb_metric metric)
+static double ratio(const measured *m, dtb_metric metric, bool losses)
 {
-    return (double)m->positions / (double)(metric == DTB_METRIC_WLD ? m->wld_bytes : m->dtw_bytes);
+    const uint64_t dtw = losses && m->dtw_loss_bytes ? m->dtw_loss_bytes : m->dtw_bytes;
+    return (double)m->positions / (double)(metric == DTB_METRIC_WLD ? m->wld_bytes : dtw);
 }
 
 int dtb_diskplan_measured_pieces(const dtb_variant *v)
@@ -74,7 +78,7 @@ int dtb_diskplan_measured_pieces(const dtb_variant *v)
 }
 
 double dtb_diskplan_positions_per_byte(const dtb_variant *v, int pieces, dtb_metric metric,
-                                       bool *measured)
+                                       bool losses, bool *measured)
 {
     const struct measured *last = NULL, *before = NULL;
     *measured = false;
@@ -82,8 +86,8 @@ double dtb_diskplan_positions_per_byte(const dtb_variant *v, int pieces, dtb_met
         if (strcmp(table[i].variant, v->name) != 0)
             continue;
         if (table[i].pieces == pieces) {
-            *measured = true;
-            return ratio(&table[i], metric);
+            *measured = metric == DTB_METRIC_WLD || !losses || table[i].dtw_loss_bytes;
+            return ratio(&table[i], metric, losses);
         }
         before = last;
         last = &table[i];
@@ -91,8 +95,8 @@ double dtb_diskplan_positions_per_byte(const dtb_variant *v, int pieces, dtb_met
     if (!last)
         return 0;
     if (!before || pieces < last->pieces) /* below the table: nothing to say better */
-        return ratio(last, metric);
-    const double a = ratio(last, metric), b = ratio(before, metric);
+        return ratio(last, metric, losses);
+    const double a = ratio(last, metric, losses), b = ratio(before, metric, losses);
     return a < b ? a : b;
 }
 
@@ -116,10 +120,11 @@ bool dtb_diskplan_tables(const dtb_build_options *o, uint64_t *wld_bytes, uint64
         dtb_index_free(ix);
         const int pieces = dtb_material_pieces(&list[i]);
         bool measured;
-        wld += size / dtb_diskplan_positions_per_byte(o->variant, pieces, DTB_METRIC_WLD, &measured);
+        wld += size / dtb_diskplan_positions_per_byte(o->variant, pieces, DTB_METRIC_WLD, false,
+                                                      &measured);
         if (dtb_build_writes_dtw(o, &list[i]))
             dtw += size / dtb_diskplan_positions_per_byte(o->variant, pieces, DTB_METRIC_DTW,
-                                                          &measured);
+                                                          !o->dtw_full, &measured);
     }
     free(list);
     *wld_bytes = (uint64_t)wld;
