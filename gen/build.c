@@ -743,7 +743,8 @@ static dtb_status solve_and_write(const dtb_build_options *o, dtb_solved *s,
     dtb_sliced_pair *sp = NULL;
     char scratch[4096];
     dtb_status rc =
-        sliced   ? dtb_solve_pair_sliced(s, *m, in_memory, work_dir_of(o, scratch), st, &sp,
+        sliced   ? dtb_solve_pair_sliced(s, *m, in_memory, work_dir_of(o, scratch),
+                                   o->dtw_full && dtb_build_writes_dtw(o, m), st, &sp,
                                    on_progress, &pc, e)
         : o->peers ? o->peers->solve_pair(o->peers->ctx, s, *m, lean, st, on_progress, &pc, e)
                  : dtb_solve_pair(s, *m, lean, st, on_progress, &pc, e);

@@ -121,12 +121,14 @@ typedef struct dtb_sliced_pair dtb_sliced_pair;
  * when s keeps values in work files) and solved a level at a time
  * from the top; a level's values and capture bits go, compressed, to a slice store with its
  * scratch file in scratch_dir once the level below is solved, and its pages are given back. Same
- * values and stats as dtb_solve_pair. The tables stay in s without their values: read them
+ * values and stats as dtb_solve_pair, but for win_distances false: the store then keeps every
+ * win as a win in 1 (what a losses-only DTW table and a WLD table are written from), which
+ * compresses much better. The tables stay in s without their values: read them
  * through *out (dtb_sliced_pair_read), then free it. DTB_E_INVALID for a pair without kings;
  * the statuses of dtb_solve_pair, and DTB_E_NOSPACE / DTB_E_IO of the scratch file and of the
  * work files' room. */
 dtb_status dtb_solve_pair_sliced(dtb_solved *s, dtb_material m, bool in_memory, const char *scratch_dir,
-                                 dtb_solve_stats stats[2], dtb_sliced_pair **out,
+                                 bool win_distances, dtb_solve_stats stats[2], dtb_sliced_pair **out,
                                  dtb_solve_progress progress, void *user, dtb_error *e);
 
 /* Positions start..start+len-1 of the pair's table k (0: m, 1: its flip): values and capture
