@@ -672,7 +672,9 @@ dtb_status dtb_get_cache_stats(dtb_db *db, dtb_cache_stats *st);
 
 /* dtb_warm flags. */
 enum {
-    DTB_WARM_DTW = 1u, /* the tables DTW probes use, instead of those WDL probes use */
+    DTB_WARM_DTW = 1u, /* the tables DTW probes use, instead of those WDL probes use (with the
+                          .wld table of a .dtw table that stores its losses only: they read it
+                          first) */
 };
 
 /* Reads into the cache, at start-up, the tables an engine's probes meet most: every block of the
