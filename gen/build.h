@@ -178,9 +178,15 @@ dtb_status dtb_build_load_rules(dtb_rule_layers *rl, const char *dir, dtb_materi
 dtb_status dtb_build_read_mtc(const char *dir, const dtb_variant *v, dtb_material m, uint64_t size,
                               dtb_value *mtc, dtb_error *e);
 
-/* Loads the .dtw table of material m from dir into s (every material it depends on must be in s
- * already: capture positions, stored as don't-care, are re-derived from their successors).
- * DTB_E_NOTFOUND when absent; other statuses for damaged files. */
+/* Loads the .dtw tables of material m and of its colour flip (each unless in s already) from
+ * dir into s, exact: capture positions, stored as don't-care, are re-derived from their
+ * successors (smaller materials); a table that stores its losses only (docs/FORMAT.md §8.7)
+ * takes its draws and the places of its wins from the .wld table beside it, and each win's
+ * distance from a search of its moves (dtb_solve_pair_wins), once both members' losses and
+ * capture positions are in place. Every material the pair depends on must be in s already
+ * (the promotion targets too, for a losses-only pair). DTB_E_NOTFOUND when a table is absent;
+ * other statuses for damaged files or files that disagree; a failure leaves neither member it
+ * added in s. */
 dtb_status dtb_build_load(dtb_solved *s, const char *dir, dtb_material m, dtb_error *e);
 
 /* dtb_build_load of a WLD-only table (dtb_build_options.dtw_pieces): its .wld file, each value
