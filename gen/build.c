@@ -475,17 +475,20 @@ static bool is_capture(const dtb_solved_table *t, const dtb_sliced_pair *sp, int
  * store. */
 static dtb_status write_table(const dtb_build_options *o, const dtb_solved *s,
                               const dtb_solved_table *t, dtb_metric metric,
-                              const dtb_sliced_pair *sp, int k, dtb_error *e)
+                              const dtb_sliced_pair *sp, int k, dtb_error *e);
+
+/* write_table to path with the writer's options w (the name, metric and compression set). */
+static dtb_status write_table_to(const char *path, dtb_table_write_options w, bool dtw_full,
+                                 const dtb_solved *s, const dtb_solved_table *t, dtb_metric metric,
+                                 const dtb_sliced_pair *sp, int k, dtb_error *e)
 {
-    char path[4096], name[DTB_MATERIAL_NAME_MAX];
-    dtb_table_write_options w = table_options(o, t, metric, path, name);
     uint8_t wld[256]; /* the WLD table is the DTW values mapped: 1 win, 2 loss, 0 draw */
     if (metric == DTB_METRIC_WLD) {
         for (int x = 0; x < 256; x++)
             wld[x] = dtb_value_is_win((dtb_value)x) ? 1 : dtb_value_is_loss((dtb_value)x) ? 2 : 0;
         w.value_map = wld;
     }
-    const bool losses = metric == DTB_METRIC_DTW && !o->dtw_full;
+    const bool losses = metric == DTB_METRIC_DTW && !dtw_full;
     if (losses) {
         w.flags |= DTB_TABLE_LOSSES;
         w.dontcare_kind |= DTB_DONTCARE_NOT_LOSSES;
@@ -525,6 +528,32 @@ static dtb_status write_table(const dtb_build_options *o, const dtb_solved *s,
     free(lidx);
     free(ldtw);
     return st;
+}
+
+static dtb_status write_table(const dtb_build_options *o, const dtb_solved *s,
+                              const dtb_solved_table *t, dtb_metric metric,
+                              const dtb_sliced_pair *sp, int k, dtb_error *e)
+{
+    char path[4096], name[DTB_MATERIAL_NAME_MAX];
+    const dtb_table_write_options w = table_options(o, t, metric, path, name);
+    return write_table_to(path, w, o->dtw_full, s, t, metric, sp, k, e);
+}
+
+dtb_status dtb_build_write_dtw_full(const dtb_solved *s, const dtb_solved_table *t,
+                                    const char *path, uint32_t block_positions, int zstd_level,
+                                    int threads, dtb_error *e)
+{
+    char name[DTB_MATERIAL_NAME_MAX];
+    dtb_material_name(&t->material, name, sizeof name);
+    dtb_table_write_options w =
+        dtb_build_write_options(dtb_solved_board(s)->variant, name, DTB_METRIC_DTW);
+    w.dontcare_kind = DTB_DONTCARE_CAPTURES;
+    w.threads = threads;
+    if (zstd_level > 0)
+        w.zstd_level = zstd_level;
+    if (block_positions > 0)
+        w.block_positions = block_positions;
+    return write_table_to(path, w, true, s, t, DTB_METRIC_DTW, NULL, 0, e);
 }
 
 /* Writes the .mtc table of t from its MTC bytes (capture positions don't-care, as in .wld). */

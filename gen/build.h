@@ -189,6 +189,15 @@ dtb_status dtb_build_read_mtc(const char *dir, const dtb_variant *v, dtb_materia
  * added in s. */
 dtb_status dtb_build_load(dtb_solved *s, const char *dir, dtb_material m, dtb_error *e);
 
+/* Writes table t of s (loaded or solved: exact values and capture bits) to path as a DTW table
+ * that stores every value (capture positions don't-care, long entries of quiet positions), the
+ * file `dtbgen --dtw-store full` writes of it with these compression settings (block_positions
+ * and zstd_level 0: the writer's defaults; threads 0: OpenMP's). For sets whose readers need the
+ * full form (compact sets, gen/compact.c). The writer's statuses. */
+dtb_status dtb_build_write_dtw_full(const dtb_solved *s, const dtb_solved_table *t,
+                                    const char *path, uint32_t block_positions, int zstd_level,
+                                    int threads, dtb_error *e);
+
 /* dtb_build_load of a WLD-only table (dtb_build_options.dtw_pieces): its .wld file, each value
  * as dtb_solved_wld_as_dtw gives (the results exact, the distances stand-ins). */
 dtb_status dtb_build_load_wld(dtb_solved *s, const char *dir, dtb_material m, dtb_error *e);
