@@ -46,6 +46,29 @@ uint64_t dtb_solve_lean_bytes(uint64_t positions, int threads);
  * memory) or a distance exceeds DTB_MAX_DTW. */
 bool dtb_solve_block_captures(const dtb_solved *s, dtb_solved_table *t, uint64_t blk);
 
+/* Gives the quiet wins of block blk of table t (capture bits set: dtb_solve_block_captures; a
+ * quiet position whose byte is a win holds a stand-in, as a losses-only DTW table's wins do,
+ * docs/FORMAT.md §8.7) their exact value: one ply more than the shortest DTW of a successor
+ * lost for the opponent, as dtb_solve_pair gives it. Needs exact losses and capture positions
+ * in every table a move reaches (t's partner, promotion targets); a successor won by the
+ * opponent is never chosen, so the partner's stand-in wins do. A win without a move to a lost
+ * position lowers *bad to its index (UINT64_MAX: none; the tables disagree with the game).
+ * DTB_OK, DTB_E_RANGE beyond DTB_MAX_DTW, DTB_E_NOMEM for a long-list entry. Different blocks
+ * may be done by different threads, as long as none writes what another reads (see
+ * dtb_solve_pair_wins). */
+dtb_status dtb_solve_block_wins(const dtb_solved *s, dtb_solved_table *t, uint64_t blk,
+                                uint64_t *bad);
+
+/* dtb_solve_block_wins over every block of the members of material m's pair that which[]
+ * names (which[0]: m, which[1]: its flip, unused when m is its own flip), in s with values in
+ * memory; both members must be in s with their losses and capture positions exact. Uses the
+ * OpenMP threads in force: a member's blocks in parallel (it reads only its partner), one after
+ * the other; a material that is its own flip a level of men advancement at a time. DTB_OK, or
+ * DTB_E_CORRUPT (a stored win without a winning move, the message naming the material and the
+ * index), DTB_E_RANGE, DTB_E_NOMEM. */
+dtb_status dtb_solve_pair_wins(const dtb_solved *s, dtb_material m, const bool which[2],
+                               dtb_error *e);
+
 /* Bytes dtb_solve_pair allocates to order the units of a material of this many blocks of
  * block_size positions (for memory plans). */
 uint64_t dtb_solve_unit_list_bytes(uint64_t blocks, uint64_t block_size);
