@@ -35,6 +35,7 @@
 #include "material.h"
 #include "movegen.h"
 #include "tableformat.h"
+#include "setfiles.h"
 #include "tablewrite.h"
 #include "threat.h"
 
@@ -108,63 +109,6 @@ static bool is_dir(const char *path)
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-static dtb_status make_dir(const char *path, dtb_error *e)
-{
-    if (mkdir(path, 0777) == 0 || (errno == EEXIST && is_dir(path)))
-        return DTB_OK;
-    return dtb_sys_error(e, errno, path, "cannot create the directory");
-}
-
-/* Whether files a and b hold the same bytes; 0 or an errno in *err. */
-static bool same_bytes(const char *a, const char *b, int *err)
-{
-    enum { CHUNK = 1 << 16 };
-    *err = 0;
-    struct stat sa, sb;
-    if (stat(a, &sa) != 0 || stat(b, &sb) != 0) {
-        *err = errno;
-        return false;
-    }
-    if (sa.st_size != sb.st_size)
-        return false;
-    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
-    unsigned char *x = malloc(CHUNK), *y = malloc(CHUNK);
-    bool same = fa && fb && x && y;
-    if (!same)
-        *err = !x || !y ? ENOMEM : errno;
-    while (same) {
-        const size_t n = fread(x, 1, CHUNK, fa), m = fread(y, 1, CHUNK, fb);
-        same = n == m && memcmp(x, y, n) == 0;
-        if (n < CHUNK) {
-            if (ferror(fa) || ferror(fb))
-                *err = EIO, same = false;
-            break;
-        }
-    }
-    if (fa)
-        fclose(fa);
-    if (fb)
-        fclose(fb);
-    free(x);
-    free(y);
-    return same && !*err;
-}
-
-/* For an output file that exists already: DTB_OK when it holds the bytes of candidate (the file
- * this run made instead), else the refusal to overwrite it. */
-static dtb_status existing_same(const char *path, const char *candidate, dtb_error *e)
-{
-    int err;
-    if (same_bytes(path, candidate, &err))
-        return DTB_OK;
-    if (err)
-        return dtb_sys_error(e, err, path, "cannot compare with the existing file");
-    return dtb_error_set(e, DTB_E_INVALID,
-                         "%s exists with other bytes: not overwritten (remove it or choose another "
-                         "output directory)",
-                         path);
-}
-
 /* Copies from to to (.tmp, fsync, rename, directory fsync). When info is not NULL the copy is a
  * table: the whole-file checksum of the bytes copied and the end marker are checked against it
  * (a file changed or damaged since it was opened is not copied). */
@@ -234,7 +178,7 @@ static dtb_status copy_file(const char *from, const char *to, const dtb_tablefil
     snprintf(tmp, sizeof tmp, "%s.new", to);
     dtb_status s = copy_new(from, tmp, info, e);
     if (s == DTB_OK)
-        s = existing_same(to, tmp, e);
+        s = dtb_setfiles_existing_same(to, tmp, e);
     unlink(tmp);
     return s;
 }
@@ -500,7 +444,7 @@ static dtb_status full_dtw(run *r, dtb_error *e)
     if (!any)
         return DTB_OK;
     snprintf(r->scratch, sizeof r->scratch, "%s/dtw-full.tmp", r->out);
-    dtb_status s = make_dir(r->scratch, e);
+    dtb_status s = dtb_setfiles_make_dir(r->scratch, e);
     const dtb_build_options bo = {
         .variant = r->o->variant,
         .pieces = r->o->pieces ? r->o->pieces : MAX_PIECES,
@@ -684,21 +628,6 @@ static dtb_status decide_pair(run *r, entry *x, int k, dtb_error *e)
     return s;
 }
 
-/* Puts candidate file cand in place at to, or, when to exists, checks that it holds the same
- * bytes and removes cand. */
-static dtb_status place(const char *cand, const char *to, bool *unchanged, dtb_error *e)
-{
-    *unchanged = access(to, F_OK) == 0;
-    dtb_status s = DTB_OK;
-    if (*unchanged) {
-        s = existing_same(to, cand, e);
-        unlink(cand);
-    } else {
-        s = dtb_atomic_rename(cand, to, e);
-    }
-    return s;
-}
-
 /* Puts table x of metric k into the output in its chosen form: a copy of the input, or a file
  * written as <name>.new next to its final name and renamed into place. */
 static dtb_status convert(run *r, entry *x, int k, dtb_compact_stats *st, dtb_error *e)
@@ -716,13 +645,13 @@ static dtb_status convert(run *r, entry *x, int k, dtb_compact_stats *st, dtb_er
         bytes = x->pending_bytes[k];
         threats = x->pending_threats[k];
         x->pending[k] = false;
-        s = place(cand, to, &unchanged, e);
+        s = dtb_setfiles_place(cand, to, &unchanged, e);
         if (s != DTB_OK)
             unlink(cand);
     } else {
         s = write_table(r, x, k, cand, &bytes, &threats, e);
         if (s == DTB_OK)
-            s = place(cand, to, &unchanged, e);
+            s = dtb_setfiles_place(cand, to, &unchanged, e);
         if (s != DTB_OK)
             unlink(cand);
     }
@@ -763,7 +692,7 @@ static dtb_status write_text(const char *path, const char *text, size_t len, dtb
     }
     if ((s = dtb_atomic_finish(&af, e)) != DTB_OK)
         return s;
-    s = existing_same(path, af.tmp, e);
+    s = dtb_setfiles_existing_same(path, af.tmp, e);
     dtb_atomic_abort(&af);
     return s;
 }
@@ -859,8 +788,8 @@ dtb_status dtb_compact(const dtb_compact_options *o, dtb_compact_stats *st_out, 
         for (int k = 0; k < 2 && s == DTB_OK; k++)
             if (r.list[i].tf[k])
                 s = dtb_tablefile_verify(r.list[i].tf[k], false, NULL, NULL, e);
-    if (s == DTB_OK && (s = make_dir(o->out_dir, e)) == DTB_OK)
-        s = make_dir(r.out, e);
+    if (s == DTB_OK && (s = dtb_setfiles_make_dir(o->out_dir, e)) == DTB_OK)
+        s = dtb_setfiles_make_dir(r.out, e);
     if (s == DTB_OK)
         s = full_dtw(&r, e);
     if (s == DTB_OK)
