@@ -87,13 +87,13 @@ rc=$?
 # memory or disk does not fit exits 1 with the reason on one line; the table files are projected
 # from measured compression even into an empty directory, and with DTW up to fewer pieces when
 # the full plan does not fit the disk.
-expect 0 'disk: [0-9.]+ GiB of table files \(WLD [0-9.]+ GiB, DTW [0-9.]+ GiB for every table' \
+expect 0 'disk: [0-9.]+ GiB of table files \(WLD [0-9.]+ GiB, DTW [0-9.]+ GiB for losses only, every table' \
   --list --variant international --pieces 4 --out "$work/plan"
 expect 1 'the plan does not fit: its largest step alone works with' \
   --list --variant international --pieces 4 --out "$work/plan" --memory 0.000001
 grep -q -E -- 'with --dtw-pieces 7 \(DTW up to 7 pieces, WLD only above\)' <<<"$english8" ||
   { echo "FAIL: no --dtw-pieces 7 plan for english 2..8: $english8" >&2; failures=$((failures + 1)); }
-expect 0 'DTW [0-9.]+ GiB for up to 3 pieces \(--dtw-pieces\)' \
+expect 0 'DTW [0-9.]+ GiB for losses only, up to 3 pieces \(--dtw-pieces\)' \
   --list --variant english --pieces 4 --dtw-pieces 3
 expect 2 '--dtw-pieces is for a build' --check "$work/plan" --variant english --dtw-pieces 3
 # Pairs solved in slices: the option's values, where it applies, and the plan that says so.
