@@ -71,6 +71,8 @@ enum {
 typedef struct rlane {
     rnode *n;
     bucket q[ALWAYS + 1];
+    int top, low; /* the highest and lowest bucket pushed to in the unit (a unit of men only
+                     has one or two positions: the buckets between are not looked at) */
     bool nomem;
 } rlane;
 
@@ -92,6 +94,8 @@ static void rpush(rlane *ln, int h, uint32_t id)
     assert(h >= 0 && h <= ALWAYS);
     if (!dtb_unit_bucket_add(&ln->q[h], id))
         ln->nomem = true;
+    ln->top = h > ln->top ? h : ln->top;
+    ln->low = h < ln->low ? h : ln->low;
 }
 
 static bool is_capture(const dtb_solved_table *t, uint64_t idx)
@@ -305,6 +309,8 @@ static void solve_unit_rules(const unit *u, const rpair *rp, rlane *ln)
     const uint32_t n = (uint32_t)(u->nhalves * u->K);
     for (int h = 0; h < u->nhalves; h++)
         memset(u->h[h].t->values + u->h[h].base, DTB_VALUE_DRAW, u->K);
+    ln->top = -1;
+    ln->low = ALWAYS + 1;
     dtb_pos p;
     for (uint32_t id = 0; id < n; id++) {
         if (id == 0 || id == u->K)
@@ -313,9 +319,9 @@ static void solve_unit_rules(const unit *u, const rpair *rp, rlane *ln)
             next_kings(u, half_of(u, id), &p);
         init_node(u, rp, ln, id, &p);
     }
-    /* From ALWAYS down: settling at h pushes only below h, except ALWAYS itself in the class
+    /* From the top down: settling at h pushes only below h, except ALWAYS itself in the class
      * without a count (its bucket grows while it is read). */
-    for (int h = ALWAYS; h >= 0; h--) {
+    for (int h = ln->top; h >= ln->low; h--) {
         bucket *q = &ln->q[h];
         for (size_t i = 0; i < q->n && !ln->nomem; i++)
             settle(u, rp, ln, q->ids[i], h);
