@@ -23,6 +23,7 @@
 #include "fen.h"
 #include "movegen.h"
 #include "solve.h"
+#include "tableformat.h"
 #include "tablewrite.h"
 
 void dtb_build_table_path(char *buf, size_t size, const char *dir, const dtb_variant *v,
@@ -130,10 +131,13 @@ static dtb_status make_dir(const char *path, dtb_error *e)
 }
 
 /* Reads every block of a table file into t's values (and its long list into s). A rule-distance
- * table must have been solved with the limits of rules. */
+ * table must have been solved with the limits of rules. A DTW table may store its losses only
+ * (docs/FORMAT.md §8.7) when losses is not NULL: *losses says whether it does (its other
+ * bytes are then filler). */
 static dtb_status read_values(const char *path, const dtb_variant *v, const dtb_material *m,
                               dtb_metric metric, uint64_t size, dtb_value *values, dtb_solved *s,
-                              dtb_solved_table *t, const dtb_rules *rules, dtb_error *e)
+                              dtb_solved_table *t, const dtb_rules *rules, bool *losses,
+                              dtb_error *e)
 {
     char name[DTB_MATERIAL_NAME_MAX];
     dtb_material_name(m, name, sizeof name);
@@ -167,7 +171,9 @@ static dtb_status read_values(const char *path, const dtb_variant *v, const dtb_
                              "a count of %d, this build's is %d after %d", path, got, after,
                              dtb_rules_late_limit(rules), rules->late_after);
     }
-    if (info->flags) { /* derived, or threat positions without values: not a full table */
+    if (losses)
+        *losses = info->flags == DTB_TABLE_LOSSES;
+    if (info->flags && !(losses && *losses)) { /* derived, or threat positions without values */
         const bool derived = info->flags & DTB_TABLE_DERIVED;
         dtb_tablefile_close(tf);
         return dtb_error_set(e, DTB_E_MISMATCH,
@@ -216,7 +222,7 @@ bool dtb_build_writes_dtw(const dtb_build_options *o, const dtb_material *m)
 }
 
 static dtb_status load_metric(dtb_solved *s, const char *dir, dtb_material m, dtb_metric metric,
-                              dtb_error *e);
+                              bool *losses, dtb_error *e);
 
 dtb_status dtb_build_read_mtc(const char *dir, const dtb_variant *v, dtb_material m, uint64_t size,
                               dtb_value *mtc, dtb_error *e)
@@ -227,21 +233,127 @@ dtb_status dtb_build_read_mtc(const char *dir, const dtb_variant *v, dtb_materia
         return dtb_error_set(e, DTB_E_NOTFOUND, "%s: no such table", path);
     /* MTC tables have no long list, the only part of read_values that needs a registry */
     dtb_solved_table t = {.material = m, .values = mtc};
-    return read_values(path, v, &m, DTB_METRIC_MTC, size, t.values, NULL, &t, NULL, e);
+    return read_values(path, v, &m, DTB_METRIC_MTC, size, t.values, NULL, &t, NULL, NULL, e);
 }
 
+/* Loads the .dtw tables of m's pair (the members not in s yet), then searches the wins of
+ * those that store losses only: a win's distance is its shortest move to a lost position,
+ * and those lie in its partner (and in promotion targets, loaded before), so both members'
+ * losses and capture positions must be in place first. A failure leaves neither member it
+ * added in s. */
 dtb_status dtb_build_load(dtb_solved *s, const char *dir, dtb_material m, dtb_error *e)
 {
-    return load_metric(s, dir, m, DTB_METRIC_DTW, e);
+    const dtb_material f = dtb_material_flip(m);
+    const bool self = dtb_material_equal(&m, &f);
+    const dtb_material ms[2] = {m, f};
+    bool added[2] = {false, false}, losses[2] = {false, false};
+    dtb_status st = DTB_OK;
+    for (int k = 0; k < (self ? 1 : 2) && st == DTB_OK; k++) {
+        if (dtb_solved_find(s, ms[k]))
+            continue;
+        st = load_metric(s, dir, ms[k], DTB_METRIC_DTW, &losses[k], e);
+        added[k] = st == DTB_OK;
+    }
+    for (int k = 0; k < (self ? 1 : 2) && st == DTB_OK; k++) {
+        if (!losses[k]) /* a member at a time: the message names the table at fault */
+            continue;
+        const bool which[2] = {k == 0, k == 1};
+        dtb_error sub;
+        if ((st = dtb_solve_pair_wins(s, m, which, &sub)) != DTB_OK) {
+            char path[4096];
+            dtb_build_table_path(path, sizeof path, dir, dtb_solved_board(s)->variant, &ms[k],
+                                 DTB_METRIC_DTW);
+            dtb_error_set(e, st, "%s (its wins, searched from the losses): %s", path, sub.msg);
+        }
+    }
+    for (int k = 0; k < 2 && st != DTB_OK; k++)
+        if (added[k])
+            dtb_solved_drop(s, ms[k]);
+    return st;
 }
 
 dtb_status dtb_build_load_wld(dtb_solved *s, const char *dir, dtb_material m, dtb_error *e)
 {
-    return load_metric(s, dir, m, DTB_METRIC_WLD, e);
+    return load_metric(s, dir, m, DTB_METRIC_WLD, NULL, e);
+}
+
+/* Gives the quiet positions of t (its losses-only DTW table's bytes read, capture positions
+ * marked) their results from the material's WLD table at path: a draw is a draw, a win a
+ * stand-in win (dtb_value_win(1), until dtb_solve_pair_wins searches it), a loss keeps its
+ * DTW byte, which must be a loss. Capture positions (don't-care in both files) are left
+ * alone. */
+static dtb_status merge_wld(const char *path, const dtb_variant *v, dtb_solved_table *t,
+                            dtb_error *e)
+{
+    char name[DTB_MATERIAL_NAME_MAX];
+    dtb_material_name(&t->material, name, sizeof name);
+    const uint64_t n = dtb_index_size(t->index);
+    const dtb_tablefile_expect want = {
+        .variant = v->name,
+        .material = name,
+        .metric = DTB_METRIC_WLD,
+        .index_version = DTB_INDEX_VERSION,
+        .value_encoding = dtb_encoding_of(DTB_METRIC_WLD),
+        .positions = n,
+    };
+    if (access(path, F_OK) != 0)
+        return dtb_error_set(e, DTB_E_NOTFOUND, "%s: no such table (a losses-only DTW table "
+                             "takes its wins and draws from it)", path);
+    dtb_tablefile *tf;
+    dtb_status st = dtb_tablefile_open(path, &want, &tf, e);
+    if (st != DTB_OK)
+        return st;
+    const dtb_tablefile_info *info = dtb_tablefile_get_info(tf);
+    if (info->flags) {
+        dtb_tablefile_close(tf);
+        return dtb_error_set(e, DTB_E_MISMATCH, "%s: a compact set's table; building and "
+                             "checking need the full set it was made from", path);
+    }
+    dtb_status bad = DTB_OK;
+    uint64_t wrong = UINT64_MAX; /* the first quiet loss whose DTW byte is not a loss */
+#pragma omp parallel reduction(min : wrong)
+    {
+        dtb_tablefile_ctx *ctx = dtb_tablefile_ctx_create();
+        uint8_t *buf = malloc(info->block_positions);
+        dtb_error mine;
+        dtb_status my = ctx && buf ? DTB_OK : dtb_error_set(&mine, DTB_E_NOMEM, "out of memory");
+#pragma omp for schedule(dynamic, 4)
+        for (uint64_t blk = 0; blk < info->blocks; blk++) {
+            if (my != DTB_OK)
+                continue;
+            const uint64_t at = blk * info->block_positions, len = dtb_tablefile_block_len(tf, blk);
+            if ((my = dtb_tablefile_read_block(tf, blk, buf, len, ctx, &mine)) != DTB_OK)
+                continue;
+            for (uint64_t i = at; i < at + len; i++) {
+                if (t->captures[i / 64] >> (i % 64) & 1)
+                    continue;
+                const uint8_t r = buf[i - at];
+                if (r == 2 && !dtb_value_is_loss(t->values[i]))
+                    wrong = i < wrong ? i : wrong;
+                else if (r != 2)
+                    t->values[i] = dtb_solved_wld_as_dtw(r);
+            }
+        }
+        if (my != DTB_OK) {
+#pragma omp critical(dtb_read_error)
+            if (bad == DTB_OK) {
+                bad = my;
+                if (e)
+                    *e = mine;
+            }
+        }
+        free(buf);
+        dtb_tablefile_ctx_free(ctx);
+    }
+    dtb_tablefile_close(tf);
+    if (bad == DTB_OK && wrong != UINT64_MAX)
+        bad = dtb_error_set(e, DTB_E_CORRUPT, "%s: position %llu is a loss there, its DTW "
+                            "table's byte is not", path, (unsigned long long)wrong);
+    return bad;
 }
 
 static dtb_status load_metric(dtb_solved *s, const char *dir, dtb_material m, dtb_metric metric,
-                              dtb_error *e)
+                              bool *losses, dtb_error *e)
 {
     const dtb_board *b = dtb_solved_board(s);
     char path[4096];
@@ -252,7 +364,7 @@ static dtb_status load_metric(dtb_solved *s, const char *dir, dtb_material m, dt
     if (!t)
         return DTB_E_NOMEM;
     const uint64_t n = dtb_index_size(t->index);
-    dtb_status st = read_values(path, b->variant, &m, metric, n, t->values, s, t, NULL, e);
+    dtb_status st = read_values(path, b->variant, &m, metric, n, t->values, s, t, NULL, losses, e);
     if (st != DTB_OK) {
         dtb_solved_drop(s, m);
         return st;
@@ -276,6 +388,14 @@ static dtb_status load_metric(dtb_solved *s, const char *dir, dtb_material m, dt
         dtb_solved_drop(s, m);
         return dtb_error_set(e, DTB_E_NOMEM, "%s: out of memory for the long list of its capture "
                              "positions", path);
+    }
+    /* A losses-only table's quiet wins and draws are filler: the WLD table says which. */
+    if (losses && *losses) {
+        dtb_build_table_path(path, sizeof path, dir, b->variant, &m, DTB_METRIC_WLD);
+        if ((st = merge_wld(path, b->variant, t, e)) != DTB_OK) {
+            dtb_solved_drop(s, m);
+            return st;
+        }
     }
     return DTB_OK;
 }
@@ -355,17 +475,20 @@ static bool is_capture(const dtb_solved_table *t, const dtb_sliced_pair *sp, int
  * store. */
 static dtb_status write_table(const dtb_build_options *o, const dtb_solved *s,
                               const dtb_solved_table *t, dtb_metric metric,
-                              const dtb_sliced_pair *sp, int k, dtb_error *e)
+                              const dtb_sliced_pair *sp, int k, dtb_error *e);
+
+/* write_table to path with the writer's options w (the name, metric and compression set). */
+static dtb_status write_table_to(const char *path, dtb_table_write_options w, bool dtw_full,
+                                 const dtb_solved *s, const dtb_solved_table *t, dtb_metric metric,
+                                 const dtb_sliced_pair *sp, int k, dtb_error *e)
 {
-    char path[4096], name[DTB_MATERIAL_NAME_MAX];
-    dtb_table_write_options w = table_options(o, t, metric, path, name);
     uint8_t wld[256]; /* the WLD table is the DTW values mapped: 1 win, 2 loss, 0 draw */
     if (metric == DTB_METRIC_WLD) {
         for (int x = 0; x < 256; x++)
             wld[x] = dtb_value_is_win((dtb_value)x) ? 1 : dtb_value_is_loss((dtb_value)x) ? 2 : 0;
         w.value_map = wld;
     }
-    const bool losses = metric == DTB_METRIC_DTW && !o->dtw_full;
+    const bool losses = metric == DTB_METRIC_DTW && !dtw_full;
     if (losses) {
         w.flags |= DTB_TABLE_LOSSES;
         w.dontcare_kind |= DTB_DONTCARE_NOT_LOSSES;
@@ -405,6 +528,32 @@ static dtb_status write_table(const dtb_build_options *o, const dtb_solved *s,
     free(lidx);
     free(ldtw);
     return st;
+}
+
+static dtb_status write_table(const dtb_build_options *o, const dtb_solved *s,
+                              const dtb_solved_table *t, dtb_metric metric,
+                              const dtb_sliced_pair *sp, int k, dtb_error *e)
+{
+    char path[4096], name[DTB_MATERIAL_NAME_MAX];
+    const dtb_table_write_options w = table_options(o, t, metric, path, name);
+    return write_table_to(path, w, o->dtw_full, s, t, metric, sp, k, e);
+}
+
+dtb_status dtb_build_write_dtw_full(const dtb_solved *s, const dtb_solved_table *t,
+                                    const char *path, uint32_t block_positions, int zstd_level,
+                                    int threads, dtb_error *e)
+{
+    char name[DTB_MATERIAL_NAME_MAX];
+    dtb_material_name(&t->material, name, sizeof name);
+    dtb_table_write_options w =
+        dtb_build_write_options(dtb_solved_board(s)->variant, name, DTB_METRIC_DTW);
+    w.dontcare_kind = DTB_DONTCARE_CAPTURES;
+    w.threads = threads;
+    if (zstd_level > 0)
+        w.zstd_level = zstd_level;
+    if (block_positions > 0)
+        w.block_positions = block_positions;
+    return write_table_to(path, w, true, s, t, DTB_METRIC_DTW, NULL, 0, e);
 }
 
 /* Writes the .mtc table of t from its MTC bytes (capture positions don't-care, as in .wld). */
@@ -578,7 +727,7 @@ dtb_status dtb_build_load_rules(dtb_rule_layers *rl, const char *dir, dtb_materi
     const int layers = dtb_rule_layers_of(rl, &m);
     const uint64_t n = dtb_index_size(t[0]->index);
     dtb_value *all = layers > 1 ? malloc(n * (uint64_t)layers) : t[0]->values;
-    st = all ? read_values(path, v, &m, metric, n * (uint64_t)layers, all, NULL, t[0], rules, e)
+    st = all ? read_values(path, v, &m, metric, n * (uint64_t)layers, all, NULL, t[0], rules, NULL, e)
              : dtb_error_set(e, DTB_E_NOMEM, "out of memory");
     for (int c = 0; st == DTB_OK && layers > 1 && c < layers; c++)
         memcpy(t[c]->values, all + c * n, n);
@@ -743,7 +892,8 @@ static dtb_status solve_and_write(const dtb_build_options *o, dtb_solved *s,
     dtb_sliced_pair *sp = NULL;
     char scratch[4096];
     dtb_status rc =
-        sliced   ? dtb_solve_pair_sliced(s, *m, in_memory, work_dir_of(o, scratch), st, &sp,
+        sliced   ? dtb_solve_pair_sliced(s, *m, in_memory, work_dir_of(o, scratch),
+                                   o->dtw_full && dtb_build_writes_dtw(o, m), st, &sp,
                                    on_progress, &pc, e)
         : o->peers ? o->peers->solve_pair(o->peers->ctx, s, *m, lean, st, on_progress, &pc, e)
                  : dtb_solve_pair(s, *m, lean, st, on_progress, &pc, e);
@@ -815,6 +965,9 @@ typedef struct plan_pair {
                                      (no men or no kings) */
     bool sliced;                  /* solved in slices (dtb_solve_pair_sliced) */
     bool sliced_in_memory;        /* its live levels in memory, not in work files (they fit) */
+    bool losses;                  /* a member's DTW table stores its losses only (on disk, or
+                                     as this build writes it): loading it, or reading it from
+                                     its file, searches its wins through every exit */
 } plan_pair;
 
 typedef struct build_plan {
@@ -905,12 +1058,43 @@ static uint64_t step_bytes(const plan_pair *p, int threads)
 }
 
 /* Whether running pair p reads pair q's values: solving (and checking) reads every exit,
- * loading re-derives capture positions, whose successors have fewer pieces. */
+ * loading re-derives capture positions, whose successors have fewer pieces, and searches a
+ * losses-only table's wins, whose moves reach promotion targets too. */
 static bool plan_uses(const plan_pair *p, const plan_pair *q)
 {
     if (p->action == PAIR_SKIP || !dtb_build_exits(&p->m, &q->m))
         return false;
-    return p->action != PAIR_LOAD || dtb_material_pieces(&q->m) < dtb_material_pieces(&p->m);
+    return p->action != PAIR_LOAD || p->losses ||
+           dtb_material_pieces(&q->m) < dtb_material_pieces(&p->m);
+}
+
+/* Whether the DTW table at path stores its losses only (docs/FORMAT.md §8.7), from its
+ * header's metric and flags alone: plans ask before anything is loaded, and loading checks the
+ * whole file. false without such a file, or when the header does not say. */
+static bool losses_only_file(const char *path)
+{
+    unsigned char h[DTB_TF_OFF_FLAGS + 4];
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return false;
+    const bool got = fread(h, 1, sizeof h, f) == sizeof h;
+    fclose(f);
+    return got && memcmp(h, DTB_TF_MAGIC, DTB_TF_MAGIC_LEN) == 0 &&
+           dtb_tf_get32(h + DTB_TF_OFF_METRIC) == DTB_METRIC_DTW &&
+           (dtb_tf_get32(h + DTB_TF_OFF_FLAGS) & DTB_TABLE_LOSSES);
+}
+
+/* Whether either member of the pair of m has a losses-only DTW table in o->out_dir. */
+static bool pair_losses_on_disk(const dtb_build_options *o, const dtb_material *m)
+{
+    const dtb_material ms[2] = {*m, dtb_material_flip(*m)};
+    for (int k = 0; k < 2; k++) {
+        char path[4096];
+        dtb_build_table_path(path, sizeof path, o->out_dir, o->variant, &ms[k], DTB_METRIC_DTW);
+        if (losses_only_file(path))
+            return true;
+    }
+    return false;
 }
 
 /* The run order. A pair may run once every pair it depends on (dtb_build_depends: a superset of
@@ -1046,7 +1230,8 @@ static dtb_status plan_finish(const dtb_build_options *o, bool keep, build_plan 
             }
     }
     /* Tables read from their files resolve their capture positions when read: whoever reads
-     * one reads what its captures reach too (fewer pieces), as loading it would have. */
+     * one reads what its captures reach too (fewer pieces), as loading it would have, and of a
+     * losses-only table, whose wins are searched, everything its moves reach. */
     for (bool changed = pl->files; changed;) {
         changed = false;
         for (int i = 0; i < np; i++)
@@ -1055,7 +1240,8 @@ static dtb_status plan_finish(const dtb_build_options *o, bool keep, build_plan 
                     continue;
                 for (int k = 0; k < np; k++) {
                     if (k == i || pl->use[(size_t)i * np + k] ||
-                        dtb_material_pieces(&pl->pair[k].m) >= dtb_material_pieces(&pl->pair[j].m) ||
+                        (!pl->pair[j].losses &&
+                         dtb_material_pieces(&pl->pair[k].m) >= dtb_material_pieces(&pl->pair[j].m)) ||
                         !dtb_build_exits(&pl->pair[j].m, &pl->pair[k].m))
                         continue;
                     pl->use[(size_t)i * np + k] = true;
@@ -1152,8 +1338,12 @@ static dtb_status plan_make(const dtb_build_options *o, bool on_disk, bool keep,
     if (rc != DTB_OK)
         return rc;
     pl->files = files;
-    for (int i = 0; i < pl->npairs; i++)
-        pl->pair[i].action = on_disk && pair_complete(o, &pl->pair[i].m) ? PAIR_SKIP : PAIR_SOLVE;
+    for (int i = 0; i < pl->npairs; i++) {
+        plan_pair *p = &pl->pair[i];
+        p->action = on_disk && pair_complete(o, &p->m) ? PAIR_SKIP : PAIR_SOLVE;
+        p->losses = p->action == PAIR_SOLVE ? !o->dtw_full && dtb_build_writes_dtw(o, &p->m)
+                                            : pair_losses_on_disk(o, &p->m);
+    }
     return plan_finish(o, keep, pl, e);
 }
 
@@ -1374,12 +1564,13 @@ static dtb_status load_pair(const dtb_build_options *o, dtb_solved *s, const pla
 {
     const dtb_material ms[2] = {p->m, dtb_material_flip(p->m)};
     dtb_status rc = DTB_OK;
-    for (int k = 0; k < (p->self ? 1 : 2) && rc == DTB_OK; k++) {
-        rc = has_dtw(o, &ms[k]) ? dtb_build_load(s, o->out_dir, ms[k], e)
-                                : dtb_build_load_wld(s, o->out_dir, ms[k], e);
-        if (rc == DTB_OK && o->peers)
-            rc = o->peers->loaded(o->peers->ctx, s, ms[k], e);
-    }
+    if (has_dtw(o, &p->m)) /* both members: a losses-only table's wins need its partner */
+        rc = dtb_build_load(s, o->out_dir, p->m, e);
+    for (int k = 0; k < (p->self ? 1 : 2) && rc == DTB_OK && !has_dtw(o, &p->m); k++)
+        rc = dtb_build_load_wld(s, o->out_dir, ms[k], e);
+    /* the peers get the values once they are whole, wins searched */
+    for (int k = 0; k < (p->self ? 1 : 2) && rc == DTB_OK && o->peers; k++)
+        rc = o->peers->loaded(o->peers->ctx, s, ms[k], e);
     return rc;
 }
 
@@ -1514,8 +1705,9 @@ dtb_status dtb_build(const dtb_build_options *o, dtb_error *e)
 }
 
 /* Presence decides it all: a pair can be loaded when both members' .dtw (or, WLD-only, .wld)
- * are there and every pair its captures reach can be loaded; checked when besides every pair
- * its moves reach can be loaded. In list order, so what a pair reaches is decided before it. */
+ * are there and every pair its captures reach (a losses-only pair: its moves) can be loaded;
+ * checked when besides every pair its moves reach can be loaded. In list order, so what a pair
+ * reaches is decided before it. */
 dtb_status dtb_build_walk(const dtb_build_options *o, dtb_build_visit visit, void *user,
                           dtb_error *e)
 {
@@ -1550,14 +1742,20 @@ dtb_status dtb_build_walk(const dtb_build_options *o, dtb_build_visit visit, voi
                 has[k][x] = access(path, F_OK) == 0;
             }
         wld_only[i] = !has[0][0] && !has[1][0];
+        p->losses = !wld_only[i] && pair_losses_on_disk(o, &p->m);
         for (int k = 0; k < (p->self ? 1 : 2); k++) {
-            present[2 * i + k] = has[k][wld_only[i] ? 1 : 0];
+            /* a losses-only table is whole with its .wld (a build writes it second) */
+            char path[4096];
+            dtb_build_table_path(path, sizeof path, o->out_dir, o->variant, &ms[k], DTB_METRIC_DTW);
+            present[2 * i + k] = wld_only[i] ? has[k][1]
+                                              : has[k][0] && (has[k][1] || !losses_only_file(path));
             if (!present[2 * i + k] && whole) {
                 whole = false;
                 missing[i] = ms[k];
             }
         }
-        /* Captures reach fewer pieces, listed first: one missing there and loading fails. */
+        /* Captures reach fewer pieces, listed first: one missing there and loading fails; so
+         * does a promotion target of a losses-only pair (a man fewer, listed first too). */
         for (int j = 0; j < i && whole; j++) {
             const bool usable = loadable[j] && (wld_only[i] || !wld_only[j]);
             if (usable || !dtb_build_exits(&p->m, &pl.pair[j].m))
@@ -1565,7 +1763,7 @@ dtb_status dtb_build_walk(const dtb_build_options *o, dtb_build_visit visit, voi
             if (reach) /* what is absent, not what it stops */
                 missing[i] = loadable[j] ? pl.pair[j].m : missing[j];
             reach = false;
-            if (dtb_material_pieces(&pl.pair[j].m) < dtb_material_pieces(&p->m))
+            if (p->losses || dtb_material_pieces(&pl.pair[j].m) < dtb_material_pieces(&p->m))
                 whole = false;
         }
         loadable[i] = whole;

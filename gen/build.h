@@ -178,10 +178,25 @@ dtb_status dtb_build_load_rules(dtb_rule_layers *rl, const char *dir, dtb_materi
 dtb_status dtb_build_read_mtc(const char *dir, const dtb_variant *v, dtb_material m, uint64_t size,
                               dtb_value *mtc, dtb_error *e);
 
-/* Loads the .dtw table of material m from dir into s (every material it depends on must be in s
- * already: capture positions, stored as don't-care, are re-derived from their successors).
- * DTB_E_NOTFOUND when absent; other statuses for damaged files. */
+/* Loads the .dtw tables of material m and of its colour flip (each unless in s already) from
+ * dir into s, exact: capture positions, stored as don't-care, are re-derived from their
+ * successors (smaller materials); a table that stores its losses only (docs/FORMAT.md §8.7)
+ * takes its draws and the places of its wins from the .wld table beside it, and each win's
+ * distance from a search of its moves (dtb_solve_pair_wins), once both members' losses and
+ * capture positions are in place. Every material the pair depends on must be in s already
+ * (the promotion targets too, for a losses-only pair). DTB_E_NOTFOUND when a table is absent;
+ * other statuses for damaged files or files that disagree; a failure leaves neither member it
+ * added in s. */
 dtb_status dtb_build_load(dtb_solved *s, const char *dir, dtb_material m, dtb_error *e);
+
+/* Writes table t of s (loaded or solved: exact values and capture bits) to path as a DTW table
+ * that stores every value (capture positions don't-care, long entries of quiet positions), the
+ * file `dtbgen --dtw-store full` writes of it with these compression settings (block_positions
+ * and zstd_level 0: the writer's defaults; threads 0: OpenMP's). For sets whose readers need the
+ * full form (compact sets, gen/compact.c). The writer's statuses. */
+dtb_status dtb_build_write_dtw_full(const dtb_solved *s, const dtb_solved_table *t,
+                                    const char *path, uint32_t block_positions, int zstd_level,
+                                    int threads, dtb_error *e);
 
 /* dtb_build_load of a WLD-only table (dtb_build_options.dtw_pieces): its .wld file, each value
  * as dtb_solved_wld_as_dtw gives (the results exact, the distances stand-ins). */

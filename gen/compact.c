@@ -35,6 +35,7 @@
 #include "material.h"
 #include "movegen.h"
 #include "tableformat.h"
+#include "setfiles.h"
 #include "tablewrite.h"
 #include "threat.h"
 
@@ -55,6 +56,10 @@ typedef struct entry {
     bool decided[2];      /* the choice of its pair is made */
     bool pending[2];      /* its stored form waits in the output as <table>.new for convert */
     uint64_t pending_bytes[2], pending_threats[2];
+    /* A losses-only DTW table (docs/FORMAT.md §8.7), which a compact set cannot hold: tf[1] and
+     * path[1] are then its full form, re-encoded into the scratch directory (full_dtw). */
+    bool losses;
+    uint64_t input_bytes[2]; /* the input file's size */
 } entry;
 
 typedef struct run {
@@ -66,6 +71,8 @@ typedef struct run {
     int threads;
     uint32_t block_positions; /* 0: each input's own (same_parameters) */
     int zstd_level;
+    char scratch[DIRPATH_MAX + 32]; /* where losses-only DTW tables are re-encoded in full; "":
+                                      none */
 } run;
 
 static const dtb_metric metrics[2] = {DTB_METRIC_WLD, DTB_METRIC_DTW};
@@ -100,63 +107,6 @@ static bool is_dir(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-static dtb_status make_dir(const char *path, dtb_error *e)
-{
-    if (mkdir(path, 0777) == 0 || (errno == EEXIST && is_dir(path)))
-        return DTB_OK;
-    return dtb_sys_error(e, errno, path, "cannot create the directory");
-}
-
-/* Whether files a and b hold the same bytes; 0 or an errno in *err. */
-static bool same_bytes(const char *a, const char *b, int *err)
-{
-    enum { CHUNK = 1 << 16 };
-    *err = 0;
-    struct stat sa, sb;
-    if (stat(a, &sa) != 0 || stat(b, &sb) != 0) {
-        *err = errno;
-        return false;
-    }
-    if (sa.st_size != sb.st_size)
-        return false;
-    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
-    unsigned char *x = malloc(CHUNK), *y = malloc(CHUNK);
-    bool same = fa && fb && x && y;
-    if (!same)
-        *err = !x || !y ? ENOMEM : errno;
-    while (same) {
-        const size_t n = fread(x, 1, CHUNK, fa), m = fread(y, 1, CHUNK, fb);
-        same = n == m && memcmp(x, y, n) == 0;
-        if (n < CHUNK) {
-            if (ferror(fa) || ferror(fb))
-                *err = EIO, same = false;
-            break;
-        }
-    }
-    if (fa)
-        fclose(fa);
-    if (fb)
-        fclose(fb);
-    free(x);
-    free(y);
-    return same && !*err;
-}
-
-/* For an output file that exists already: DTB_OK when it holds the bytes of candidate (the file
- * this run made instead), else the refusal to overwrite it. */
-static dtb_status existing_same(const char *path, const char *candidate, dtb_error *e)
-{
-    int err;
-    if (same_bytes(path, candidate, &err))
-        return DTB_OK;
-    if (err)
-        return dtb_sys_error(e, err, path, "cannot compare with the existing file");
-    return dtb_error_set(e, DTB_E_INVALID,
-                         "%s exists with other bytes: not overwritten (remove it or choose another "
-                         "output directory)",
-                         path);
 }
 
 /* Copies from to to (.tmp, fsync, rename, directory fsync). When info is not NULL the copy is a
@@ -228,7 +178,7 @@ static dtb_status copy_file(const char *from, const char *to, const dtb_tablefil
     snprintf(tmp, sizeof tmp, "%s.new", to);
     dtb_status s = copy_new(from, tmp, info, e);
     if (s == DTB_OK)
-        s = existing_same(to, tmp, e);
+        s = dtb_setfiles_existing_same(to, tmp, e);
     unlink(tmp);
     return s;
 }
@@ -419,6 +369,12 @@ static dtb_status open_all(run *r, dtb_error *e)
             }
             if ((s = dtb_tablefile_open(path, &want, &x->tf[k], e)) != DTB_OK)
                 break;
+            x->input_bytes[k] = dtb_tablefile_get_info(x->tf[k])->file_size;
+            /* re-encoded in full before anything else (full_dtw), and checked then */
+            x->losses = metrics[k] == DTB_METRIC_DTW &&
+                        dtb_tablefile_get_info(x->tf[k])->flags == DTB_TABLE_LOSSES;
+            if (x->losses)
+                continue;
             if (dtb_tablefile_get_info(x->tf[k])->flags != 0)
                 s = dtb_error_set(e, DTB_E_MISMATCH,
                                   "%s: a compact set's derived table; the input must be a full set",
@@ -436,6 +392,112 @@ static dtb_status open_all(run *r, dtb_error *e)
         s = dtb_error_set(e, DTB_E_NOTFOUND, "no %s tables of up to %d pieces in %s",
                           r->o->variant->name, pieces, r->from);
     return s;
+}
+
+/* dtb_build_walk's visitor of full_dtw: writes each visited losses-only table in full into
+ * the scratch directory, with its input's block size and zstd level (so the file is the one
+ * `dtbgen --dtw-store full` would have written); the first failure, and a table that cannot be
+ * loaded (*missing), are kept in the walk's state. */
+typedef struct full_walk {
+    run *r;
+    dtb_status st;
+    dtb_error *e;
+} full_walk;
+
+static void full_scratch_path(const run *r, const entry *x, char path[FILEPATH_MAX + 64])
+{
+    snprintf(path, FILEPATH_MAX + 64, "%s/%s.dtw", r->scratch, x->name);
+}
+
+static void write_full(void *user, const dtb_solved *s, dtb_material m, const dtb_material *missing)
+{
+    full_walk *fw = user;
+    entry *x = find_entry(fw->r, m);
+    if (fw->st != DTB_OK || !x || !x->losses)
+        return;
+    if (missing) {
+        char need[DTB_MATERIAL_NAME_MAX];
+        dtb_material_name(missing, need, sizeof need);
+        fw->st = dtb_error_set(fw->e, DTB_E_NOTFOUND, /* short: the path comes first */
+                               "%s: losses-only, needs the missing %s to be made full (dtbgen "
+                               "--dtw-store full)", x->path[1], need);
+        return;
+    }
+    char path[FILEPATH_MAX + 64];
+    full_scratch_path(fw->r, x, path);
+    const dtb_tablefile_info *in = dtb_tablefile_get_info(x->tf[1]);
+    fw->st = dtb_build_write_dtw_full(s, dtb_solved_find(s, m), path, in->block_positions,
+                                      in->zstd_level, fw->r->threads, fw->e);
+}
+
+/* A compact set's readers refuse losses-only DTW tables (a derived table searched through a
+ * partner whose wins are searched again could go round), so such inputs are re-encoded in full
+ * first: the set loaded pair by pair as --check loads it (gen/build.c: wins searched from the
+ * losses), each losses-only table written in full into a scratch directory under the output,
+ * which then stands in for the input (the choice of derived members, copies, re-encodings: as
+ * from a set built with --dtw-store full). Memory: what --check of the set takes. */
+static dtb_status full_dtw(run *r, dtb_error *e)
+{
+    bool any = false;
+    for (int i = 0; i < r->n; i++)
+        any |= r->list[i].losses;
+    if (!any)
+        return DTB_OK;
+    snprintf(r->scratch, sizeof r->scratch, "%s/dtw-full.tmp", r->out);
+    dtb_status s = dtb_setfiles_make_dir(r->scratch, e);
+    const dtb_build_options bo = {
+        .variant = r->o->variant,
+        .pieces = r->o->pieces ? r->o->pieces : MAX_PIECES,
+        .out_dir = r->o->from_dir,
+        .threads = r->o->threads,
+    };
+    full_walk fw = {r, DTB_OK, e};
+    if (s == DTB_OK)
+        s = dtb_build_walk(&bo, write_full, &fw, e);
+    if (s == DTB_OK)
+        s = fw.st;
+    for (int i = 0; i < r->n && s == DTB_OK; i++) {
+        entry *x = &r->list[i];
+        if (!x->losses)
+            continue;
+        char path[FILEPATH_MAX + 64];
+        full_scratch_path(r, x, path);
+        dtb_tablefile_close(x->tf[1]);
+        x->tf[1] = NULL;
+        free(x->path[1]);
+        if (!(x->path[1] = strdup(path))) {
+            s = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+            break;
+        }
+        const dtb_tablefile_expect want = {
+            .variant = r->o->variant->name,
+            .material = x->name,
+            .metric = DTB_METRIC_DTW,
+            .index_version = DTB_INDEX_VERSION,
+            .value_encoding = dtb_encoding_of(DTB_METRIC_DTW),
+            .positions = dtb_index_size(x->ix),
+        };
+        if ((s = dtb_tablefile_open(path, &want, &x->tf[1], e)) == DTB_OK &&
+            dtb_tablefile_get_info(x->tf[1])->long_count)
+            s = dtb_error_set(e, DTB_E_RANGE,
+                              "%s: distances beyond 254 plies (a long list): compact sets do "
+                              "not take such tables yet", path);
+    }
+    return s;
+}
+
+/* Removes the scratch directory of full_dtw and what it holds. */
+static void remove_scratch(const run *r)
+{
+    if (!r->scratch[0])
+        return;
+    for (int i = 0; i < r->n; i++)
+        if (r->list[i].losses) {
+            char path[FILEPATH_MAX + 64];
+            full_scratch_path(r, &r->list[i], path);
+            unlink(path);
+        }
+    rmdir(r->scratch);
 }
 
 static int entry_at(const run *r, dtb_material m)
@@ -459,7 +521,8 @@ static dtb_status link_pairs(run *r, dtb_error *e)
                                  (r->block_positions &&
                                   (r->block_positions != in->block_positions ||
                                    r->zstd_level != in->zstd_level));
-                if (x->reencode[k] && in->dontcare_kind != DTB_DONTCARE_CAPTURES)
+                if (x->reencode[k] && in->dontcare_kind != DTB_DONTCARE_CAPTURES &&
+                    !(k == 1 && x->losses)) /* re-encoded in full first: captures only then */
                     return dtb_error_set(e, DTB_E_MISMATCH,
                                          "%s: don't-care kind %u, not captures only: cannot be "
                                          "re-encoded", x->path[k], in->dontcare_kind);
@@ -565,21 +628,6 @@ static dtb_status decide_pair(run *r, entry *x, int k, dtb_error *e)
     return s;
 }
 
-/* Puts candidate file cand in place at to, or, when to exists, checks that it holds the same
- * bytes and removes cand. */
-static dtb_status place(const char *cand, const char *to, bool *unchanged, dtb_error *e)
-{
-    *unchanged = access(to, F_OK) == 0;
-    dtb_status s = DTB_OK;
-    if (*unchanged) {
-        s = existing_same(to, cand, e);
-        unlink(cand);
-    } else {
-        s = dtb_atomic_rename(cand, to, e);
-    }
-    return s;
-}
-
 /* Puts table x of metric k into the output in its chosen form: a copy of the input, or a file
  * written as <name>.new next to its final name and renamed into place. */
 static dtb_status convert(run *r, entry *x, int k, dtb_compact_stats *st, dtb_error *e)
@@ -597,13 +645,13 @@ static dtb_status convert(run *r, entry *x, int k, dtb_compact_stats *st, dtb_er
         bytes = x->pending_bytes[k];
         threats = x->pending_threats[k];
         x->pending[k] = false;
-        s = place(cand, to, &unchanged, e);
+        s = dtb_setfiles_place(cand, to, &unchanged, e);
         if (s != DTB_OK)
             unlink(cand);
     } else {
         s = write_table(r, x, k, cand, &bytes, &threats, e);
         if (s == DTB_OK)
-            s = place(cand, to, &unchanged, e);
+            s = dtb_setfiles_place(cand, to, &unchanged, e);
         if (s != DTB_OK)
             unlink(cand);
     }
@@ -616,7 +664,7 @@ static dtb_status convert(run *r, entry *x, int k, dtb_compact_stats *st, dtb_er
         st->derived_dontcare += info->positions - info->dontcare_count; /* its quiet positions */
     st->threat_dontcare += threats;
     st->positions[k] += info->positions;
-    st->bytes_in[k] += info->file_size;
+    st->bytes_in[k] += x->input_bytes[k];
     st->bytes_out[k] += bytes;
     if (r->o->log)
         r->o->log(r->o->user, to,
@@ -624,7 +672,7 @@ static dtb_status convert(run *r, entry *x, int k, dtb_compact_stats *st, dtb_er
                   : x->derived[k]  ? DTB_COMPACT_DERIVE
                   : x->reencode[k] ? DTB_COMPACT_REENCODE
                                    : DTB_COMPACT_COPY,
-                  info->file_size, bytes);
+                  x->input_bytes[k], bytes);
     return DTB_OK;
 }
 
@@ -644,7 +692,7 @@ static dtb_status write_text(const char *path, const char *text, size_t len, dtb
     }
     if ((s = dtb_atomic_finish(&af, e)) != DTB_OK)
         return s;
-    s = existing_same(path, af.tmp, e);
+    s = dtb_setfiles_existing_same(path, af.tmp, e);
     dtb_atomic_abort(&af);
     return s;
 }
@@ -740,8 +788,10 @@ dtb_status dtb_compact(const dtb_compact_options *o, dtb_compact_stats *st_out, 
         for (int k = 0; k < 2 && s == DTB_OK; k++)
             if (r.list[i].tf[k])
                 s = dtb_tablefile_verify(r.list[i].tf[k], false, NULL, NULL, e);
-    if (s == DTB_OK && (s = make_dir(o->out_dir, e)) == DTB_OK)
-        s = make_dir(r.out, e);
+    if (s == DTB_OK && (s = dtb_setfiles_make_dir(o->out_dir, e)) == DTB_OK)
+        s = dtb_setfiles_make_dir(r.out, e);
+    if (s == DTB_OK)
+        s = full_dtw(&r, e);
     if (s == DTB_OK)
         for (int k = 0; k < 2; k++)
             choose(&r, k);
@@ -764,6 +814,7 @@ dtb_status dtb_compact(const dtb_compact_options *o, dtb_compact_stats *st_out, 
             }
     if (s == DTB_OK)
         s = copy_stats(&r, e);
+    remove_scratch(&r);
     free_run(&r);
     if (st_out)
         *st_out = st;

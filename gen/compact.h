@@ -15,6 +15,12 @@
  *     dtb_compact_stats st;
  *     if (dtb_compact(&o, &st, &err) != DTB_OK) { report err.msg; }
  *
+ * A compact set cannot hold DTW tables that store their losses only (docs/FORMAT.md §8.7: a
+ * derived table searched through a partner whose wins are searched again could go round), so
+ * such inputs are first loaded pair by pair (their wins searched, as --check loads them) and
+ * re-encoded in full in a scratch directory under the output, removed at the end: the compact
+ * set is then the one made from the set built with --dtw-store full, byte for byte.
+ *
  * Every input file is checked before anything is written (it opens cleanly, is a full set's
  * table, has its pair partner and the table its promotions reach); each file read is verified
  * against its checksums. Files appear whole or not at all (.tmp, fsync, rename); a written
@@ -84,7 +90,7 @@ typedef struct dtb_compact_stats {
  * per-material .stats records and the STATS log, when the full set has them). st may be NULL.
  * Returns DTB_OK, or a status with a one-line message naming the file: DTB_E_INVALID (bad
  * options), DTB_E_NOTFOUND (no tables,
- * a pair partner or promotion target missing), DTB_E_CORRUPT / DTB_E_VERSION / DTB_E_MISMATCH (a
+ * a pair partner or promotion target missing, or a table a losses-only table's loading needs), DTB_E_CORRUPT / DTB_E_VERSION / DTB_E_MISMATCH (a
  * damaged or unexpected input file, or one already derived), DTB_E_INVALID (an output file exists
  * with other bytes), DTB_E_IO, DTB_E_NOSPACE, DTB_E_NOMEM. */
 dtb_status dtb_compact(const dtb_compact_options *o, dtb_compact_stats *st, dtb_error *e);

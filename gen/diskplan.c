@@ -18,29 +18,30 @@
 #include "material.h"
 
 /* One measured piece count of one variant: its positions and the bytes of its full set's files
- * (the writer's defaults: 65,536-position blocks, zstd level 9): WLD, DTW with every value, and
- * DTW with the losses only (docs/FORMAT.md §8.7; 0: not measured, the full DTW's bytes stand
- * in, which is more disk than such a build takes). */
+ * (the writer's defaults: 65,536-position blocks, zstd level 9); dtw_bytes of DTW tables that
+ * store every value, losses_bytes of those that store their losses only (docs/FORMAT.md §8.7,
+ * the default), 0 where not measured. */
 typedef struct measured {
     const char *variant;
     int pieces;
-    uint64_t positions, wld_bytes, dtw_bytes, dtw_loss_bytes;
+    uint64_t positions, wld_bytes, dtw_bytes, losses_bytes;
 } measured;
 
 /* From docs/MEASUREMENTS.md: international 2..5 and 2..6 (2026-12-01, the 6-piece row the
  * difference of the two sets), english, russian and brazilian 2..7 and canadian 2..5
- * (2026-12-03); losses-only DTW of international 2..6 and english 2..7 (2026-12-05, those
- * sets converted by dtbgen --convert). In piece order within a variant. */
+ * (2026-12-03). Losses-only DTW: international 2..5 and english 2..4 as dtbgen writes them
+ * (2026-12-05), english 5 the "lossesonly" re-encoding of its full set (MEASUREMENTS.md, "DTW
+ * encodings"). In piece order within a variant. */
 static const measured table[] = {
     {"international", 2, 8845, 1568, 2274, 1677},
     {"international", 3, 806300, 19298, 57325, 25369},
     {"international", 4, 41971200, 857075, 2477180, 859220},
-    {"international", 5, 1570600750, 26378606, 135014710, 0},
-    {"international", 6, 46198758750, 800999347, 4261426416, 0},
-    {"english", 2, 3488, 1537, 1864, 0},
-    {"english", 3, 196032, 4681, 48807, 0},
-    {"english", 4, 6209316, 159675, 1021103, 0},
-    {"english", 5, 139450808, 1422433, 39866245, 0},
+    {"international", 5, 1570600750, 26378606, 135014710, 51633679},
+    {"international", 6, 46198758750, 800999347, 4261426416, 1681402237},
+    {"english", 2, 3488, 1537, 1864, 1482},
+    {"english", 3, 196032, 4681, 48807, 25803},
+    {"english", 4, 6209316, 159675, 1021103, 474972},
+    {"english", 5, 139450808, 1422433, 39866245, 19446949},
     {"english", 6, 2426085676, 41422154, 516375216, 0},
     {"english", 7, 34243113624, 426705415, 9532523172, 0},
     {"russian", 2, 3488, 1414, 1735, 0},
@@ -62,10 +63,27 @@ static const measured table[] = {
 };
 enum { ROWS = sizeof table / sizeof table[0] };
 
-static double ratio(const measured *m, dtb_metric metric, bool losses)
+/* The smallest factor by which storing losses only shrank v's measured DTW files (1 when none
+ * was measured): what a piece count without its own measurement is assumed to gain, the more
+ * bytes as below. */
+static double losses_gain(const char *variant)
 {
-    const uint64_t dtw = losses && m->dtw_loss_bytes ? m->dtw_loss_bytes : m->dtw_bytes;
-    return (double)m->positions / (double)(metric == DTB_METRIC_WLD ? m->wld_bytes : dtw);
+    double least = 0;
+    for (int i = 0; i < ROWS; i++)
+        if (!strcmp(table[i].variant, variant) && table[i].losses_bytes) {
+            const double g = (double)table[i].dtw_bytes / (double)table[i].losses_bytes;
+            least = least == 0 || g < least ? g : least;
+        }
+    return least > 1 ? least : 1;
+}
+
+/* Positions a byte of m's files of metric (DTB_METRIC_LOSSES_ONLY: losses-only DTW). */
+static double ratio(const measured *m, int metric)
+{
+    if (metric == DTB_METRIC_LOSSES_ONLY)
+        return (double)m->positions / (m->losses_bytes ? (double)m->losses_bytes
+                                                       : (double)m->dtw_bytes / losses_gain(m->variant));
+    return (double)m->positions / (double)(metric == DTB_METRIC_WLD ? m->wld_bytes : m->dtw_bytes);
 }
 
 int dtb_diskplan_measured_pieces(const dtb_variant *v)
@@ -77,8 +95,8 @@ int dtb_diskplan_measured_pieces(const dtb_variant *v)
     return most;
 }
 
-double dtb_diskplan_positions_per_byte(const dtb_variant *v, int pieces, dtb_metric metric,
-                                       bool losses, bool *measured)
+double dtb_diskplan_positions_per_byte(const dtb_variant *v, int pieces, int metric,
+                                       bool *measured)
 {
     const struct measured *last = NULL, *before = NULL;
     *measured = false;
@@ -86,8 +104,8 @@ double dtb_diskplan_positions_per_byte(const dtb_variant *v, int pieces, dtb_met
         if (strcmp(table[i].variant, v->name) != 0)
             continue;
         if (table[i].pieces == pieces) {
-            *measured = metric == DTB_METRIC_WLD || !losses || table[i].dtw_loss_bytes;
-            return ratio(&table[i], metric, losses);
+            *measured = true;
+            return ratio(&table[i], metric);
         }
         before = last;
         last = &table[i];
@@ -95,8 +113,8 @@ double dtb_diskplan_positions_per_byte(const dtb_variant *v, int pieces, dtb_met
     if (!last)
         return 0;
     if (!before || pieces < last->pieces) /* below the table: nothing to say better */
-        return ratio(last, metric, losses);
-    const double a = ratio(last, metric, losses), b = ratio(before, metric, losses);
+        return ratio(last, metric);
+    const double a = ratio(last, metric), b = ratio(before, metric);
     return a < b ? a : b;
 }
 
@@ -120,11 +138,11 @@ bool dtb_diskplan_tables(const dtb_build_options *o, uint64_t *wld_bytes, uint64
         dtb_index_free(ix);
         const int pieces = dtb_material_pieces(&list[i]);
         bool measured;
-        wld += size / dtb_diskplan_positions_per_byte(o->variant, pieces, DTB_METRIC_WLD, false,
-                                                      &measured);
+        wld += size / dtb_diskplan_positions_per_byte(o->variant, pieces, DTB_METRIC_WLD, &measured);
         if (dtb_build_writes_dtw(o, &list[i]))
-            dtw += size / dtb_diskplan_positions_per_byte(o->variant, pieces, DTB_METRIC_DTW,
-                                                          !o->dtw_full, &measured);
+            dtw += size / dtb_diskplan_positions_per_byte(
+                              o->variant, pieces, o->dtw_full ? DTB_METRIC_DTW : DTB_METRIC_LOSSES_ONLY,
+                              &measured);
     }
     free(list);
     *wld_bytes = (uint64_t)wld;

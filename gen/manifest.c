@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <omp.h>
 
@@ -45,6 +46,16 @@ static void put64(dtb_hash64_state *h, uint64_t x)
 }
 
 
+/* Which values a digest hashes (manifest.h): as stored, or a DTW table's losses view. */
+enum {
+    VIEW_NONE,   /* every table but a full set's DTW tables: the stored values */
+    VIEW_FULL,   /* a DTW table that stores every value: its quiet positions that are not
+                    lost are masked too, known from their own bytes */
+    VIEW_LOSSES, /* a DTW table that stores its losses only (docs/FORMAT.md §8.7): its
+                    not-lost quiet positions are its don't-cares of that kind, known from the
+                    WLD table beside it */
+};
+
 /* What one file's digest needs while its rounds run. */
 typedef struct job {
     const char *path;
@@ -54,8 +65,18 @@ typedef struct job {
     const dtb_index *ix;
     dtb_capture_oracle ct; /* the writers' capture test (the solver's agrees: tests/test_probe.c) */
     bool own_flip;
+    int view;                  /* VIEW_* */
+    const dtb_tablefile *wld;  /* VIEW_LOSSES: the WLD table of the material */
     uint8_t *buf; /* one round of values, index order */
+    uint8_t *wbuf; /* VIEW_LOSSES: the WLD values of the same positions */
 } job;
+
+/* What mask_chunk found besides the don't-cares of the header's kind. */
+typedef struct masked {
+    uint64_t not_lost; /* VIEW_FULL: quiet positions not lost, masked */
+    uint64_t first_bad; /* VIEW_LOSSES: the first quiet position the WLD table calls lost whose
+                           DTW byte is not a loss, or whose WLD value is invalid; UINT64_MAX */
+} masked;
 
 /* Whether position p (white to move) of the table is don't-care by its header's kind: the
  * writers' rules (gen/build.c: capture positions; gen/compact.c: all quiet positions of a
@@ -73,10 +94,12 @@ static bool is_dontcare(const job *j, const dtb_pos *p, dtb_movelist *const list
 }
 
 /* Sets the don't-care positions of [start, start + len) to 0 in out (the values of those
- * positions, out[0] being start's); returns how many there were. Walks the positions with
- * dtb_index_kings_next, several times cheaper than dtb_index_pos for each. */
+ * positions, out[0] being start's; wld the WLD values of a VIEW_LOSSES job), and in a losses
+ * view the quiet positions that are not lost; returns how many the header's kind makes
+ * don't-care (a losses-only table's not-lost ones among them), the rest into *mk. Walks the
+ * positions with dtb_index_kings_next, several times cheaper than dtb_index_pos for each. */
 static uint64_t mask_chunk(const job *j, uint64_t start, size_t len, uint8_t *out,
-                           dtb_movelist *const lists[4])
+                           const uint8_t *wld, dtb_movelist *const lists[4], masked *mk)
 {
     const uint64_t bs = dtb_index_block_size(j->ix);
     uint64_t n = 0;
@@ -95,34 +118,52 @@ static uint64_t mask_chunk(const job *j, uint64_t start, size_t len, uint8_t *ou
         if (is_dontcare(j, &p, lists)) {
             out[k] = 0;
             n++;
+        } else if (j->view == VIEW_FULL && !dtb_value_is_loss(out[k])) {
+            out[k] = 0;
+            mk->not_lost++;
+        } else if (j->view == VIEW_LOSSES && wld[k] != 2) { /* 2: a loss */
+            if (wld[k] > 2 && i < mk->first_bad)
+                mk->first_bad = i;
+            out[k] = 0;
+            n++;
+        } else if (j->view == VIEW_LOSSES && !dtb_value_is_loss(out[k]) && i < mk->first_bad) {
+            mk->first_bad = i;
         }
     }
     return n;
 }
 
 /* Reads blocks [b0, b1) into j->buf and masks their don't-care positions; adds the number of
- * those to *count. Every thread reads blocks with a context of its own, then classifies chunks. */
+ * those to *count, and what the view masks besides to *mk. Every thread reads blocks with a
+ * context of its own (and a losses view the WLD blocks of the same positions), then classifies
+ * chunks. */
 static dtb_status run_round(const job *j, uint64_t b0, uint64_t b1, int threads, uint64_t *count,
-                            dtb_error *e)
+                            masked *mk, dtb_error *e)
 {
     const uint64_t bp = j->info->block_positions, first = b0 * bp;
     uint64_t last = first;
     for (uint64_t b = b0; b < b1; b++)
         last += dtb_tablefile_block_len(j->tf, b);
     const uint32_t kind = j->info->dontcare_kind;
-    /* No kind: nothing to mask. Captures and derived: every position (counted, not walked). */
-    const bool none = kind == 0;
+    /* No kind: nothing to mask (but a losses view's not-lost positions). Captures and derived:
+     * every position (counted, not walked). */
+    const bool none = kind == 0 && j->view == VIEW_NONE;
     const bool all = (kind & DTB_DONTCARE_CAPTURES) && (kind & DTB_DONTCARE_DERIVED);
     dtb_status bad = DTB_OK;
     dtb_error first_error = {{0}};
-    uint64_t n = 0;
-#pragma omp parallel num_threads(threads > 0 ? threads : omp_get_max_threads()) reduction(+ : n)
+    uint64_t n = 0, not_lost = 0, first_bad = UINT64_MAX;
+    /* a losses view: the WLD blocks that hold positions first..last-1 */
+    const uint64_t wbp = j->wld ? dtb_tablefile_get_info(j->wld)->block_positions : 1;
+    const uint64_t w0 = first / wbp, w1 = j->wld ? (last - 1) / wbp + 1 : w0;
+#pragma omp parallel num_threads(threads > 0 ? threads : omp_get_max_threads()) \
+    reduction(+ : n, not_lost) reduction(min : first_bad)
     {
         dtb_status mine = DTB_OK;
         dtb_error my_error;
         dtb_tablefile_ctx *ctx = dtb_tablefile_ctx_create();
         dtb_movelist *lists[4] = {NULL};
-        if (!ctx)
+        uint8_t *wblock = j->wld ? malloc(wbp) : NULL;
+        if (!ctx || (j->wld && !wblock))
             mine = dtb_error_set(&my_error, DTB_E_NOMEM, "%s: out of memory", j->path);
         for (int k = 0; k < 4 && mine == DTB_OK && (kind & DTB_DONTCARE_THREATS) && !all; k++)
             if (!(lists[k] = malloc(sizeof *lists[k])))
@@ -135,6 +176,17 @@ static dtb_status run_round(const job *j, uint64_t b0, uint64_t b1, int threads,
             mine = dtb_tablefile_read_block(j->tf, b, j->buf + at, (size_t)(last - first - at),
                                             ctx, &my_error);
         }
+#pragma omp for schedule(dynamic, 1)
+        for (uint64_t w = w0; w < w1; w++) {
+            if (mine != DTB_OK)
+                continue;
+            const uint64_t wfirst = w * wbp, wlen = dtb_tablefile_block_len(j->wld, w);
+            mine = dtb_tablefile_read_block(j->wld, w, wblock, wlen, ctx, &my_error);
+            const uint64_t from = wfirst > first ? wfirst : first;
+            const uint64_t to = wfirst + wlen < last ? wfirst + wlen : last;
+            if (mine == DTB_OK && from < to)
+                memcpy(j->wbuf + (from - first), wblock + (from - wfirst), (size_t)(to - from));
+        }
         /* the blocks are all read (the for's barrier) before any chunk is classified */
         if (!none && !all) {
 #pragma omp for schedule(dynamic, 1)
@@ -142,7 +194,11 @@ static dtb_status run_round(const job *j, uint64_t b0, uint64_t b1, int threads,
                 if (mine != DTB_OK)
                     continue;
                 const size_t len = (size_t)(last - c < CHUNK ? last - c : CHUNK);
-                n += mask_chunk(j, c, len, j->buf + (c - first), lists);
+                masked mk1 = {0, UINT64_MAX};
+                n += mask_chunk(j, c, len, j->buf + (c - first),
+                                j->wbuf ? j->wbuf + (c - first) : NULL, lists, &mk1);
+                not_lost += mk1.not_lost;
+                first_bad = mk1.first_bad < first_bad ? mk1.first_bad : first_bad;
             }
         }
         if (mine != DTB_OK) {
@@ -154,6 +210,7 @@ static dtb_status run_round(const job *j, uint64_t b0, uint64_t b1, int threads,
         }
         for (int k = 0; k < 4; k++)
             free(lists[k]);
+        free(wblock);
         dtb_tablefile_ctx_free(ctx);
     }
     if (bad != DTB_OK) {
@@ -166,12 +223,84 @@ static dtb_status run_round(const job *j, uint64_t b0, uint64_t b1, int threads,
         n = last - first;
     }
     *count += n;
+    mk->not_lost += not_lost;
+    mk->first_bad = first_bad < mk->first_bad ? first_bad : mk->first_bad;
     return DTB_OK;
+}
+
+/* Every round of the table: values read, masked and, when h is not NULL, hashed, with the
+ * long list's entries that a byte holds hashed as that byte; the don't-cares of the header's
+ * kind counted into *count, what the view masks besides into *mk. kept (when h is not NULL):
+ * set for each long entry to hash after the values (beyond a byte, its position not masked). */
+static dtb_status hash_rounds(const job *j, uint64_t round_blocks, int threads,
+                              dtb_hash64_state *h, uint64_t *count, masked *mk, bool *kept,
+                              dtb_error *e)
+{
+    const dtb_tablefile_info *info = j->info;
+    const uint64_t bp = info->block_positions;
+    const uint64_t nlong = info->long_count, *lidx = dtb_tablefile_long_index(j->tf);
+    const uint16_t *ldtw = dtb_tablefile_long_dtws(j->tf);
+    uint64_t next = 0; /* the long list's cursor */
+    *count = 0;
+    *mk = (masked){0, UINT64_MAX};
+    dtb_status s = DTB_OK;
+    for (uint64_t b0 = 0; b0 < info->blocks && s == DTB_OK; b0 += round_blocks) {
+        const uint64_t b1 = b0 + round_blocks < info->blocks ? b0 + round_blocks : info->blocks;
+        s = run_round(j, b0, b1, threads, count, mk, e);
+        if (s != DTB_OK || !h)
+            continue;
+        const uint64_t len = (b1 - b0 - 1) * bp + dtb_tablefile_block_len(j->tf, b1 - 1);
+        /* listed distances a byte holds hash as that byte (a table built with a lowered
+         * --dtw-byte-max means what the plain one means); a masked position's entry drops out
+         * (a full table's wins in a losses view) */
+        for (; next < nlong && lidx[next] < b0 * bp + len; next++) {
+            uint8_t *at = &j->buf[lidx[next] - b0 * bp];
+            if (!dtb_value_is_escape(*at))
+                continue;
+            const bool win = *at == DTB_VALUE_WIN_ESCAPE;
+            if (ldtw[next] <= (win ? DTB_VALUE_BYTE_WIN_MAX : DTB_VALUE_BYTE_LOSS_MAX))
+                *at = dtb_value_of(win, ldtw[next]);
+            else
+                kept[next] = true;
+        }
+        dtb_hash64_update(h, j->buf, (size_t)len);
+    }
+    return s;
+}
+
+/* The WLD table beside losses-only DTW table path (.wld for .dtw), opened as the same
+ * material's full-set WLD table into *out. */
+static dtb_status open_results(const char *path, const dtb_tablefile_info *info,
+                               dtb_tablefile **out, dtb_error *e)
+{
+    const size_t len = strlen(path);
+    char wpath[4096];
+    if (len < 4 || len >= sizeof wpath || strcmp(path + len - 4, ".dtw") != 0)
+        return dtb_error_set(e, DTB_E_INVALID, "%s: a losses-only DTW table not named .dtw: its "
+                             "digest needs its WLD table", path);
+    memcpy(wpath, path, len - 3);
+    memcpy(wpath + len - 3, "wld", 4);
+    if (access(wpath, F_OK) != 0)
+        return dtb_error_set(e, DTB_E_NOTFOUND, "%s: no such table (the digest of the "
+                             "losses-only %s reads which positions are lost there)", wpath, path);
+    const dtb_tablefile_expect want = {
+        .variant = info->variant,
+        .material = info->material,
+        .metric = DTB_METRIC_WLD,
+        .index_version = info->index_version,
+        .value_encoding = dtb_encoding_of(DTB_METRIC_WLD),
+        .positions = info->positions,
+    };
+    dtb_status s = dtb_tablefile_open(wpath, &want, out, e);
+    if (s == DTB_OK && dtb_tablefile_get_info(*out)->flags)
+        s = dtb_error_set(e, DTB_E_MISMATCH, "%s: a compact set's table: the digest of %s needs "
+                          "the full set's", wpath, path);
+    return s;
 }
 
 dtb_status dtb_manifest_digest(const char *path, int threads, uint64_t *digest, dtb_error *e)
 {
-    dtb_tablefile *tf = NULL;
+    dtb_tablefile *tf = NULL, *wld = NULL;
     dtb_status s = dtb_tablefile_open(path, NULL, &tf, e);
     if (s != DTB_OK)
         return s;
@@ -182,6 +311,7 @@ dtb_status dtb_manifest_digest(const char *path, int threads, uint64_t *digest, 
     dtb_index *ix = NULL;
     dtb_board board;
     job j = {.path = path, .tf = tf, .info = info, .board = &board};
+    bool *kept = NULL;
     if (!v) {
         s = dtb_error_set(e, DTB_E_INVALID, "%s: variant '%s' is unknown to this build", path,
                           info->variant);
@@ -204,9 +334,17 @@ dtb_status dtb_manifest_digest(const char *path, int threads, uint64_t *digest, 
                               path, (unsigned long long)info->positions, info->material,
                               (unsigned long long)dtb_index_size(ix));
     }
+    /* A full set's DTW table is hashed as its losses view, whichever form stores it; a compact
+     * set's tables as they are. */
+    if (info->metric == DTB_METRIC_DTW && !(info->flags & (DTB_TABLE_DERIVED | DTB_TABLE_THREATS)))
+        j.view = info->flags & DTB_TABLE_LOSSES ? VIEW_LOSSES : VIEW_FULL;
+    if (s == DTB_OK && j.view == VIEW_LOSSES && (s = open_results(path, info, &wld, e)) == DTB_OK)
+        j.wld = wld;
     const uint64_t bp = info->block_positions;
     const uint64_t round_blocks = bp >= ROUND_POSITIONS ? 1 : ROUND_POSITIONS / bp;
-    if (s == DTB_OK && !(j.buf = malloc((size_t)(round_blocks * bp))))
+    if (s == DTB_OK && (!(j.buf = malloc((size_t)(round_blocks * bp))) ||
+                        (j.wld && !(j.wbuf = malloc((size_t)(round_blocks * bp)))) ||
+                        !(kept = calloc(info->long_count + 1, sizeof *kept))))
         s = dtb_error_set(e, DTB_E_NOMEM, "%s: out of memory", path);
     if (s == DTB_OK) {
         const dtb_material f = dtb_material_flip(m);
@@ -215,6 +353,20 @@ dtb_status dtb_manifest_digest(const char *path, int threads, uint64_t *digest, 
         dtb_capturetest_init(&j.ct.ct, &board);
         j.own_flip = dtb_material_equal(&m, &f);
 
+        /* The header fields: a losses view's as a losses-only file of the table has them. Of a
+         * full file the not-lost positions are counted first, by a pass of their own: the
+         * count comes before the values in the stream. */
+        uint64_t count = 0, hcount = info->dontcare_count;
+        uint32_t hkind = info->dontcare_kind, hflags = info->flags;
+        masked mk;
+        if (j.view == VIEW_FULL) {
+            s = hash_rounds(&j, round_blocks, threads, NULL, &count, &mk, NULL, e);
+            hcount = count + mk.not_lost;
+        }
+        if (j.view != VIEW_NONE) {
+            hflags = DTB_TABLE_LOSSES;
+            hkind = hcount ? DTB_DONTCARE_CAPTURES | DTB_DONTCARE_NOT_LOSSES : 0;
+        }
         dtb_hash64_state h;
         dtb_hash64_init(&h, 0);
         dtb_hash64_update(&h, TAG, sizeof TAG); /* with its NUL */
@@ -224,10 +376,10 @@ dtb_status dtb_manifest_digest(const char *path, int threads, uint64_t *digest, 
         put32(&h, info->index_version);
         /* a long list is a way of storing DTW bytes: the same meaning as encoding 1 */
         put32(&h, info->value_encoding == DTB_ENCODING_DTW_LONG ? DTB_ENCODING_DTW : info->value_encoding);
-        put32(&h, info->dontcare_kind);
-        put32(&h, info->flags);
+        put32(&h, hkind);
+        put32(&h, hflags);
         put64(&h, info->positions);
-        put64(&h, info->dontcare_count);
+        put64(&h, hcount);
         if (dtb_metric_is_rules(info->metric)) { /* what its distances are measured against */
             put32(&h, (uint32_t)info->rules_id);
             for (int c = 0; c < 3; c++) /* FMJD's and WCDF's: three classes at most */
@@ -240,33 +392,18 @@ dtb_status dtb_manifest_digest(const char *path, int threads, uint64_t *digest, 
                 put32(&h, (uint32_t)info->rule_layers);
             }
         }
-        uint64_t count = 0;
+        if (s == DTB_OK)
+            s = hash_rounds(&j, round_blocks, threads, &h, &count, &mk, kept, e);
         const uint64_t nlong = info->long_count, *lidx = dtb_tablefile_long_index(tf);
         const uint16_t *ldtw = dtb_tablefile_long_dtws(tf);
-        uint64_t next = 0, beyond = 0; /* the long list's cursor; entries beyond a byte */
-        for (uint64_t b0 = 0; b0 < info->blocks && s == DTB_OK; b0 += round_blocks) {
-            const uint64_t b1 = b0 + round_blocks < info->blocks ? b0 + round_blocks : info->blocks;
-            s = run_round(&j, b0, b1, threads, &count, e);
-            if (s == DTB_OK) {
-                const uint64_t len = (b1 - b0 - 1) * bp + dtb_tablefile_block_len(tf, b1 - 1);
-                /* listed distances a byte holds hash as that byte (a table built with a lowered
-                 * --dtw-byte-max means what the plain one means) */
-                for (; next < nlong && lidx[next] < b0 * bp + len; next++) {
-                    uint8_t *at = &j.buf[lidx[next] - b0 * bp];
-                    const bool win = *at == DTB_VALUE_WIN_ESCAPE;
-                    if (ldtw[next] <= (win ? DTB_VALUE_BYTE_WIN_MAX : DTB_VALUE_BYTE_LOSS_MAX))
-                        *at = dtb_value_of(win, ldtw[next]);
-                    else
-                        beyond++;
-                }
-                dtb_hash64_update(&h, j.buf, (size_t)len);
-            }
-        }
+        uint64_t beyond = 0;
+        for (uint64_t i = 0; i < nlong; i++)
+            beyond += kept[i];
         if (s == DTB_OK && beyond) { /* then the distances beyond a byte, by index */
             dtb_hash64_update(&h, "long", 5);
             put64(&h, beyond);
             for (uint64_t i = 0; i < nlong; i++)
-                if (ldtw[i] > DTB_VALUE_BYTE_LOSS_MAX) { /* a win beyond 253 is 255 or more */
+                if (kept[i]) {
                     put64(&h, lidx[i]);
                     put32(&h, ldtw[i]);
                 }
@@ -276,11 +413,18 @@ dtb_status dtb_manifest_digest(const char *path, int threads, uint64_t *digest, 
                               "%s: the header counts %llu don't-care positions, its kind %u gives %llu",
                               path, (unsigned long long)info->dontcare_count, info->dontcare_kind,
                               (unsigned long long)count);
+        if (s == DTB_OK && mk.first_bad != UINT64_MAX)
+            s = dtb_error_set(e, DTB_E_CORRUPT, "%s: position %llu is lost in %s, not in the DTW "
+                              "table (or its WLD value is invalid)", path,
+                              (unsigned long long)mk.first_bad, dtb_tablefile_path(wld));
         if (s == DTB_OK)
             *digest = dtb_hash64_digest(&h);
     }
+    free(kept);
     free(j.buf);
+    free(j.wbuf);
     dtb_index_free(ix);
+    dtb_tablefile_close(wld);
     dtb_tablefile_close(tf);
     return s;
 }

@@ -15,6 +15,19 @@
  * A long list's encoding (3) is hashed as 1, and its entries that a byte could hold (a table
  * built with a lowered --dtw-byte-max) as that byte, so tables that fit a byte have the digest
  * they always had, however they were written.
+ *
+ * A full set's DTW table (neither derived nor with threat don't-cares) is hashed as its losses
+ * view, whether it stores every value or its losses only (docs/FORMAT.md §8.7): its header
+ * fields as a losses-only file of the table has them (flags DTB_TABLE_LOSSES; dontcare_kind
+ * captures | not-losses, or 0 when dontcare_count is 0; dontcare_count its capture positions
+ * and its quiet positions that are not lost), and 0 at every capture position and every quiet
+ * position that is not lost, whose long-list entries drop out with them. A file that stores
+ * every value tells its not-lost positions by its own bytes (and is read twice: their number
+ * comes before the values); a losses-only file by the WLD table beside it (<material>.wld, an
+ * error when missing), where a quiet loss must hold a loss byte. So the two forms of one table
+ * have one digest. The view loses no meaning of a set: a win's DTW follows from the losses of
+ * the tables its moves reach (one ply more than the shortest), the draws from the WLD table,
+ * which has its own digest.
  * Those are the header fields that say which positions the file numbers and what its bytes
  * mean; the rest of the header (block size, tiling, value_bits, zstd level, dictionary, sizes,
  * checksums) says how they were encoded and is left out, as the compressed bytes are.
@@ -41,10 +54,12 @@
 enum { DTB_MANIFEST_DIGEST_HEX = 16 };
 
 /* The digest of the table file at path into *digest, reading every block (each block's checksum
- * is checked as it is read). threads: OpenMP threads, 0 for OpenMP's default.
+ * is checked as it is read; a losses-only DTW table's WLD table's too). threads: OpenMP threads,
+ * 0 for OpenMP's default.
  * Returns DTB_OK, or the reader's statuses (DTB_E_NOTFOUND, DTB_E_IO, DTB_E_CORRUPT,
  * DTB_E_VERSION), DTB_E_CORRUPT also when the don't-care positions the header announces are not
- * the ones its kind gives, DTB_E_INVALID for a variant or material this build does not know,
+ * the ones its kind gives (or a losses-only table's WLD table calls a position lost that it does
+ * not), DTB_E_NOTFOUND also for a losses-only table without its WLD table, DTB_E_INVALID for a variant or material this build does not know,
  * DTB_E_NOMEM; the message names the file. */
 dtb_status dtb_manifest_digest(const char *path, int threads, uint64_t *digest, dtb_error *e);
 

@@ -38,6 +38,7 @@ struct dtb_slicestore {
     uint8_t *levels[2];
     int n;
     uint64_t K, nblocks[2], record; /* positions a block, blocks a table, bytes a record */
+    bool win_distances;             /* false: wins stored as a win in 1 */
     place *where[2];
     chunk *chunks;
     uint64_t nchunks, cap, end;
@@ -45,13 +46,14 @@ struct dtb_slicestore {
 };
 
 dtb_status dtb_slicestore_create(const char *dir, const dtb_solved_table *const *t, int n,
-                                 dtb_slicestore **out, dtb_error *e)
+                                 bool win_distances, dtb_slicestore **out, dtb_error *e)
 {
     *out = NULL;
     dtb_slicestore *st = calloc(1, sizeof *st);
     if (!st)
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
     *st = (dtb_slicestore){.t = {t[0], n > 1 ? t[1] : t[0]}, .n = n, .fd = -1,
+                           .win_distances = win_distances,
                            .K = dtb_index_block_size(t[0]->index)};
     st->record = st->K + (st->K + 7) / 8;
     for (int k = 0; k < n; k++) {
@@ -114,7 +116,10 @@ static void record_of(const dtb_slicestore *st, const dtb_solved_table *t, uint6
     for (uint64_t i = 0; i < K; i++) {
         const unsigned cap = t->captures[(base + i) / 64] >> ((base + i) % 64) & 1;
         bits[i / 8] |= (uint8_t)(cap << (i % 8));
-        out[i] = prev = cap ? prev : t->values[base + i];
+        dtb_value v = t->values[base + i];
+        if (!st->win_distances && dtb_value_is_win(v))
+            v = dtb_value_win(1);
+        out[i] = prev = cap ? prev : v;
     }
 }
 

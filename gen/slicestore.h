@@ -5,7 +5,7 @@
  *
  * Usage:
  *     dtb_slicestore *st;
- *     dtb_slicestore_create(dir, tables, 2, &st, &e);
+ *     dtb_slicestore_create(dir, tables, 2, true, &st, &e);
  *     dtb_pair_solver_levels(ps, dtb_slicestore_levels(st, 0), dtb_slicestore_levels(st, 1));
  *     ... after each level a no longer read: dtb_slicestore_put(st, a, &e);
  *     void *state = NULL;
@@ -24,10 +24,11 @@
 typedef struct dtb_slicestore dtb_slicestore;
 
 /* A store for tables t[0..n) (n is 1 for a material that is its own flip, else 2; the tables
- * must outlive the store); the scratch file goes in dir. DTB_E_NOMEM, or the scratch file's
- * status (DTB_E_IO, DTB_E_NOSPACE). */
+ * must outlive the store); the scratch file goes in dir. win_distances false: every win is
+ * stored as a win in 1 (no reader needs more when no DTW table keeps wins' distances).
+ * DTB_E_NOMEM, or the scratch file's status (DTB_E_IO, DTB_E_NOSPACE). */
 dtb_status dtb_slicestore_create(const char *dir, const dtb_solved_table *const *t, int n,
-                                 dtb_slicestore **out, dtb_error *e);
+                                 bool win_distances, dtb_slicestore **out, dtb_error *e);
 
 /* Table k's level of each block (one byte a block), for the caller to fill before the first
  * put (dtb_pair_solver_levels). */

@@ -46,6 +46,29 @@ uint64_t dtb_solve_lean_bytes(uint64_t positions, int threads);
  * memory) or a distance exceeds DTB_MAX_DTW. */
 bool dtb_solve_block_captures(const dtb_solved *s, dtb_solved_table *t, uint64_t blk);
 
+/* Gives the quiet wins of block blk of table t (capture bits set: dtb_solve_block_captures; a
+ * quiet position whose byte is a win holds a stand-in, as a losses-only DTW table's wins do,
+ * docs/FORMAT.md §8.7) their exact value: one ply more than the shortest DTW of a successor
+ * lost for the opponent, as dtb_solve_pair gives it. Needs exact losses and capture positions
+ * in every table a move reaches (t's partner, promotion targets); a successor won by the
+ * opponent is never chosen, so the partner's stand-in wins do. A win without a move to a lost
+ * position lowers *bad to its index (UINT64_MAX: none; the tables disagree with the game).
+ * DTB_OK, DTB_E_RANGE beyond DTB_MAX_DTW, DTB_E_NOMEM for a long-list entry. Different blocks
+ * may be done by different threads, as long as none writes what another reads (see
+ * dtb_solve_pair_wins). */
+dtb_status dtb_solve_block_wins(const dtb_solved *s, dtb_solved_table *t, uint64_t blk,
+                                uint64_t *bad);
+
+/* dtb_solve_block_wins over every block of the members of material m's pair that which[]
+ * names (which[0]: m, which[1]: its flip, unused when m is its own flip), in s with values in
+ * memory; both members must be in s with their losses and capture positions exact. Uses the
+ * OpenMP threads in force: a member's blocks in parallel (it reads only its partner), one after
+ * the other; a material that is its own flip a level of men advancement at a time. DTB_OK, or
+ * DTB_E_CORRUPT (a stored win without a winning move, the message naming the material and the
+ * index), DTB_E_RANGE, DTB_E_NOMEM. */
+dtb_status dtb_solve_pair_wins(const dtb_solved *s, dtb_material m, const bool which[2],
+                               dtb_error *e);
+
 /* Bytes dtb_solve_pair allocates to order the units of a material of this many blocks of
  * block_size positions (for memory plans). */
 uint64_t dtb_solve_unit_list_bytes(uint64_t blocks, uint64_t block_size);
@@ -121,12 +144,14 @@ typedef struct dtb_sliced_pair dtb_sliced_pair;
  * when s keeps values in work files) and solved a level at a time
  * from the top; a level's values and capture bits go, compressed, to a slice store with its
  * scratch file in scratch_dir once the level below is solved, and its pages are given back. Same
- * values and stats as dtb_solve_pair. The tables stay in s without their values: read them
+ * values and stats as dtb_solve_pair, but for win_distances false: the store then keeps every
+ * win as a win in 1 (what a losses-only DTW table and a WLD table are written from), which
+ * compresses much better. The tables stay in s without their values: read them
  * through *out (dtb_sliced_pair_read), then free it. DTB_E_INVALID for a pair without kings;
  * the statuses of dtb_solve_pair, and DTB_E_NOSPACE / DTB_E_IO of the scratch file and of the
  * work files' room. */
 dtb_status dtb_solve_pair_sliced(dtb_solved *s, dtb_material m, bool in_memory, const char *scratch_dir,
-                                 dtb_solve_stats stats[2], dtb_sliced_pair **out,
+                                 bool win_distances, dtb_solve_stats stats[2], dtb_sliced_pair **out,
                                  dtb_solve_progress progress, void *user, dtb_error *e);
 
 /* Positions start..start+len-1 of the pair's table k (0: m, 1: its flip): values and capture

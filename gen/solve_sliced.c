@@ -68,6 +68,7 @@ static dtb_status store_level(const dtb_solved *s, dtb_sliced_pair *sp, int a, d
 }
 
 dtb_status dtb_solve_pair_sliced(dtb_solved *s, dtb_material m, bool in_memory, const char *scratch_dir,
+                                 bool win_distances,
                                  dtb_solve_stats stats[2], dtb_sliced_pair **out,
                                  dtb_solve_progress progress, void *user, dtb_error *e)
 {
@@ -90,7 +91,7 @@ dtb_status dtb_solve_pair_sliced(dtb_solved *s, dtb_material m, bool in_memory, 
     if (rc == DTB_OK && dtb_pair_solver_kingless(ps))
         rc = dtb_error_set(e, DTB_E_INVALID, "a pair without kings is not solved in slices");
     if (rc == DTB_OK)
-        rc = dtb_slicestore_create(scratch_dir, sp->t, sp->n, &sp->store, e);
+        rc = dtb_slicestore_create(scratch_dir, sp->t, sp->n, win_distances, &sp->store, e);
     if (rc == DTB_OK)
         dtb_pair_solver_levels(ps, dtb_slicestore_levels(sp->store, 0),
                                self ? NULL : dtb_slicestore_levels(sp->store, 1));

@@ -484,3 +484,166 @@ void dtb_solve_stats_merge(dtb_solve_stats *into, const dtb_solve_stats *from)
 {
     dtb_unit_merge_stats(into, from);
 }
+
+/* ---- the wins of a losses-only table (docs/FORMAT.md §8.7) ---------------------------------- */
+
+/* Decides and stores the batch's quiet wins: each must have a move to a lost position (else
+ * *bad, the smallest such index so far, is lowered to it). DTB_E_RANGE beyond DTB_MAX_DTW,
+ * DTB_E_NOMEM for a long-list entry. Empties the batch. */
+static dtb_status flush_wins(const dtb_solved *s, dtb_solved_table *t, capture_batch *cb,
+                             uint64_t *bad)
+{
+    dtb_status st = DTB_OK;
+    for (int k = 0; k < cb->npos; k++) {
+        bool overflow = false;
+        const dtb_wvalue v = dtb_unit_exits_value(s, &cb->exit[cb->first[k]], cb->n[k], &overflow);
+        if (!dtb_wvalue_is_win(v)) {
+            if (cb->at[k] < *bad)
+                *bad = cb->at[k];
+        } else if (overflow) {
+            st = DTB_E_RANGE;
+        } else if (!dtb_solved_store_value(s, t, cb->at[k], v) && st == DTB_OK) {
+            st = DTB_E_NOMEM;
+        }
+    }
+    cb->npos = cb->nexit = 0;
+    return st;
+}
+
+dtb_status dtb_solve_block_wins(const dtb_solved *s, dtb_solved_table *t, uint64_t blk,
+                                uint64_t *bad)
+{
+    dtb_status st = DTB_OK;
+    const dtb_board *b = dtb_solved_board(s);
+    const uint64_t K = dtb_index_block_size(t->index), first = blk * K;
+    dtb_pos p = {.side = DTB_WHITE};
+    dtb_index_block_men(t->index, blk, &p.men[DTB_WHITE], &p.men[DTB_BLACK]);
+    const dtb_bb men = p.men[DTB_WHITE] | p.men[DTB_BLACK];
+    dtb_index_kings_at(t->index, men, 0, &p.kings[DTB_WHITE], &p.kings[DTB_BLACK]);
+    capture_batch cb;
+    cb.npos = cb.nexit = 0;
+    for (uint64_t r = 0; r < K; r++) {
+        if (r > 0) {
+            const bool more = dtb_index_kings_next(t->index, men, &p.kings[DTB_WHITE], &p.kings[DTB_BLACK]);
+            assert(more);
+            (void)more;
+        }
+        const uint64_t i = first + r;
+        if ((t->captures[i / 64] >> (i % 64) & 1) || !dtb_value_is_win(t->values[i]))
+            continue;
+        dtb_movelist ml;
+        const dtb_status gs = dtb_generate(b, &p, &ml);
+        assert(gs == DTB_OK);
+        (void)gs;
+        if (cb.nexit + ml.count > EXITS_CAP) {
+            const dtb_status fs = flush_wins(s, t, &cb, bad);
+            st = st == DTB_OK ? fs : st;
+        }
+        cb.at[cb.npos] = i;
+        cb.first[cb.npos] = (uint16_t)cb.nexit;
+        cb.n[cb.npos] = (uint16_t)ml.count;
+        for (int m = 0; m < ml.count; m++) {
+            const dtb_value *v = dtb_solved_value_after(s, &p, &ml.moves[m], &cb.slot[cb.nexit]);
+            __builtin_prefetch(v);
+            cb.exit[cb.nexit++] = v;
+        }
+        if (++cb.npos == BATCH) {
+            const dtb_status fs = flush_wins(s, t, &cb, bad);
+            st = st == DTB_OK ? fs : st;
+        }
+    }
+    const dtb_status fs = flush_wins(s, t, &cb, bad);
+    return st == DTB_OK ? fs : st;
+}
+
+/* The blocks of t in parallel (the captures pass's chunks), their first failure and the
+ * smallest bad index into *bad. */
+static dtb_status wins_of_blocks(const dtb_solved *s, dtb_solved_table *t, uint64_t *bad)
+{
+    const uint64_t blocks = dtb_index_blocks(t->index), K = dtb_index_block_size(t->index);
+    const uint64_t chunk = K >= 4096 ? 1 : 4096 / K;
+    int worst = DTB_OK;
+    uint64_t low = UINT64_MAX;
+#pragma omp parallel for schedule(dynamic, chunk) reduction(min : low) reduction(max : worst)
+    for (uint64_t blk = 0; blk < blocks; blk++) {
+        uint64_t mine = UINT64_MAX;
+        const dtb_status st = dtb_solve_block_wins(s, t, blk, &mine);
+        low = mine < low ? mine : low;
+        worst = (int)st > worst ? (int)st : worst; /* any failure */
+    }
+    *bad = low;
+    return (dtb_status)worst;
+}
+
+/* A material that is its own flip reads its own table: a level of men advancement at a time,
+ * each unit (a block and its flipped block, which king moves join) by one thread, so that no
+ * position is rewritten while another thread reads it (man moves reach the level above,
+ * finished or not yet started). */
+static dtb_status wins_of_levels(const dtb_solved *s, dtb_solved_table *t, uint64_t *bad)
+{
+    const dtb_board *b = dtb_solved_board(s);
+    const uint64_t blocks = dtb_index_blocks(t->index);
+    uint8_t *adv = malloc(blocks ? blocks : 1);
+    if (!adv)
+        return DTB_E_NOMEM;
+    int top = 0;
+#pragma omp parallel for schedule(static) reduction(max : top)
+    for (uint64_t blk = 0; blk < blocks; blk++) {
+        const work wk = dtb_unit_work_of(b, t, t, blk);
+        assert(wk.adv < NOT_A_UNIT);
+        adv[blk] = (uint8_t)wk.adv;
+        top = wk.adv > top ? wk.adv : top;
+    }
+    int worst = DTB_OK;
+    uint64_t low = UINT64_MAX;
+    for (int a = top; a >= 0; a--) {
+#pragma omp parallel for schedule(dynamic, 64) reduction(min : low) reduction(max : worst)
+        for (uint64_t blk = 0; blk < blocks; blk++) {
+            if (adv[blk] != a)
+                continue;
+            const uint64_t fblk = dtb_unit_work_of(b, t, t, blk).fblock;
+            if (fblk < blk) /* done with its other block */
+                continue;
+            uint64_t mine = UINT64_MAX;
+            dtb_status st = dtb_solve_block_wins(s, t, blk, &mine);
+            if (fblk != blk) {
+                const dtb_status st2 = dtb_solve_block_wins(s, t, fblk, &mine);
+                st = st == DTB_OK ? st2 : st;
+            }
+            low = mine < low ? mine : low;
+            worst = (int)st > worst ? (int)st : worst; /* any failure */
+        }
+    }
+    free(adv);
+    *bad = low;
+    return (dtb_status)worst;
+}
+
+dtb_status dtb_solve_pair_wins(const dtb_solved *s, dtb_material m, const bool which[2],
+                               dtb_error *e)
+{
+    const dtb_material f = dtb_material_flip(m);
+    const bool self = dtb_material_equal(&m, &f);
+    const dtb_material ms[2] = {m, f};
+    for (int k = 0; k < (self ? 1 : 2); k++) {
+        if (!which[k])
+            continue;
+        dtb_solved_table *t = (dtb_solved_table *)dtb_solved_find(s, ms[k]);
+        assert(t && dtb_solved_find(s, ms[1 - k]) && !dtb_solved_is_file(t));
+        uint64_t bad = UINT64_MAX;
+        /* The wins of t read its partner alone (after a move the opponent is to move, stored
+         * as the flip) and other materials: nothing the pass writes. */
+        const dtb_status st = self ? wins_of_levels(s, t, &bad) : wins_of_blocks(s, t, &bad);
+        char name[DTB_MATERIAL_NAME_MAX];
+        dtb_material_name(&ms[k], name, sizeof name);
+        if (st == DTB_E_NOMEM)
+            return dtb_error_set(e, st, "%s: out of memory for the long list of its wins", name);
+        if (st != DTB_OK)
+            return dtb_error_set(e, st, "%s: a distance to win exceeds %d plies", name, DTB_MAX_DTW);
+        if (bad != UINT64_MAX)
+            return dtb_error_set(e, DTB_E_CORRUPT, "%s: position %llu is a win in its WLD table, "
+                                 "but no move reaches a position lost for the opponent", name,
+                                 (unsigned long long)bad);
+    }
+    return DTB_OK;
+}

@@ -4,6 +4,7 @@
 #include "solved.h"
 
 #include <assert.h>
+#include <limits.h>
 #include <omp.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -36,6 +37,10 @@ typedef struct entry {
     dtb_tablefile *file; /* a table read from its file (no values, no capture bits), or NULL */
     bool wld;           /* that file is a WLD table (dtb_solved_add_wld_file) */
     uint64_t serial;    /* of a file's entry: unique in the registry, names its cached blocks */
+    /* A losses-only DTW file (docs/FORMAT.md §8.7): the material's WLD table beside it, which
+     * says what its quiet positions are, and that file's serial. */
+    dtb_tablefile *results;
+    uint64_t results_serial;
     longmap longs;      /* the long list of a table with values (a file's is in the file) */
 } entry;
 
@@ -330,6 +335,7 @@ static void table_free(dtb_solved *s, entry *e)
     const uint64_t n = e->t.index ? dtb_index_size(e->t.index) : 0;
     if (e->file) {
         dtb_tablefile_close(e->file);
+        dtb_tablefile_close(e->results);
     } else if (e->sliced) {
         if (e->mapped) {
             dtb_work_unmap(e->t.values, e->mapped);
@@ -602,14 +608,45 @@ static dtb_status add_file(dtb_solved *s, dtb_material m, const char *path, dtb_
     };
     en->wld = metric == DTB_METRIC_WLD;
     st = dtb_tablefile_open(path, &want, &en->file, e);
-    if (st == DTB_OK && dtb_tablefile_get_info(en->file)->flags) {
+    const uint32_t flags = st == DTB_OK ? dtb_tablefile_get_info(en->file)->flags : 0;
+    if (st == DTB_OK && flags && flags != DTB_TABLE_LOSSES) {
         st = dtb_error_set(e, DTB_E_MISMATCH, "%s: a compact set's table; building needs the full set", path);
+    }
+    /* A losses-only DTW table: its quiet positions' results come from the WLD table beside it,
+     * <material>.wld. */
+    char wpath[4096];
+    const size_t len = strlen(path);
+    if (st == DTB_OK && flags == DTB_TABLE_LOSSES) {
+        if (len < 4 || len >= sizeof wpath || strcmp(path + len - 4, ".dtw") != 0) {
+            st = dtb_error_set(e, DTB_E_INVALID, "%s: a losses-only DTW table not named .dtw: "
+                               "where is its WLD table?", path);
+        } else {
+            memcpy(wpath, path, len - 3);
+            memcpy(wpath + len - 3, "wld", 4);
+            const dtb_tablefile_expect wwant = {
+                .variant = want.variant,
+                .material = name,
+                .metric = DTB_METRIC_WLD,
+                .index_version = DTB_INDEX_VERSION,
+                .value_encoding = dtb_encoding_of(DTB_METRIC_WLD),
+                .positions = want.positions,
+            };
+            st = access(wpath, F_OK) != 0
+                     ? dtb_error_set(e, DTB_E_NOTFOUND, "%s: no such table (the losses-only %s "
+                                     "takes its wins and draws from it)", wpath, path)
+                     : dtb_tablefile_open(wpath, &wwant, &en->results, e);
+            if (st == DTB_OK && dtb_tablefile_get_info(en->results)->flags)
+                st = dtb_error_set(e, DTB_E_MISMATCH, "%s: a compact set's table; building needs "
+                                   "the full set", wpath);
+        }
     }
     if (st != DTB_OK) {
         table_free(s, en);
         return st;
     }
     pthread_mutex_lock(&s->lock);
+    if (en->results)
+        en->results_serial = ++s->next_serial;
     en->serial = ++s->next_serial;
     *slot = en;
     pthread_mutex_unlock(&s->lock);
@@ -636,9 +673,24 @@ uint64_t dtb_solved_file_reads(const dtb_solved *s)
     return n;
 }
 
-/* The value at index idx of a table read from its file: its block from this thread's cache, or
- * decoded into it. A read failure is recorded (dtb_solved_read_status) and reads as a draw. */
-static dtb_value file_read(const dtb_solved *cs, const entry *en, uint64_t idx)
+/* Records the first failure to read a table file (dtb_solved_read_status). */
+static void read_failed(const dtb_solved *cs, dtb_status st, const dtb_error *err)
+{
+    dtb_solved *s = (dtb_solved *)cs; /* the failure record only */
+    pthread_mutex_lock(&s->lock);
+    if (!s->read_failed) {
+        s->read_error = *err;
+        s->read_status = st;
+        __atomic_store_n(&s->read_failed, 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* The byte at index idx of table file tf (serial: its name in the caches; wld: mapped as
+ * dtb_solved_wld_as_dtw): its block from this thread's cache, or decoded into it. A read
+ * failure is recorded (dtb_solved_read_status) and reads as a draw. */
+static dtb_value file_byte(const dtb_solved *cs, const dtb_tablefile *tf, uint64_t serial,
+                           bool wld, uint64_t idx)
 {
     dtb_solved *s = (dtb_solved *)cs; /* the caches and the failure record only */
     const int c = omp_get_thread_num();
@@ -646,14 +698,14 @@ static dtb_value file_read(const dtb_solved *cs, const entry *en, uint64_t idx)
     file_cache *fc = s->cache[c];
     if (!fc && !(fc = s->cache[c] = calloc(1, sizeof *fc)))
         goto fail_nomem;
-    const dtb_tablefile_info *info = dtb_tablefile_get_info(en->file);
-    const uint64_t blk = idx / info->block_positions, key = (en->serial << 32 | blk) + 1;
+    const dtb_tablefile_info *info = dtb_tablefile_get_info(tf);
+    const uint64_t blk = idx / info->block_positions, key = (serial << 32 | blk) + 1;
     const int h = (int)((key * 0x9E3779B97F4A7C15ull) >> 56) & (FILE_CACHE_BLOCKS - 1);
     if (fc->key[h] != key) {
         if (!fc->ctx && !(fc->ctx = dtb_tablefile_ctx_create()))
             goto fail_nomem;
         fc->key[h] = 0;
-        const uint64_t len = dtb_tablefile_block_len(en->file, blk);
+        const uint64_t len = dtb_tablefile_block_len(tf, blk);
         if (fc->cap[h] < len) {
             uint8_t *grown = realloc(fc->block[h], len);
             if (!grown)
@@ -662,32 +714,28 @@ static dtb_value file_read(const dtb_solved *cs, const entry *en, uint64_t idx)
             fc->cap[h] = len;
         }
         dtb_error err;
-        const dtb_status st = dtb_tablefile_read_block(en->file, blk, fc->block[h], len, fc->ctx, &err);
+        const dtb_status st = dtb_tablefile_read_block(tf, blk, fc->block[h], len, fc->ctx, &err);
         if (st != DTB_OK) {
-            pthread_mutex_lock(&s->lock);
-            if (!s->read_failed) {
-                s->read_error = err;
-                s->read_status = st;
-                __atomic_store_n(&s->read_failed, 1, __ATOMIC_RELEASE);
-            }
-            pthread_mutex_unlock(&s->lock);
+            read_failed(s, st, &err);
             return DTB_VALUE_DRAW;
         }
-        if (en->wld) /* the cache holds value bytes: the results, with stand-in distances */
+        if (wld) /* the cache holds value bytes: the results, with stand-in distances */
             for (uint64_t i = 0; i < len; i++)
                 fc->block[h][i] = dtb_solved_wld_as_dtw(fc->block[h][i]);
         fc->key[h] = key;
         fc->reads++;
     }
     return fc->block[h][idx % info->block_positions];
-fail_nomem:
-    pthread_mutex_lock(&s->lock);
-    if (!s->read_failed) {
-        s->read_status = dtb_error_set(&s->read_error, DTB_E_NOMEM, "out of memory for a table file's blocks");
-        __atomic_store_n(&s->read_failed, 1, __ATOMIC_RELEASE);
-    }
-    pthread_mutex_unlock(&s->lock);
+fail_nomem:;
+    dtb_error err;
+    read_failed(s, dtb_error_set(&err, DTB_E_NOMEM, "out of memory for a table file's blocks"), &err);
     return DTB_VALUE_DRAW;
+}
+
+/* The value byte at index idx of a table read from its file (file_byte). */
+static dtb_value file_read(const dtb_solved *s, const entry *en, uint64_t idx)
+{
+    return file_byte(s, en->file, en->serial, en->wld, idx);
 }
 
 static const dtb_value *value_after_slot(const dtb_solved *s, const dtb_pos *p, const dtb_move *m,
@@ -714,18 +762,97 @@ static const dtb_value *slot_or_pool(const dtb_solved *s, dtb_wvalue v, dtb_valu
     return &s->pool[dtb_wvalue_is_win(v) ? 0 : 1][dtw];
 }
 
+static const dtb_value *file_value(const dtb_solved *s, const entry *en, uint64_t idx,
+                                   const dtb_pos *w, dtb_value *slot, bool shallow);
+static inline const entry *entry_of(const dtb_solved *s, int cwk, int cwm, int cbk, int cbm);
+
+/* The value slot of position q (either side to move) for a search of a losses-only table's
+ * win (file_value): looked up as the solver does, but shallow (see file_value). */
+static const dtb_value *search_lookup(const dtb_solved *s, const dtb_pos *q, dtb_value *slot)
+{
+    dtb_pos w;
+    if (q->side == DTB_WHITE)
+        w = *q;
+    else
+        dtb_pos_flip(s->board, q, &w);
+    if (!(w.men[DTB_WHITE] | w.kings[DTB_WHITE]))
+        return &lost;
+    const entry *en = entry_of(s, dtb_bb_count(w.kings[DTB_WHITE]), dtb_bb_count(w.men[DTB_WHITE]),
+                               dtb_bb_count(w.kings[DTB_BLACK]), dtb_bb_count(w.men[DTB_BLACK]));
+    const uint64_t idx = dtb_index_of(en->t.index, &w);
+    return en->file ? file_value(s, en, idx, &w, slot, true) : &en->t.values[idx];
+}
+
+/* A quiet position w (index idx) of a losses-only table read from its file (docs/FORMAT.md
+ * §8.7): a draw or a loss as its WLD and DTW tables say; a win one ply more than its shortest
+ * move to a lost position, unless shallow: then "a win" (a stand-in). A search for a win looks
+ * its successors up shallow, since the opponent's wins, stand-ins or not, are never the move
+ * it takes; searched in turn, two wins of a pair would search each other for ever. Capture
+ * successors are resolved exactly, in smaller materials. Files that disagree with each other
+ * or with the game are recorded (dtb_solved_read_status) and read as draws. */
+static const dtb_value *losses_only_value(const dtb_solved *s, const entry *en, uint64_t idx,
+                                          const dtb_pos *w, dtb_value *slot, bool shallow)
+{
+    const dtb_value r = file_byte(s, en->results, en->results_serial, false, idx);
+    dtb_error err;
+    *slot = DTB_VALUE_DRAW;
+    if (r == 0)
+        return slot;
+    if (r == 2) {
+        const dtb_value v = file_read(s, en, idx);
+        if (dtb_value_is_loss(v)) {
+            if (dtb_value_is_escape(v))
+                return slot_or_pool(s, escape_value(s, en, idx, v), slot);
+            *slot = v;
+            return slot;
+        }
+    }
+    if (r == 1 && shallow) {
+        *slot = dtb_value_win(1);
+        return slot;
+    }
+    int best = INT_MAX;
+    if (r == 1) {
+        dtb_movelist ml;
+        const dtb_status st = dtb_generate(s->board, w, &ml);
+        assert(st == DTB_OK);
+        (void)st;
+        for (int i = 0; i < ml.count; i++) {
+            dtb_pos q;
+            dtb_make_move(w, &ml.moves[i], &q);
+            dtb_value tmp;
+            const dtb_wvalue v = dtb_solved_exact(s, search_lookup(s, &q, &tmp));
+            if (dtb_wvalue_is_loss(v) && dtb_wvalue_dtw(v) + 1 < best)
+                best = dtb_wvalue_dtw(v) + 1;
+        }
+        if (best <= DTB_MAX_DTW)
+            return slot_or_pool(s, dtb_wvalue_win(best), slot);
+    }
+    char name[DTB_MATERIAL_NAME_MAX];
+    dtb_material_name(&en->t.material, name, sizeof name);
+    read_failed(s, dtb_error_set(&err, DTB_E_CORRUPT, "%s: position %llu: %s", name,
+                                 (unsigned long long)idx,
+                                 r == 2   ? "a loss in its WLD table, not in its DTW table"
+                                 : r == 1 ? "a win in its WLD table without a move to a lost position"
+                                          : "an invalid WLD value"),
+                &err);
+    return slot;
+}
+
 /* The value of white-to-move position w of a table read from its file, at index idx: stored,
  * or for a capture position (don't-care in files) the best of its captures, as loading would
- * derive it. */
+ * derive it; a losses-only table's quiet position as losses_only_value says (shallow: there). */
 static __attribute__((noinline)) const dtb_value *file_value(const dtb_solved *s, const entry *en,
                                                             uint64_t idx, const dtb_pos *w,
-                                                            dtb_value *slot)
+                                                            dtb_value *slot, bool shallow)
 {
     assert(slot && "a table read from its file is read through a slot");
     dtb_movelist ml;
     const dtb_status st = dtb_generate_captures(s->board, w, &ml);
     assert(st == DTB_OK);
     (void)st;
+    if (ml.count == 0 && en->results)
+        return losses_only_value(s, en, idx, w, slot, shallow);
     if (ml.count == 0) {
         const dtb_value v = file_read(s, en, idx);
         if (dtb_value_is_escape(v))
@@ -770,7 +897,7 @@ static __attribute__((noinline)) const dtb_value *lookup_slow(const dtb_solved *
     const dtb_pos w = {.men = {x[0], x[1]}, .kings = {x[2], x[3]}, .side = DTB_WHITE};
     const uint64_t idx = dtb_index_of(en->t.index, &w);
     if (en->file)
-        return file_value(s, en, idx, &w, slot);
+        return file_value(s, en, idx, &w, slot, false);
     return &en->t.values[idx];
 }
 
@@ -846,7 +973,7 @@ static const dtb_value *lookup_wide(const dtb_solved *s, dtb_bb wm, dtb_bb bm, d
     const dtb_pos w = {.men = {wm, bm}, .kings = {wk, bk}, .side = DTB_WHITE};
     const uint64_t idx = dtb_index_of(en->t.index, &w);
     if (en->file)
-        return file_value(s, en, idx, &w, slot);
+        return file_value(s, en, idx, &w, slot, false);
     return &en->t.values[idx];
 }
 

@@ -118,10 +118,14 @@ uint64_t dtb_solved_long_count(const dtb_solved *s, const dtb_solved_table *t);
 /* Adds material m read on demand from its complete full-set DTW file at path, instead of its
  * values in memory: lookups decode the file's blocks into a cache of each OpenMP thread (up to
  * 256 blocks) and give capture positions (don't-care in files) the value of their best capture,
- * as loading would. For finished tables that a build still reads but cannot keep uncompressed.
- * Its dtb_solved_table has no values and no capture bits (dtb_solved_is_file). DTB_OK (also
- * when m is already there), or the status of a file that does not open as m's table. Not
- * thread-safe. */
+ * as loading would. A DTW file that stores its losses only (docs/FORMAT.md §8.7) is read with
+ * the WLD file beside it (path with .wld for .dtw), which says which quiet positions are wins,
+ * draws and losses; a win's value is then searched from its moves (the shortest to a lost
+ * position), so its partner and the tables its promotions and captures reach must be in s too.
+ * Lookups stay exact everywhere. For finished tables that a build still reads but cannot keep
+ * uncompressed. Its dtb_solved_table has no values and no capture bits (dtb_solved_is_file).
+ * DTB_OK (also when m is already there), or the status of a file that does not open as m's
+ * table (DTB_E_NOTFOUND: a losses-only table's WLD file is missing). Not thread-safe. */
 dtb_status dtb_solved_add_file(dtb_solved *s, dtb_material m, const char *path, dtb_error *e);
 
 /* The WLD value byte a WLD-only table's win, draw and loss read as (dtb_solved_add_wld_file,
@@ -138,7 +142,8 @@ dtb_status dtb_solved_add_wld_file(dtb_solved *s, dtb_material m, const char *pa
 bool dtb_solved_is_file(const dtb_solved_table *t);
 
 /* DTB_OK, or the first failure to read a table file's block since s was made (with its message
- * in *e): lookups that fail read as draws, so a solve that read any is not to be kept. */
+ * in *e; DTB_E_CORRUPT also for a losses-only table whose files disagree with each other or
+ * with the game): lookups that fail read as draws, so a solve that read any is not to be kept. */
 dtb_status dtb_solved_read_status(const dtb_solved *s, dtb_error *e);
 
 /* Blocks of table files decoded so far, over all threads (for the stats). */

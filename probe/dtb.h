@@ -380,7 +380,8 @@ enum {
  *   table p needs is not there; the message names the material); DTB_E_NOTCACHED (cache-only
  *   and not in memory); DTB_E_CORRUPT / DTB_E_VERSION / DTB_E_MISMATCH / DTB_E_IO (a damaged or
  *   wrong file; the message names it); DTB_E_NOMEM.
- * Notes: uses the .wld table of p's material, or its .dtw table when there is no .wld. A capture
+ * Notes: uses the .wld table of p's material, or its .dtw table when there is no .wld (one that
+ *   stores its losses only cannot stand in: DTB_E_NOTFOUND, naming both files). A capture
  *   position is resolved by searching its captures (the tables do not store it). A side to move
  *   with pieces but without a legal move has lost (DTB_OK, DTB_LOSS, DTW 0: the tables hold
  *   it). Thread-safe.
@@ -394,7 +395,10 @@ dtb_status dtb_probe_wdl(dtb_db *db, const dtb_position *p, unsigned flags, dtb_
 
 /* Win, draw or loss and the DTW (plies; 0 for a draw) for the side to move of p.
  * Returns and notes as dtb_probe_wdl, but the .dtw tables are needed (DTB_E_NOTFOUND
- *   otherwise). Thread-safe. */
+ *   otherwise), and where a .dtw table stores its losses only (dtbgen's default,
+ *   docs/FORMAT.md §8.7) the .wld table of its material too (DTB_E_NOTFOUND naming both). The
+ *   distance of a win there is searched over its moves: such a probe costs a probe of each of
+ *   its moves (a few dozen), those of draws and losses two lookups. Thread-safe. */
 dtb_status dtb_probe_dtw(dtb_db *db, const dtb_position *p, unsigned flags, dtb_wdl *wdl,
                          int *dtw);
 
@@ -668,7 +672,9 @@ dtb_status dtb_get_cache_stats(dtb_db *db, dtb_cache_stats *st);
 
 /* dtb_warm flags. */
 enum {
-    DTB_WARM_DTW = 1u, /* the tables DTW probes use, instead of those WDL probes use */
+    DTB_WARM_DTW = 1u, /* the tables DTW probes use, instead of those WDL probes use (with the
+                          .wld table of a .dtw table that stores its losses only: they read it
+                          first) */
 };
 
 /* Reads into the cache, at start-up, the tables an engine's probes meet most: every block of the

@@ -33,7 +33,13 @@
  * successor through dtb_pos; 9.1k now (0.31-0.33 -> 0.40-0.44 M probes per CPU second). A
  * derived table is never in the fast path's table array, so only its positions pay for the
  * test; every other probe takes the same instructions as in a full set. Cost measured in
- * docs/FORMAT.md ("Compact sets"). */
+ * docs/FORMAT.md ("Compact sets").
+ *
+ * A DTW table that stores its losses only (docs/FORMAT.md §8.7, the generator's default) is
+ * answered WLD first: a draw from the .wld table, a loss from its byte, and a win by the same
+ * one-ply search over its moves, narrowed to wins (losses_value): only its successors lost for
+ * the opponent read a DTW byte. The fast path answers draws and losses (fast_losses) and leaves
+ * wins to the general path; WDL probes never look at these tables. */
 #define _GNU_SOURCE /* the loaders: syscall (a thread's id), clock_gettime, condattr_setclock */
 #include "resolve.h"
 
@@ -285,7 +291,11 @@ static dtb_wvalue value_of_raw(const dtb_ptable *t, uint64_t i, unsigned raw)
     return dtb_wvalue_of_byte((dtb_value)raw);
 }
 
-/* The table for WDL (dtw false) or DTW probes of material m. */
+static dtb_status wld_of_losses(dtb_resolver *r, const dtb_ptable *t, unsigned flags,
+                                dtb_error *e);
+
+/* The table for WDL (dtw false) or DTW probes of material m. A DTW table that stores its losses
+ * only is given once the material's WLD table is found too (wld_of_losses). */
 ALWAYS_INLINE dtb_status find_table(dtb_resolver *r, dtb_material m, bool dtw, unsigned flags,
                                     const dtb_ptable **t, dtb_error *e)
 {
@@ -295,12 +305,15 @@ ALWAYS_INLINE dtb_status find_table(dtb_resolver *r, dtb_material m, bool dtw, u
                  (*t = atomic_load_explicit(&r->searched_tables[dtw][slot], memory_order_acquire))))
         return DTB_OK;
     const bool may_open = !(flags & DTB_RESOLVE_CACHE_ONLY);
-    const dtb_status s = dtw ? dtb_tableset_get(r->ts, m, DTB_METRIC_DTW, may_open, t, e)
-                             : dtb_tableset_get_wdl(r->ts, m, may_open, t, e);
+    dtb_status s = dtw ? dtb_tableset_get(r->ts, m, DTB_METRIC_DTW, may_open, t, e)
+                       : dtb_tableset_get_wdl(r->ts, m, may_open, t, e);
+    if (s == DTB_OK && dtw && (*t)->losses)
+        s = wld_of_losses(r, *t, flags, e);
     /* A derived table, or one with threat don't-cares, is never published in found, only in
      * searched_tables: the fast path then finds no table for its positions and leaves them to
      * this general path, which searches those that hold no value, while the fast path of full
-     * tables stays as it was (no test added). */
+     * tables stays as it was (no test added). A losses-only DTW table is published in found
+     * (after its WLD table): the fast path of DTW probes reads the WLD first (fast_losses). */
     if (s == DTB_OK && fits)
         atomic_store_explicit((*t)->derived || (*t)->threats ? &r->searched_tables[dtw][slot]
                                                              : &r->found[dtw][slot],
@@ -308,6 +321,23 @@ ALWAYS_INLINE dtb_status find_table(dtb_resolver *r, dtb_material m, bool dtw, u
     if (s == DTB_E_NOTCACHED && fits && r->ld)
         schedule_table(r, m, dtw, slot);
     return s;
+}
+
+/* Before a losses-only DTW table t is used: the WLD table of its material, which says which of
+ * its quiet positions are wins and draws (found, so published for the fast path too). Without
+ * it the table answers nothing: the status names both files. Not inline: a table's first use. */
+static __attribute__((noinline)) dtb_status wld_of_losses(dtb_resolver *r, const dtb_ptable *t,
+                                                         unsigned flags, dtb_error *e)
+{
+    const dtb_ptable *wt;
+    dtb_error inner;
+    const dtb_status s = find_table(r, t->material, false, flags, &wt, &inner);
+    if (s == DTB_OK || s == DTB_E_NOTCACHED)
+        return s;
+    if (s == DTB_E_NOTFOUND) /* dtb_tableset_get_wdl's message names both files */
+        return dtb_error_set(e, s, "%s", inner.msg);
+    return dtb_error_set(e, s, "%s stores its losses only and needs the WLD table: %s", t->name,
+                         inner.msg);
 }
 
 #if defined(__AVX2__)
@@ -589,11 +619,12 @@ static dtb_movelist *moves_of(search *sc, const dtb_pos *p, bool quiet, dtb_stat
 
 /* What a search node learns of the successor q of p by move m before its value: the opponent
  * has no piece (SUCC_NONE: q's value is a loss in 0), a capture position (searched in the
- * second pass; q is not made), a quiet position of a stored table already found (*t and *index;
- * q is not made), or anything else (q made: quiet_wdl / quiet_value say). On boards of up to 64
- * squares all on words (ps: p's sets, white men, black men, white kings, black kings): the move
- * made on four words, then the fast path's one flip, capture test and slot, instead of
- * dtb_make_move on 128-bit sets, must_capture, white_to_move and find_table. */
+ * second pass; q is not made), a quiet position of a stored table already found whose byte is
+ * its value (*t and *index; q is not made; never a losses-only DTW table's), or anything else
+ * (q made: quiet_wdl / quiet_value say). On boards of up to 64 squares all on words (ps: p's
+ * sets, white men, black men, white kings, black kings): the move made on four words, then the
+ * fast path's one flip, capture test and slot, instead of dtb_make_move on 128-bit sets,
+ * must_capture, white_to_move and find_table. */
 enum { SUCC_NONE, SUCC_CAPTURE, SUCC_STORED, SUCC_GENERAL };
 ALWAYS_INLINE int successor(dtb_resolver *r, const dtb_pos *p, const uint64_t ps[4],
                             const dtb_move *m, bool dtw, dtb_pos *q, const dtb_ptable **t,
@@ -608,7 +639,8 @@ ALWAYS_INLINE int successor(dtb_resolver *r, const dtb_pos *p, const uint64_t ps
         uint64_t w[4];
         if (!quiet_sets64(r, qs, (dtb_color)opp, w))
             return SUCC_CAPTURE;
-        if (locate_sets(r, w, dtw, t, index))
+        /* a losses-only DTW table's byte is read only after its WLD (quiet_value) */
+        if (locate_sets(r, w, dtw, t, index) && !(dtw && (*t)->losses))
             return SUCC_STORED;
         *q = (dtb_pos){{qs[0], qs[1]}, {qs[2], qs[3]}, (dtb_color)opp};
         return SUCC_GENERAL;
@@ -787,6 +819,13 @@ static dtb_status check_partner(dtb_resolver *r, const dtb_ptable *t, bool dtw, 
         return dtb_error_set(e, DTB_E_CORRUPT,
                              "%s and %s are both derived (a compact set stores one of each pair)",
                              t->name, pt->name);
+    /* A losses-only partner searches its wins' moves, which land back in t, searched in turn:
+     * the two searches could go round. */
+    if (t->derived && pt->losses)
+        return dtb_error_set(e, DTB_E_CORRUPT,
+                             "%s is derived from %s, which stores its losses only (a compact set "
+                             "needs its stored DTW tables in full: dtbgen --dtw-store full)",
+                             t->name, pt->name);
     if (!t->derived && !pt->derived)
         return dtb_error_set(e, DTB_E_CORRUPT,
                              "%s leaves threat positions to a search through %s, which is not "
@@ -859,6 +898,56 @@ static dtb_status quiet_wdl(search *sc, const dtb_pos *p, int alpha, int beta, d
     return s == DTB_OK ? wdl_of_raw(t, raw, out, e) : s;
 }
 
+/* The value of quiet position w (white to move) of losses-only DTW table t (docs/FORMAT.md §8.7),
+ * inside the window (alpha, beta) as search_value answers: the result from the material's WLD
+ * table (the WDL search's way: stored, derived or searched), a loss's distance from its byte (and
+ * the long list), and a win's as 1 + the shortest DTW of a successor lost for the opponent: the
+ * search of its moves with alpha raised to the draw's rank, since it is known to be a win. The
+ * successors that are the opponent's wins and draws then fail high on their WLD alone (below:
+ * a window whose beta a win reaches anyway), and only the lost ones read a DTW byte; so the
+ * search of a win never searches a second win, and the positions it meets are one ply away,
+ * captures aside. */
+static dtb_status losses_value(search *sc, const dtb_ptable *t, const dtb_pos *w, int alpha,
+                               int beta, dtb_wvalue *out, dtb_error *e)
+{
+    dtb_wdl wdl;
+    dtb_status s = quiet_wdl(sc, w, DTB_LOSS - 1, DTB_WIN + 1, &wdl, e);
+    if (s != DTB_OK)
+        return s;
+    if (wdl == DTB_DRAW) {
+        *out = DTB_WVALUE_DRAW;
+        return DTB_OK;
+    }
+    if (wdl == DTB_LOSS) {
+        unsigned raw;
+        const uint64_t i = index_in(t, w);
+        if ((s = lookup_index(sc->r, t, i, sc->flags, &raw, e)) != DTB_OK)
+            return s;
+        if (!dtb_value_is_loss((dtb_value)raw))
+            return dtb_error_set(e, DTB_E_CORRUPT,
+                                 "%s: stored value %u at index %llu, a loss by its WLD table, is "
+                                 "not a loss", t->name, raw, (unsigned long long)i);
+        *out = value_of_raw(t, i, raw);
+        return DTB_OK;
+    }
+    /* A win is at least as good as the longest one: when that reaches beta, it is the answer
+     * (fail-soft: "at least"), with no search. */
+    const dtb_wvalue longest = dtb_wvalue_win(DTB_MAX_DTW);
+    if (beta <= dtb_wvalue_rank(longest)) {
+        *out = longest;
+        return DTB_OK;
+    }
+    if ((s = search_value(sc, w, true, alpha > 0 ? alpha : 0, beta, out, e)) != DTB_OK)
+        return s;
+    /* The search's answer is never below the true value, so a win gives a win whatever the
+     * window: anything else means the WLD and DTW tables disagree. */
+    if (!dtb_wvalue_is_win(*out))
+        return dtb_error_set(e, DTB_E_CORRUPT,
+                             "%s: a position its WLD table calls a win has no move into a "
+                             "position lost for the opponent", t->name);
+    return DTB_OK;
+}
+
 static dtb_status quiet_value(search *sc, const dtb_pos *p, int alpha, int beta, dtb_wvalue *out,
                               dtb_error *e)
 {
@@ -874,6 +963,8 @@ static dtb_status quiet_value(search *sc, const dtb_pos *p, int alpha, int beta,
         return s;
     if (search_it)
         return search_value(sc, w, true, alpha, beta, out, e);
+    if (t->losses)
+        return losses_value(sc, t, w, alpha, beta, out, e);
     unsigned raw;
     const uint64_t i = index_in(t, w);
     s = lookup_index(r, t, i, sc->flags, &raw, e);
@@ -1093,12 +1184,53 @@ int dtb_resolve_wdl_fast(dtb_resolver *r, const uint64_t men[2][2], const uint64
     return s != DTB_OK ? s : fast_wdl(t, raw, out);
 }
 
+/* The value of the quiet position at index i of losses-only DTW table t (docs/FORMAT.md §8.7) on
+ * the fast path: its result from the material's WLD table when the fast path has that (a stored
+ * table: find_table published it before t), then a loss's byte; a draw is a draw. A win's
+ * distance needs a search, and anything the fast path cannot answer goes the general way. */
+ALWAYS_INLINE int fast_losses(dtb_resolver *r, const dtb_ptable *t, uint64_t i, unsigned flags,
+                              dtb_wvalue *out)
+{
+    const dtb_material m = t->material;
+    const int slot = ((m.kings[0] * KINDS + m.men[0]) * KINDS + m.kings[1]) * KINDS + m.men[1];
+    const dtb_ptable *wt = atomic_load_explicit(&r->found[0][slot], memory_order_acquire);
+    if (!wt)
+        return DTB_RESOLVE_SLOW;
+    uint64_t blk, off;
+    unsigned raw;
+    split_index(wt, i, &blk, &off);
+    int s = fast_value_at(r, wt, blk, off, flags, &raw);
+    dtb_wdl wdl;
+    if (s != DTB_OK || (s = fast_wdl(wt, raw, &wdl)) != DTB_OK)
+        return s;
+    if (wdl == DTB_WIN)
+        return DTB_RESOLVE_SLOW;
+    if (wdl == DTB_DRAW) {
+        *out = DTB_WVALUE_DRAW;
+        return DTB_OK;
+    }
+    split_index(t, i, &blk, &off);
+    if ((s = fast_value_at(r, t, blk, off, flags, &raw)) != DTB_OK)
+        return s;
+    /* not a loss's byte (the general path reports it), or the long list's */
+    if (!dtb_value_is_loss((dtb_value)raw) || listed_escape(t, raw))
+        return DTB_RESOLVE_SLOW;
+    *out = dtb_wvalue_of_byte((dtb_value)raw);
+    return DTB_OK;
+}
+
 int dtb_resolve_value_fast(dtb_resolver *r, const uint64_t men[2][2], const uint64_t kings[2][2],
                            int side, unsigned flags, dtb_wvalue *out)
 {
     const dtb_ptable *t;
+    uint64_t i, blk, off;
     unsigned raw;
-    const int s = fast_raw(r, men, kings, side, true, flags, &t, &raw);
+    if (!fast_locate(r, men, kings, side, true, flags, &t, &i))
+        return DTB_RESOLVE_SLOW;
+    if (t->losses)
+        return fast_losses(r, t, i, flags, out);
+    split_index(t, i, &blk, &off);
+    const int s = fast_value_at(r, t, blk, off, flags, &raw);
     if (s != DTB_OK)
         return s;
     if (listed_escape(t, raw)) /* the general path looks the long list up */
@@ -1126,6 +1258,11 @@ int dtb_resolve_fast_finish_wdl(dtb_resolver *r, const dtb_resolve_ticket *tk, u
 int dtb_resolve_fast_finish_value(dtb_resolver *r, const dtb_resolve_ticket *tk, unsigned flags,
                                   dtb_wvalue *out)
 {
+    /* A losses-only table reads its WLD table first (the ticket's prefetch of its byte serves
+     * the losses); the index comes back from the ticket's block and offset. */
+    if (tk->status == DTB_OK && tk->table->losses)
+        return fast_losses(r, tk->table, tk->block * tk->table->block_positions + tk->offset,
+                           flags, out);
     unsigned raw;
     const int s = finish_raw(r, tk, flags, &raw);
     if (s != DTB_OK)
@@ -1365,6 +1502,20 @@ static dtb_material *materials_upto(int pieces, int *n)
     return list;
 }
 
+/* The tables DTW (dtw) or WDL probes of material m read, into t[0..*n): its table, and for a
+ * losses-only DTW table the WLD table its probes read first. */
+static dtb_status probe_tables(dtb_resolver *r, dtb_material m, bool dtw, const dtb_ptable *t[2],
+                               int *n, dtb_error *e)
+{
+    *n = 0;
+    dtb_status s = find_table(r, m, dtw, 0, &t[0], e);
+    if (s == DTB_OK && dtw && t[0]->losses)
+        s = find_table(r, m, false, 0, &t[1], e); /* found already (wld_of_losses) */
+    if (s == DTB_OK)
+        *n = dtw && t[0]->losses ? 2 : 1;
+    return s;
+}
+
 dtb_status dtb_resolver_working_set(dtb_resolver *r, int pieces, bool dtw, uint64_t *bytes,
                                     dtb_error *e)
 {
@@ -1375,9 +1526,11 @@ dtb_status dtb_resolver_working_set(dtb_resolver *r, int pieces, bool dtw, uint6
     uint64_t sum = 0;
     dtb_status s = DTB_OK;
     for (int i = 0; i < n && s == DTB_OK; i++) {
-        const dtb_ptable *t;
-        if ((s = find_table(r, list[i], dtw, 0, &t, e)) == DTB_OK)
-            sum += table_cost(t);
+        const dtb_ptable *t[2];
+        int k;
+        if ((s = probe_tables(r, list[i], dtw, t, &k, e)) == DTB_OK)
+            for (int j = 0; j < k; j++)
+                sum += table_cost(t[j]);
     }
     free(list);
     if (s == DTB_OK)
@@ -1397,21 +1550,26 @@ dtb_status dtb_resolver_warm(dtb_resolver *r, int max_pieces, bool dtw, uint64_t
     int nskipped = 0;
     dtb_status first = DTB_OK;
     for (int i = 0; i < n; i++) {
-        const dtb_ptable *t;
+        const dtb_ptable *t[2];
+        int k;
         dtb_error err;
-        dtb_status s = find_table(r, list[i], dtw, 0, &t, &err);
+        dtb_status s = probe_tables(r, list[i], dtw, t, &k, &err);
         if (s == DTB_E_NOTFOUND)
             continue;
-        const uint64_t cost = s == DTB_OK ? table_cost(t) : 0;
+        uint64_t cost = 0;
+        for (int j = 0; j < k; j++)
+            cost += table_cost(t[j]);
         if (s == DTB_OK && used + cost > limit) {
             skipped += cost, nskipped++;
             continue; /* a smaller material further on may still fit */
         }
-        const uint64_t blocks = s == DTB_OK ? dtb_tablefile_get_info(t->tf)->blocks : 0;
-        for (uint64_t b = 0; b < blocks && s == DTB_OK; b++) {
-            unsigned raw;
-            if (!dtb_blockcache_contains(r->cache, t->key_base | b))
-                s = read_block(r, t, b, 0, &raw, &err);
+        for (int j = 0; j < k && s == DTB_OK; j++) {
+            const uint64_t blocks = dtb_tablefile_get_info(t[j]->tf)->blocks;
+            for (uint64_t b = 0; b < blocks && s == DTB_OK; b++) {
+                unsigned raw;
+                if (!dtb_blockcache_contains(r->cache, t[j]->key_base | b))
+                    s = read_block(r, t[j], b, 0, &raw, &err);
+            }
         }
         if (s == DTB_OK)
             used += cost;

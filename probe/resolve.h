@@ -46,14 +46,15 @@ typedef struct dtb_resolver_load_stats {
 void dtb_resolver_get_load_stats(dtb_resolver *r, dtb_resolver_load_stats *st);
 
 /* Reads into the cache, on the calling thread, every block of the tables for WDL (dtw false) or
- * DTW probes of the materials of 2..max_pieces pieces, smallest materials first, each material
+ * DTW probes (a losses-only DTW table with its WLD table) of the materials of 2..max_pieces pieces, smallest materials first, each material
  * whole or not at all, while the blocks fit in 7/8 of the cache's budget (the rest is left to the
  * blocks a search brings in). *bytes: the budget the warm blocks take. A material without a table
  * is skipped; a read that fails is the status (the others are still read). */
 dtb_status dtb_resolver_warm(dtb_resolver *r, int max_pieces, bool dtw, uint64_t *bytes,
                              dtb_error *e);
 
-/* The budget the blocks of every table for WDL or DTW probes of 2..pieces pieces take in the
+/* The budget the blocks of every table for WDL or DTW probes (as dtb_resolver_warm counts
+ * them) of 2..pieces pieces take in the
  * cache (decompressed, with the cache's bookkeeping), from the tables' headers (opening them, no
  * block read). A missing table is DTB_E_NOTFOUND. */
 dtb_status dtb_resolver_working_set(dtb_resolver *r, int pieces, bool dtw, uint64_t *bytes,
@@ -66,7 +67,9 @@ dtb_status dtb_resolver_working_set(dtb_resolver *r, int pieces, bool dtw, uint6
 dtb_status dtb_resolve_wdl(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_wdl *out,
                            dtb_error *e);
 
-/* The exact value (core/value.h: result and DTW, long lists included) of p, from .dtw tables. */
+/* The exact value (core/value.h: result and DTW, long lists included) of p, from .dtw tables;
+ * where one stores its losses only (docs/FORMAT.md §8.7), the result from the .wld table and a
+ * win's distance from a one-ply search. */
 dtb_status dtb_resolve_value(dtb_resolver *r, const dtb_pos *p, unsigned flags, dtb_wvalue *out,
                              dtb_error *e);
 

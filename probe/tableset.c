@@ -469,6 +469,7 @@ static tslot *make_slot(dtb_tableset *ts, dtb_material m, dtb_metric metric)
     t->material = m;
     t->derived = info->flags & DTB_TABLE_DERIVED;
     t->threats = info->flags & DTB_TABLE_THREATS;
+    t->losses = info->flags & DTB_TABLE_LOSSES;
     const dtb_material flip = dtb_material_flip(m);
     t->own_flip = dtb_material_equal(&flip, &m);
     snprintf(t->name, sizeof t->name, "%s", file);
@@ -524,10 +525,19 @@ dtb_status dtb_tableset_get_wdl(dtb_tableset *ts, dtb_material m, bool may_open,
     if (s != DTB_E_NOTFOUND || !fits(m))
         return s;
     const dtb_status s2 = dtb_tableset_get(ts, m, DTB_METRIC_DTW, may_open, out, e);
-    if (s2 != DTB_E_NOTFOUND)
-        return s2;
     char name[DTB_MATERIAL_NAME_MAX];
     dtb_material_name(&m, name, sizeof name);
+    if (s2 == DTB_OK && (*out)->losses) {
+        *out = NULL;
+        return dtb_error_set(e, DTB_E_NOTFOUND,
+                             "no table %s.wld for %s in %s%s%s: %s.dtw stores its losses only and "
+                             "needs it for wins and draws",
+                             name, ts->variant->name, strlen(ts->paths[0]) > 60 ? "..." : "",
+                             short_path(ts->paths[0]),
+                             ts->npaths > 1 ? " or the other directories" : "", name);
+    }
+    if (s2 != DTB_E_NOTFOUND)
+        return s2;
     return dtb_error_set(e, DTB_E_NOTFOUND, "no table for %s (%s.wld or %s.dtw) for %s in %s%s%s",
                          name, name, name, ts->variant->name,
                          strlen(ts->paths[0]) > 60 ? "..." : "", short_path(ts->paths[0]),

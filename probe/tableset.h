@@ -33,6 +33,9 @@ typedef struct dtb_ptable {
     dtb_material material;
     bool derived;             /* the derived member of a pair (DTB_TABLE_DERIVED) */
     bool threats;             /* stored, its threat positions hold no value (DTB_TABLE_THREATS) */
+    bool losses;              /* a DTW table that stores its losses only (DTB_TABLE_LOSSES): its
+                                 wins and draws come from the material's .wld table, a win's
+                                 distance from a one-ply search (docs/FORMAT.md §8.7) */
     bool own_flip;            /* its material is its own colour flip */
     char name[80];            /* "KKvK.wld", for messages */
     atomic_bool block_error_logged;
@@ -63,7 +66,9 @@ const dtb_board *dtb_tableset_board(const dtb_tableset *ts);
 dtb_status dtb_tableset_get(dtb_tableset *ts, dtb_material m, dtb_metric metric, bool may_open,
                             const dtb_ptable **out, dtb_error *e);
 
-/* The table WDL probes use: the .wld file, or the .dtw file when there is no .wld. */
+/* The table WDL probes use: the .wld file, or the .dtw file when there is no .wld. A .dtw file
+ * that stores its losses only cannot stand in (it does not say which positions are wins or
+ * draws): then DTB_E_NOTFOUND naming both files. */
 dtb_status dtb_tableset_get_wdl(dtb_tableset *ts, dtb_material m, bool may_open,
                                 const dtb_ptable **out, dtb_error *e);
 

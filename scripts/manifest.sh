@@ -4,8 +4,9 @@
 # that `dtbgen --manifest` prints (gen/manifest.h):
 # XXH64 of the header fields that say what a table means (variant, material, metric, index
 # version, value encoding, positions, don't-care kind and count, flags) and of every value in
-# index order, don't-care positions as 0. It does not see how the table was encoded: zstd's
-# version and level, block size, tiling, packing, dictionary.
+# index order, don't-care positions as 0; a DTW table as its losses view (its wins and draws as 0
+# too), so --dtw-store full and losses give one digest. It does not see how the table was
+# encoded: zstd's version and level, block size, tiling, packing, dictionary.
 #
 # When to regenerate: when the solver, the index or the value encoding changes a value (or one of
 # those header fields) on purpose; the diff of MANIFEST then shows which tables changed, and that

@@ -17,7 +17,8 @@
 #include "tablewrite.h"
 #include "value.h"
 
-/* Copies DTW table `material` of `variant` from from_dir/<variant>/ to to_dir/<variant>/ (which
+/* Copies DTW table `material` of `variant` from from_dir/<variant>/ (a table that stores every
+ * value: dtbgen --dtw-store full) to to_dir/<variant>/ (which
  * must exist), its first quiet won position listed as a win in dtw plies (odd, beyond 253);
  * that position's FEN into fen. DTB_OK, or the failing status with its message in *e. */
 static inline dtb_status write_long_table(const char *from_dir, const char *to_dir,
@@ -38,6 +39,11 @@ static inline dtb_status write_long_table(const char *from_dir, const char *to_d
     if ((s = dtb_tablefile_open(from, NULL, &tf, e)) != DTB_OK)
         return s;
     const dtb_tablefile_info *info = dtb_tablefile_get_info(tf);
+    if (info->flags & DTB_TABLE_LOSSES) { /* its wins' bytes are filler */
+        dtb_tablefile_close(tf);
+        return dtb_error_set(e, DTB_E_MISMATCH, "%s stores its losses only: build %s with "
+                             "dtbgen --dtw-store full", from, from_dir);
+    }
     const uint64_t n = info->positions;
     uint8_t *values = malloc(n);
     uint64_t *captures = calloc(n / 64 + 1, sizeof *captures);

@@ -25,6 +25,7 @@
 
 #include "build.h"
 #include "check.h"
+#include "manifest.h"
 #include "movegen.h"
 
 /* The 4-piece material of the builds (and what it needs): the smallest international 4-piece
@@ -288,10 +289,18 @@ static int group_setup(void **state)
     return 0;
 }
 
+static char eng_losses[300], eng_full[300]; /* english_sets' (english: not remove_dir's) */
+
 static int group_teardown(void **state)
 {
     fixture *fx = *state;
     char path[400];
+    if (eng_losses[0]) {
+        char cmd[700];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", eng_losses, eng_full);
+        if (system(cmd) != 0)
+            return -1;
+    }
     remove_dir(fx->one);
     remove_dir(fx->two);
     for (int i = 0; i < fx->scratch; i++) {
@@ -903,18 +912,22 @@ static void test_walk_partial(void **state)
     if (dtb_build_walk(&o, on_walk, &w, &e) != DTB_OK)
         fail_msg("walk: %s", e.msg);
     /* KKvK (partner gone), KMvK / KvKM and KKvM / MvKK (a man promotes into KKvK), KKKvK,
-     * KvKKK, KKKvM, MvKKK (captures reach KKvK: not even loadable). */
+     * KvKKK, KKKvM, MvKKK (captures reach KKvK: not even loadable), and, the DTW tables storing
+     * their losses only (whose wins are searched through their promotions when loaded), the
+     * pairs whose promotions reach those: MMvK / KvMM and KMvM / MvKM (into KMvK's pair), then
+     * MMvM / MvMM (into KMvM's). */
     static const char *const left_out[] = {"KKvK", "KMvK", "KvKM", "KKvM", "MvKK", "KKKvK",
-                                           "KvKKK", FOUR_PIECE, "MvKKK"};
-    for (int k = 0; k < 9; k++)
+                                           "KvKKK", FOUR_PIECE, "MvKKK", "MMvK", "KvMM",
+                                           "KMvM", "MvKM", "MMvM", "MvMM"};
+    for (int k = 0; k < 15; k++)
         if (strcmp(walk_needs(&w, left_out[k]), "KvKK") != 0)
             fail_msg("%s: not left out for KvKK", left_out[k]);
-    static const char *const checked[] = {"KvK", "KvM", "MvM", "MMvK", "MMvM", "KMvM", "MvKM"};
-    for (int k = 0; k < 7; k++)
+    static const char *const checked[] = {"KvK", "KvM", "MvK", "MvM"};
+    for (int k = 0; k < 4; k++)
         if (walk_needs(&w, checked[k])[0])
             fail_msg("%s left out", checked[k]);
-    assert_int_equal(w.unchecked, 9);
-    assert_int_equal(w.checked, 19 - 9);
+    assert_int_equal(w.unchecked, 15);
+    assert_int_equal(w.checked, 19 - 15);
     assert_int_equal(w.bad, 0);
 }
 
@@ -1109,6 +1122,253 @@ static void test_work_files_full(void **state)
     dtb_solved_free(s);
 }
 
+/* ---- DTW tables that store their losses only (docs/FORMAT.md §8.7) -------------------------- */
+
+/* The don't-care test of a losses-only DTW table written from t (as gen/build.c writes it). */
+static bool not_lost_or_capture(void *user, uint64_t i)
+{
+    const dtb_solved_table *t = user;
+    return (t->captures[i / 64] >> (i % 64) & 1) || !dtb_value_is_loss(t->values[i]);
+}
+
+/* english 2..4 (2..3 in the sanitizer build), once in each DTW form: losses only (the default)
+ * and every value stored (--dtw-store full), in fx's scratch directories. */
+#ifdef DTB_SANITIZED_BUILD
+enum { LOSSES_PIECES = 3 };
+#else
+enum { LOSSES_PIECES = 4 };
+#endif
+
+static void english_sets(fixture *fx)
+{
+    if (eng_losses[0])
+        return;
+    scratch_dir(fx, eng_losses, sizeof eng_losses);
+    scratch_dir(fx, eng_full, sizeof eng_full);
+    for (int full = 0; full < 2; full++) {
+        dtb_build_options o = {.variant = dtb_variant_find("english"), .pieces = LOSSES_PIECES,
+                               .out_dir = full ? eng_full : eng_losses, .threads = 2,
+                               .zstd_level = 3, .dtw_full = full};
+        dtb_error e = {{0}};
+        if (dtb_build(&o, &e) != DTB_OK)
+            fail_msg("english build (%s): %s", full ? "full" : "losses only", e.msg);
+    }
+}
+
+/* The english materials of the sets, in list order; their number. */
+static int english_list(dtb_material list[MAX_NAMES])
+{
+    const int n = dtb_material_list(LOSSES_PIECES, list, MAX_NAMES);
+    assert_true(n > 0 && n <= MAX_NAMES);
+    return n;
+}
+
+/* Every material of dir loaded (dtb_build_load: a pair at a time) into a new registry. */
+static dtb_solved *load_english(const dtb_board *b, const char *dir)
+{
+    dtb_solved *s = dtb_solved_create(b);
+    assert_non_null(s);
+    dtb_material list[MAX_NAMES];
+    const int n = english_list(list);
+    for (int i = 0; i < n; i++) {
+        dtb_error e = {{0}};
+        if (dtb_build_load(s, dir, list[i], &e) != DTB_OK)
+            fail_msg("load from %s: %s", dir, e.msg);
+    }
+    return s;
+}
+
+/* (a) Loading a losses-only set gives, at every position, the exact value and capture bit that
+ * loading the full form gives (the solve's: stored, or captures re-derived): the wins searched
+ * from the losses, the draws from the WLD tables, in every kind of pair (own flips among them,
+ * men only, kings only). */
+static void test_losses_load_exact(void **state)
+{
+    fixture *fx = *state;
+    english_sets(fx);
+    dtb_board b;
+    dtb_board_init(&b, dtb_variant_find("english"));
+    dtb_solved *sl = load_english(&b, eng_losses), *sf = load_english(&b, eng_full);
+    dtb_material list[MAX_NAMES];
+    const int n = english_list(list);
+    uint64_t positions = 0, wins = 0;
+    for (int i = 0; i < n; i++) {
+        char path[4096];
+        dtb_build_table_path(path, sizeof path, eng_losses, b.variant, &list[i], DTB_METRIC_DTW);
+        dtb_tablefile *tf;
+        dtb_error e;
+        assert_int_equal(dtb_tablefile_open(path, NULL, &tf, &e), DTB_OK);
+        assert_int_equal(dtb_tablefile_get_info(tf)->flags, DTB_TABLE_LOSSES);
+        dtb_tablefile_close(tf);
+        const dtb_solved_table *a = dtb_solved_find(sl, list[i]), *c = dtb_solved_find(sf, list[i]);
+        assert_non_null(a);
+        assert_non_null(c);
+        const uint64_t size = dtb_index_size(a->index);
+        assert_memory_equal(a->captures, c->captures, (size / 64 + 1) * sizeof *a->captures);
+        for (uint64_t x = 0; x < size; x++) {
+            const dtb_wvalue va = dtb_solved_exact_at(sl, a, x), vc = dtb_solved_exact_at(sf, c, x);
+            if (va != vc)
+                fail_msg("%s index %llu: loaded %u from losses only, %u from the full form", path,
+                         (unsigned long long)x, va, vc);
+            wins += dtb_wvalue_is_win(va) && !(a->captures[x / 64] >> (x % 64) & 1);
+        }
+        positions += size;
+    }
+    print_message("english 2..%d: %llu positions alike, %llu quiet wins searched\n",
+                  LOSSES_PIECES, (unsigned long long)positions, (unsigned long long)wins);
+    assert_true(wins > positions / 10);
+    dtb_solved_free(sl);
+    dtb_solved_free(sf);
+}
+
+/* (b) A build that reads its finished losses-only tables from their files (each win searched
+ * from its moves, the opponent's wins looked up shallow) writes the bytes of the build that
+ * keeps them in memory. (test_read_finished_identical does the same in international.) */
+static void test_losses_from_files(void **state)
+{
+    fixture *fx = *state;
+    english_sets(fx);
+    char dir[300];
+    scratch_dir(fx, dir, sizeof dir);
+    const dtb_variant *v = dtb_variant_find("english");
+    dtb_build_options o = {.variant = v, .pieces = LOSSES_PIECES, .out_dir = dir, .threads = 2,
+                           .zstd_level = 3, .read_finished = true};
+    dtb_error e = {{0}};
+    if (dtb_build(&o, &e) != DTB_OK)
+        fail_msg("build reading finished tables from files: %s", e.msg);
+    dtb_material list[MAX_NAMES];
+    const int n = english_list(list);
+    for (int i = 0; i < n; i++)
+        for (int metric = DTB_METRIC_WLD; metric <= DTB_METRIC_DTW; metric++) {
+            char a[4096], c[4096];
+            dtb_build_table_path(a, sizeof a, dir, v, &list[i], (dtb_metric)metric);
+            dtb_build_table_path(c, sizeof c, eng_losses, v, &list[i], (dtb_metric)metric);
+            blob x, y;
+            assert_true(read_file(a, &x) && read_file(c, &y));
+            if (x.len != y.len || memcmp(x.data, y.data, x.len) != 0)
+                fail_msg("%s differs from %s", a, c);
+            free(x.data);
+            free(y.data);
+        }
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir); /* english: not remove_dir's variant */
+    assert_int_equal(system(cmd), 0);
+}
+
+/* The walk of a check over dir (english): its log. */
+static walk_log check_english(const char *dir)
+{
+    walk_log w = {0};
+    const dtb_build_options o = {.variant = dtb_variant_find("english"), .pieces = LOSSES_PIECES,
+                                 .out_dir = dir, .threads = 2};
+    dtb_error e = {{0}};
+    if (dtb_build_walk(&o, on_walk, &w, &e) != DTB_OK)
+        fail_msg("walk of %s: %s", dir, e.msg);
+    return w;
+}
+
+/* (c) --check's walk passes every table of a losses-only set, and finds a loss one move longer
+ * written into one of them (the file otherwise as the build writes it). */
+static void test_losses_check(void **state)
+{
+    fixture *fx = *state;
+    english_sets(fx);
+    dtb_material list[MAX_NAMES];
+    const int n = english_list(list);
+    walk_log w = check_english(eng_losses);
+    assert_int_equal(w.checked, n);
+    assert_int_equal(w.unchecked, 0);
+    assert_int_equal(w.bad, 0);
+
+    char dir[300], cmd[1400];
+    scratch_dir(fx, dir, sizeof dir);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s' && cp -r '%s/english' '%s/'", dir, eng_losses, dir);
+    assert_int_equal(system(cmd), 0);
+    const dtb_variant *v = dtb_variant_find("english");
+    dtb_board b;
+    dtb_board_init(&b, v);
+    dtb_solved *s = load_english(&b, eng_losses);
+    /* the first quiet loss of a 3-piece table without a long list that a byte still holds
+     * two plies longer */
+    dtb_solved_table *t = NULL;
+    uint64_t at = 0;
+    for (int i = 0; i < n && !t; i++) {
+        dtb_solved_table *c = (dtb_solved_table *)dtb_solved_find(s, list[i]);
+        if (dtb_material_pieces(&list[i]) != 3 || dtb_solved_long_count(s, c))
+            continue;
+        for (uint64_t x = 0; x < dtb_index_size(c->index) && !t; x++)
+            if (!(c->captures[x / 64] >> (x % 64) & 1) && dtb_value_is_loss(c->values[x]) &&
+                c->values[x] < DTB_VALUE_LOSS_ESCAPE - 1) {
+                t = c;
+                at = x;
+            }
+    }
+    assert_non_null(t);
+    t->values[at]++; /* a loss two plies longer */
+    char name[DTB_MATERIAL_NAME_MAX], path[4096];
+    dtb_material_name(&t->material, name, sizeof name);
+    dtb_build_table_path(path, sizeof path, dir, v, &t->material, DTB_METRIC_DTW);
+    dtb_table_write_options wo = dtb_build_write_options(v, name, DTB_METRIC_DTW);
+    wo.dontcare_kind = DTB_DONTCARE_CAPTURES | DTB_DONTCARE_NOT_LOSSES;
+    wo.flags = DTB_TABLE_LOSSES;
+    const dtb_table_dontcare dc = {.marker = -1, .fn = not_lost_or_capture, .user = t};
+    dtb_error e = {{0}};
+    if (dtb_table_write(path, &wo, t->values, dtb_index_size(t->index), &dc, NULL, &e) != DTB_OK)
+        fail_msg("rewrite %s: %s", path, e.msg);
+    dtb_solved_free(s);
+    w = check_english(dir);
+    assert_int_equal(w.checked, n);
+    if (w.bad == 0)
+        fail_msg("the loss of %s index %llu two plies longer was not found", name,
+                 (unsigned long long)at);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* (d) The manifest digests of the two forms are equal, table by table (the DTW tables' losses
+ * view; the WLD files are the same bytes), though their DTW files differ. */
+static void test_losses_digests(void **state)
+{
+    fixture *fx = *state;
+    english_sets(fx);
+    const dtb_variant *v = dtb_variant_find("english");
+    dtb_material list[MAX_NAMES];
+    const int n = english_list(list);
+    int smaller = 0;
+    for (int i = 0; i < n; i++)
+        for (int metric = DTB_METRIC_WLD; metric <= DTB_METRIC_DTW; metric++) {
+            char a[4096], c[4096];
+            dtb_build_table_path(a, sizeof a, eng_losses, v, &list[i], (dtb_metric)metric);
+            dtb_build_table_path(c, sizeof c, eng_full, v, &list[i], (dtb_metric)metric);
+            uint64_t da, dc;
+            dtb_error e = {{0}};
+            if (dtb_manifest_digest(a, 2, &da, &e) != DTB_OK ||
+                dtb_manifest_digest(c, 2, &dc, &e) != DTB_OK)
+                fail_msg("digest: %s", e.msg);
+            if (da != dc)
+                fail_msg("%s and %s: digests %016llx and %016llx", a, c, (unsigned long long)da,
+                         (unsigned long long)dc);
+            struct stat sa, sc;
+            assert_int_equal(stat(a, &sa), 0);
+            assert_int_equal(stat(c, &sc), 0);
+            smaller += metric == DTB_METRIC_DTW && sa.st_size < sc.st_size;
+        }
+    assert_true(smaller > n / 2);
+    /* the losses-only digest needs the WLD table beside it */
+    char dir[300], cmd[1400], path[4096];
+    scratch_dir(fx, dir, sizeof dir);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/english' && cp '%s/english/KvKK.dtw' '%s/english/'",
+             dir, eng_losses, dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/english/KvKK.dtw", dir);
+    uint64_t d;
+    dtb_error e = {{0}};
+    assert_int_equal(dtb_manifest_digest(path, 1, &d, &e), DTB_E_NOTFOUND);
+    assert_non_null(strstr(e.msg, "KvKK.wld"));
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1127,6 +1387,10 @@ int main(void)
         cmocka_unit_test(test_exits_cover_moves),
         cmocka_unit_test(test_memory_estimate),
         cmocka_unit_test(test_walk_partial),
+        cmocka_unit_test(test_losses_load_exact),
+        cmocka_unit_test(test_losses_from_files),
+        cmocka_unit_test(test_losses_check),
+        cmocka_unit_test(test_losses_digests),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -207,10 +207,13 @@ static int setup(void **state)
     for (int i = 0; i < NFOUR; i++)
         dtb_material_parse(four[i], &only[i], NULL);
     dtb_error e;
+    /* DTW tables that store every value: the set the compact sets are compared with through
+     * libdtb (test_losses_only_input compacts the losses-only form of it) */
     const dtb_build_options all3 = {.variant = board.variant, .pieces = 3, .out_dir = fulldir,
-                                    .zstd_level = 1};
+                                    .zstd_level = 1, .dtw_full = true};
     const dtb_build_options some4 = {.variant = board.variant, .pieces = 4, .only = only,
-                                     .nonly = NFOUR, .out_dir = fulldir, .zstd_level = 1};
+                                     .nonly = NFOUR, .out_dir = fulldir, .zstd_level = 1,
+                                     .dtw_full = true};
     if (dtb_build(&all3, &e) != DTB_OK || dtb_build(&some4, &e) != DTB_OK) {
         fprintf(stderr, "fixture: dtb_build: %s\n", e.msg);
         return -1;
@@ -849,7 +852,7 @@ static void test_bad_flags(void **state)
     } cases[] = {
         {"KvK", DTB_TABLE_DERIVED, "own colour flip"},
         {"KMvK", DTB_TABLE_DERIVED | 2u, "early compact set"},
-        {"KMvK", 8, "unknown flags"},
+        {"KMvK", 16, "unknown flags"},
         {"KvK", DTB_TABLE_THREATS, "disagree"}, /* the flag without the don't-care kind */
         {"KMvK", DTB_TABLE_DERIVED | DTB_TABLE_THREATS, "disagree"},
     };
@@ -1105,6 +1108,61 @@ static void test_reencode(void **state)
     assert_true(logged[DTB_COMPACT_COPY] > 0);
 }
 
+/* A full set whose DTW tables store their losses only (the build's default) gives the compact
+ * set of the same set built with every value stored, byte for byte: its DTW tables are loaded
+ * (wins searched), re-encoded in full and then treated alike; nothing of that is left in the
+ * output. The input's byte counts are its own. A missing table the loading needs is named. */
+static void test_losses_only_input(void **state)
+{
+    (void)state;
+    char losses[256], out[256], path[512], other[512];
+    snprintf(losses, sizeof losses, "%s/losses", root);
+    dtb_material only[NFOUR];
+    for (int i = 0; i < NFOUR; i++)
+        only[i] = material(four[i]);
+    dtb_error e;
+    const dtb_build_options all3 = {.variant = board.variant, .pieces = 3, .out_dir = losses,
+                                    .zstd_level = 1};
+    const dtb_build_options some4 = {.variant = board.variant, .pieces = 4, .only = only,
+                                     .nonly = NFOUR, .out_dir = losses, .zstd_level = 1};
+    if (dtb_build(&all3, &e) != DTB_OK || dtb_build(&some4, &e) != DTB_OK)
+        fail_msg("build: %s", e.msg);
+    const dtb_material kmvk = material("KMvK");
+    table_path(path, sizeof path, losses, &kmvk, DTB_METRIC_DTW);
+    assert_true(info_of(path).flags == DTB_TABLE_LOSSES);
+    snprintf(out, sizeof out, "%s/from_losses", root);
+    const dtb_compact_options o = {.from_dir = losses, .out_dir = out, .variant = board.variant,
+                                   .same_parameters = true};
+    dtb_compact_stats st;
+    if (dtb_compact(&o, &st, &e) != DTB_OK)
+        fail_msg("compact: %s", e.msg);
+    uint64_t in = 0;
+    for (int i = 0; i < nmats; i++)
+        for (int k = 0; k < 2; k++) {
+            const dtb_metric metric = k ? DTB_METRIC_DTW : DTB_METRIC_WLD;
+            table_path(path, sizeof path, out, &mats[i], metric);
+            table_path(other, sizeof other, compactdir, &mats[i], metric);
+            if (!same_file(path, other))
+                fail_msg("%s differs from %s", path, other);
+            table_path(path, sizeof path, losses, &mats[i], metric);
+            in += k ? (uint64_t)file_size(path) : 0;
+        }
+    assert_int_equal(st.bytes_in[1], in);
+    snprintf(path, sizeof path, "%s/international/dtw-full.tmp", out);
+    assert_int_equal(access(path, F_OK), -1);
+    /* a table only captures reach gone (no partner or promotion target of another): the
+     * pairs whose captures reach it cannot be loaded, so not re-encoded */
+    const char *bad = copy_set(losses, "losses_missing");
+    const dtb_material mvm = material("MvM");
+    table_path(path, sizeof path, bad, &mvm, DTB_METRIC_DTW);
+    assert_int_equal(unlink(path), 0);
+    table_path(path, sizeof path, bad, &mvm, DTB_METRIC_WLD);
+    assert_int_equal(unlink(path), 0);
+    snprintf(other, sizeof other, "%s/never_losses", root);
+    expect_compact_error(bad, other, DTB_E_NOTFOUND, "losses-only", "missing MvM",
+                         "--dtw-store full", NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1123,6 +1181,7 @@ int main(void)
         cmocka_unit_test(test_bad_flags),
         cmocka_unit_test(test_converter),
         cmocka_unit_test(test_reencode),
+        cmocka_unit_test(test_losses_only_input),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

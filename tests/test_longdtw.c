@@ -26,7 +26,7 @@
 #include "solved.h"
 #include "tableformat.h"
 
-static char root[64], plain[128], low[128], lowff[128], synth[128];
+static char root[64], plain[128], low[128], lowff[128], full[128], synth[128];
 static dtb_board board;
 enum { LOW = 5 }; /* the lowered byte limit: russian 2..3 has wins up to 29 plies */
 
@@ -40,6 +40,7 @@ static int setup(void **state)
     snprintf(low, sizeof low, "%s/low", root);
     snprintf(lowff, sizeof lowff, "%s/lowff", root);
     snprintf(synth, sizeof synth, "%s/synth", root);
+    snprintf(full, sizeof full, "%s/full", root);
     dtb_board_init(&board, dtb_variant_find("russian"));
     dtb_build_options bo = {.variant = board.variant, .pieces = 3, .out_dir = plain, .zstd_level = 1};
     dtb_error e;
@@ -57,6 +58,13 @@ static int setup(void **state)
     bo.out_dir = lowff;
     bo.read_finished = true;
     if (dtb_build(&bo, &e) != DTB_OK) {
+        fprintf(stderr, "fixture: %s\n", e.msg);
+        return -1;
+    }
+    /* every DTW value stored: the synthetic table's source (a losses-only one lists no win) */
+    const dtb_build_options fo = {.variant = board.variant, .pieces = 3, .out_dir = full,
+                                  .zstd_level = 1, .dtw_full = true};
+    if (dtb_build(&fo, &e) != DTB_OK) {
         fprintf(stderr, "fixture: %s\n", e.msg);
         return -1;
     }
@@ -206,10 +214,12 @@ static void beyond_a_byte(void **state)
     char dir[160], fen[DTB_FEN_MAX];
     snprintf(dir, sizeof dir, "%s/russian", synth);
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "mkdir -p '%s' && cp '%s'/russian/*.dtw '%s'", dir, plain, dir);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s' && cp '%s'/russian/*.dtw '%s'", dir, full, dir);
     assert_int_equal(system(cmd), 0);
     dtb_error e;
-    assert_int_equal(write_long_table(plain, synth, "russian", "KKvK", 301, fen, sizeof fen, &e), DTB_OK);
+    assert_int_equal(write_long_table(plain, synth, "russian", "KKvK", 301, fen, sizeof fen, &e),
+                     DTB_E_MISMATCH); /* losses only: no win to list */
+    assert_int_equal(write_long_table(full, synth, "russian", "KKvK", 301, fen, sizeof fen, &e), DTB_OK);
     dtb_db *db = open_db(synth);
     dtb_position x;
     assert_int_equal(dtb_position_from_fen(db, fen, &x, NULL, 0), DTB_OK);

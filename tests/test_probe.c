@@ -933,16 +933,28 @@ static void test_missing_tables(void **state)
     assert_int_equal(dtb_probe_wdl(db, &x, 0, &w), DTB_E_NOTFOUND);
     dtb_close(db);
 
-    /* Only .dtw files: WDL probes use them. */
+    /* Only .dtw files: WDL probes use those that store every value (the 4-piece fixture's). A
+     * losses-only one (dtb_build's, up to 3 pieces) says nothing of wins and draws without its
+     * .wld: WDL and DTW probes alike are refused, naming both files. */
     path_join(dir, sizeof dir, root, "dtw_only");
     link_tables(dir, dtw_only);
     db = open_db(dir, NULL, 1u << 20, NULL);
     assert_int_equal(dtb_max_pieces(db, false), ALL_FOUR ? 4 : 3);
     assert_int_equal(dtb_max_pieces(db, true), ALL_FOUR ? 4 : 3);
-    const dtb_pos p = quiet_position("KMvK", 500);
+    const dtb_pos p = quiet_position("KKKvK", 500);
     x = pub(&p);
     assert_int_equal(dtb_probe_wdl(db, &x, 0, &w), DTB_OK);
     assert_int_equal(w, dtb_value_wdl(expected(&p)));
+    const dtb_pos lo = quiet_position("KMvK", 500);
+    x = pub(&lo);
+    assert_int_equal(dtb_probe_wdl(db, &x, 0, &w), DTB_E_NOTFOUND);
+    assert_int_equal(dtb_last_error(db, msg, sizeof msg), DTB_E_NOTFOUND);
+    assert_non_null(strstr(msg, "KMvK.wld"));
+    assert_non_null(strstr(msg, "KMvK.dtw"));
+    assert_int_equal(dtb_probe_dtw(db, &x, 0, &w, &d), DTB_E_NOTFOUND);
+    assert_int_equal(dtb_last_error(db, msg, sizeof msg), DTB_E_NOTFOUND);
+    assert_non_null(strstr(msg, "KMvK.wld"));
+    assert_non_null(strstr(msg, "KMvK.dtw"));
     dtb_close(db);
 
     /* The full fixture: everything up to 3 pieces, and all or some 4-piece materials. */

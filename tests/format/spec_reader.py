@@ -2,7 +2,12 @@
 code): it checks every checksum the specification defines, decodes blocks with the zstd command,
 undoes packing and tiling, and finds a position's value by the index the specification gives.
 The tests beside it hold it against dtbprobe, so a specification that no longer describes the
-files fails them."""
+files fails them.
+
+Positions whose byte is don't-care are answered as FORMAT.md section 10 says: capture positions by
+searching their captures (10.1), and the wins of a DTW table that stores its losses only (8.7) by
+the one-ply search over their moves, WLD first. The search needs the game's legal moves, which are
+the rules of the game and not of the format: Set takes them from a function its caller gives."""
 import struct
 import subprocess
 from math import comb
@@ -84,6 +89,10 @@ class Table:
         assert f[224:248] == bytes(24), "reserved bytes"
         assert (self.version == 3) == (self.encoding == 3) == (long_count > 0) == (long_size > 0)
         assert (self.version == 4) == (self.metric == 3) == (self.encoding == 4), "MTC (8.5)"
+        assert self.flags & ~(1 | 4 | 8) == 0 and self.dontcare_kind & ~15 == 0, "known bits (3)"
+        self.losses_only = bool(self.flags & 8)  # FORMAT.md 8.7
+        assert self.losses_only == bool(self.dontcare_kind & 8), "flag 8 with kind 8 (8.7)"
+        assert not self.losses_only or (self.metric == 2 and not self.flags & 5), "8.7: DTW, full set"
         assert table == 256 and dict_off == 256 + 8 * self.blocks
         assert data == dict_off + dict_size + long_size
         assert self.blocks == -(-self.positions // self.block_positions)
@@ -132,7 +141,8 @@ class Table:
 
     def result(self, i):
         """(wdl, dtw) of position i for the side to move; dtw None in a WLD table, the MTC in an
-        MTC table (FORMAT.md 8.5)."""
+        MTC table (FORMAT.md 8.5). The stored value: a don't-care position's means nothing, and
+        in a losses-only table (8.7) only a loss's is a value (Set.value answers the others)."""
         v = self.value(i)
         if self.encoding == 4:
             return ("draw", None) if v == 0 else ("win", v) if v < 128 else ("loss", v - 128)
@@ -185,3 +195,123 @@ def index(variant, material, wmen, wkings, bmen, bkings):
     empty = set(range(1, S + 1)) - set(wmen) - set(bmen)
     kings = _rank(wkings, empty) * comb(len(empty) - wk, bk) + _rank(bkings, empty - set(wkings))
     return block * block_size + kings
+
+
+def material_of(wmen, wkings, bmen, bkings):
+    """The material name of a white-to-move position: white first, kings before men."""
+    return "K" * len(wkings) + "M" * len(wmen) + "v" + "K" * len(bkings) + "M" * len(bmen)
+
+
+def parse_fen(fen):
+    """(white to move, white men, white kings, black men, black kings) of a FEN like
+    W:W31,K46:BK5 (PDN numbers, as dtbprobe writes them)."""
+    fields = fen.strip().rstrip(".").split(":")
+    sets = {"W": ([], []), "B": ([], [])}
+    for f in fields[1:]:
+        if f[:1] in sets:
+            for sq in filter(None, f[1:].split(",")):
+                sets[f[0]][sq.startswith("K")].append(int(sq.lstrip("K")))
+    return (fields[0] == "W", tuple(sorted(sets["W"][0])), tuple(sorted(sets["W"][1])),
+            tuple(sorted(sets["B"][0])), tuple(sorted(sets["B"][1])))
+
+
+def fen_of(pos):
+    white, wm, wk, bm, bk = pos
+    side = lambda men, kings: ",".join([str(s) for s in men] + ["K%d" % s for s in kings])
+    return "%s:W%s:B%s" % ("W" if white else "B", side(wm, wk), side(bm, bk))
+
+
+class Set:
+    """The tables of one variant in a directory, answering any position as FORMAT.md section 10
+    says. moves(fen) gives the legal moves of a position whose side to move has a piece: a list of
+    (is a capture, FEN after it)."""
+
+    def __init__(self, folder, variant, moves):
+        self.folder, self.variant, self.moves = folder, variant, moves
+        self.squares = BOARD_SIZE[variant] ** 2 // 2
+        self._tables = {}
+
+    def table(self, material, ext):
+        key = (material, ext)
+        if key not in self._tables:
+            path = "%s/%s/%s.%s" % (self.folder, self.variant, material, ext)
+            try:
+                self._tables[key] = Table(path)
+            except FileNotFoundError:
+                self._tables[key] = None
+        return self._tables[key]
+
+    def white(self, pos):
+        """pos with white to move: itself, or its colour flip (9.6)."""
+        white, wm, wk, bm, bk = pos
+        if white:
+            return pos
+        f = lambda squares: tuple(sorted(self.squares + 1 - s for s in squares))
+        return (True, f(bm), f(bk), f(wm), f(wk))
+
+    def _moves(self, pos):
+        """(the position is a capture position, the positions after its moves)."""
+        moves = self.moves(fen_of(pos))
+        return any(c for c, _ in moves), [parse_fen(after) for _, after in moves]
+
+    @staticmethod
+    def _no_piece(pos):
+        white, wm, wk, bm, bk = pos
+        return not (wm or wk) if white else not (bm or bk)
+
+    def _locate(self, pos, ext):
+        _, wm, wk, bm, bk = self.white(pos)
+        material = material_of(wm, wk, bm, bk)
+        return self.table(material, ext), index(self.variant, material, wm, wk, bm, bk), material
+
+    def wdl(self, pos):
+        """Win, draw or loss for the side to move of pos."""
+        if self._no_piece(pos):
+            return "loss"
+        capture, after = self._moves(pos)
+        if capture:  # 10.1: the best of the captures, each successor's value negated
+            results = {self.wdl(q) for q in after}
+            return "win" if "loss" in results else "draw" if "draw" in results else "loss"
+        t, i, material = self._locate(pos, "wld")
+        if t is None:  # 10: the .dtw file where there is no .wld, unless it stores losses only
+            t, i, material = self._locate(pos, "dtw")
+            assert t is not None, "no table for " + material
+            assert not t.losses_only, "%s.dtw stores its losses only and needs %s.wld (8.7)" % (
+                material, material)
+        return t.result(i)[0]
+
+    def value(self, pos):
+        """(wdl, DTW) for the side to move of pos: a draw at 0 (8.2)."""
+        if self._no_piece(pos):
+            return ("loss", 0)
+        capture, after = self._moves(pos)
+        if capture:  # 10.1, 10: the shortest win, else a draw, else the longest loss
+            return best([self.value(q) for q in after])
+        t, i, material = self._locate(pos, "dtw")
+        if not t.losses_only:
+            wdl, dtw = t.result(i)
+            return (wdl, dtw or 0)
+        # 8.7: the result from the .wld table, a loss from its byte, a win by one ply: 1 + the
+        # smallest DTW of a successor lost for the opponent (only those need their DTW)
+        w = self.table(material, "wld")
+        assert w is not None, "%s.dtw stores its losses only and needs %s.wld (8.7)" % (material,
+                                                                                      material)
+        wdl = w.result(i)[0]
+        if wdl == "draw":
+            return ("draw", 0)
+        if wdl == "loss":
+            stored = t.result(i)
+            assert stored[0] == "loss", "8.7: a loss stores its DTW"
+            return stored
+        return ("win", 1 + min(self.value(q)[1] for q in after if self.wdl(q) == "loss"))
+
+
+def best(values):
+    """The value of a position from its successors' (each for the opponent, to move there), by
+    FORMAT.md section 10's rule; a position without a move is a loss in 0."""
+    lost = [d for w, d in values if w == "loss"]
+    if lost:
+        return ("win", 1 + min(lost))
+    if any(w == "draw" for w, _ in values):
+        return ("draw", 0)
+    return ("loss", 1 + max(d for _, d in values)) if values else ("loss", 0)

@@ -10,7 +10,7 @@ import tempfile
 
 import pytest
 
-from spec_reader import Table, counts, index, layout
+from spec_reader import Set, Table, counts, fen_of, index, layout, parse_fen
 
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -42,6 +42,8 @@ def test_every_file_reads_and_checks(tables, variant):
         _, _, _, blocks, block_size = layout(variant, t.material)
         assert t.positions == blocks * block_size, t.material
         assert t.index_version == 1 and t.encoding == (1 if path.endswith(".dtw") else 2)
+        # dtbgen's default: DTW tables store their losses only (FORMAT.md 8.7)
+        assert t.losses_only == path.endswith(".dtw"), t.material
 
 
 def random_position(rng, S, H, material):
@@ -66,12 +68,31 @@ def listed():
 
 @pytest.mark.parametrize("variant", ["international", "english"])
 def test_values_as_dtbprobe_gives_them(tables, variant):
-    assert check_values(tables, variant) > 500
+    seen = {}
+    assert check_values(tables, variant, seen=seen) > 500
+    assert seen["capture"] > 50 and seen["losses-only win"] > 50, seen
+
+
+@pytest.fixture(scope="module")
+def full_dtw():
+    """international 2..3 with DTW tables that store every value (dtbgen --dtw-store full)."""
+    with tempfile.TemporaryDirectory(prefix="dtb_spec_full_") as d:
+        subprocess.run([program("DTB_DTBGEN"), "--variant", "international", "--pieces", "3",
+                        "--out", d, "--quiet", "--threads", "2", "--dtw-store", "full"], check=True)
+        yield d
+
+
+def test_full_dtw_tables_read_as_dtbprobe_gives_them(full_dtw):
+    dtw_files = [Table(p) for p in files(full_dtw, "international", (".dtw",))]
+    assert len(dtw_files) == 16 and not any(t.losses_only for t in dtw_files)
+    assert check_values(full_dtw, "international", (".dtw",)) > 500
 
 
 def test_long_lists_read_as_dtbprobe_gives_them(listed):
     dtw_files = [Table(p) for p in files(listed, "english") if p.endswith(".dtw")]
-    assert sum(t.version == 3 and len(t.long) > 0 for t in dtw_files) > len(dtw_files) // 2
+    # losses-only tables (8.7) list their losses' distances alone
+    assert sum(t.version == 3 and len(t.long) > 0 for t in dtw_files) > len(dtw_files) // 3
+    assert all(t.losses_only and all(d % 2 == 0 for d in t.long.values()) for t in dtw_files)
     assert check_values(listed, "english") > 500
 
 
@@ -91,28 +112,82 @@ def test_mtc_reads_as_dtbprobe_gives_it(with_mtc):
     assert check_values(with_mtc, "international", (".mtc",), "mtc") > 500
 
 
-def check_values(tables, variant, ends=(".wld", ".dtw"), key="dtw"):
+class Moves:
+    """The legal moves of positions (the rules of the game, which the format leaves to the reader:
+    FORMAT.md section 10), from dtbprobe --json, asked in batches and kept: fen -> its answer."""
+
+    def __init__(self, tables, variant):
+        self.tables, self.variant, self.known = tables, variant, {}
+
+    def ask(self, fens):
+        new = [f for f in dict.fromkeys(fens) if f not in self.known]
+        if not new:
+            return
+        out = subprocess.run([program("DTB_DTBPROBE"), "--tables", self.tables, "--variant",
+                              self.variant, "--json"], input="\n".join(new) + "\n",
+                             capture_output=True, text=True)
+        answers = [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
+        assert len(answers) == len(new)
+        self.known.update(zip(new, answers))
+
+    def __call__(self, fen):
+        self.ask([fen])
+        a = self.known[fen]
+        assert "error" not in a, a
+        return [("x" in m["move"], fen_of(parse_fen(m["fen"]))) for m in a["moves"]]
+
+    def prefetch(self, fens, expand, losses_only):
+        """Asks, a batch a ply, for the successors the reader's search of fens will want: those of
+        the positions expand(answer) says it searches, then of the capture positions among them,
+        and, in a set whose DTW tables store losses only, of the wins a capture leads to."""
+        capture = lambda f: any("x" in m["move"] for m in self.known[f]["moves"])
+        level = [f for f in fens if "error" not in self.known[f] and expand(self.known[f])]
+        while level:
+            after = {p: [f for f in (fen_of(parse_fen(m["fen"])) for m in self.known[p]["moves"])
+                         if not Set._no_piece(parse_fen(f))] for p in level}
+            self.ask([f for fs in after.values() for f in fs])
+            level = [f for p, fs in after.items() for f in fs
+                     if "error" not in self.known[f] and (capture(f) or (
+                         losses_only and capture(p) and self.known[f]["wdl"] == "win"))]
+
+
+def check_values(tables, variant, ends=(".wld", ".dtw"), key="dtw", seen=None):
     """Positions of every table whose value the reader finds as dtbprobe gives it (its distance
-    as dtbprobe's JSON key `key`)."""
+    as dtbprobe's JSON key `key`): quiet positions and capture positions (section 10.1), and in a
+    losses-only DTW table (8.7) its wins by the reader's search, WLD first. seen, a dict, counts
+    the capture positions and those wins among them."""
     rng = random.Random(7 + len(variant))
+    moves = Moves(tables, variant)
+    reader = Set(tables, variant, moves)
     checked = 0
     for path in files(tables, variant, ends):
         t = Table(path)
         S, H, _, _, _ = layout(variant, t.material)
         positions = [random_position(rng, S, H, t.material) for _ in range(60)]
-        fens = ["W:W%s:B%s" % (",".join([str(s) for s in sorted(wm)] + ["K%d" % s for s in sorted(wk)]),
-                               ",".join([str(s) for s in sorted(bm)] + ["K%d" % s for s in sorted(bk)]))
-                for wm, wk, bm, bk in positions]
-        out = subprocess.run([program("DTB_DTBPROBE"), "--tables", tables, "--variant", variant,
-                              "--json"], input="\n".join(fens) + "\n", capture_output=True, text=True)
-        answers = [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
-        assert len(answers) == len(fens)
-        for (wm, wk, bm, bk), a in zip(positions, answers):
-            if "error" in a or any("x" in m["move"] for m in a["moves"]):
-                continue  # an impossible position, or a capture position (its byte is don't-care)
-            wdl, dtw = t.result(index(variant, t.material, wm, wk, bm, bk))
+        fens = [fen_of((True,) + tuple(sorted(x) for x in p)) for p in positions]
+        moves.ask(fens)
+        searched = lambda a: any("x" in m["move"] for m in a["moves"]) or (
+            t.losses_only and a["wdl"] == "win")
+        moves.prefetch(fens, searched, t.losses_only)
+        for (wm, wk, bm, bk), fen in zip(positions, fens):
+            a = moves.known[fen]
+            if "error" in a:
+                continue  # an impossible position
+            capture = any("x" in m["move"] for m in a["moves"])
+            if t.metric == 3:
+                if capture:
+                    continue  # at MTC 1 (8.5); its byte is don't-care
+                wdl, dtw = t.result(index(variant, t.material, wm, wk, bm, bk))
+            elif t.metric == 1:
+                wdl, dtw = reader.wdl(parse_fen(fen)), None
+            else:
+                wdl, dtw = reader.value(parse_fen(fen))
             assert wdl == a["wdl"], (t.material, a["fen"])
-            if dtw is not None:
+            if dtw is not None and wdl != "draw":  # a draw has no distance in the JSON
                 assert dtw == a[key], (t.material, a["fen"])
             checked += 1
+            if seen is not None:
+                seen["capture"] = seen.get("capture", 0) + capture
+                win = t.losses_only and not capture and wdl == "win"
+                seen["losses-only win"] = seen.get("losses-only win", 0) + win
     return checked

@@ -300,9 +300,14 @@ def test_no_path_in_answers(dtbprobe, tables):
     other error show the tables' directory."""
     with tempfile.TemporaryDirectory(prefix="dtb_secret_dir_") as d:
         shutil.copytree(os.path.join(tables, "international"), os.path.join(d, "international"))
-        f = os.path.join(d, "international", "KKvK.dtw")
+        # the .wld: a DTW probe of a drawn KKvK position reads it and not the losses-only .dtw
+        # (FORMAT.md §8.7)
+        f = os.path.join(d, "international", "KKvK.wld")
         data = bytearray(open(f, "rb").read())
-        for i in range(len(data) // 2, len(data) - 16):
+        # the frames' bytes (FORMAT.md §3: they start at data_offset), in the second half of the
+        # file: a small table's half falls in the header
+        frames = int.from_bytes(data[184:192], "little")
+        for i in range(max(len(data) // 2, frames), len(data) - 16):
             data[i] ^= 0x5A
         open(f, "wb").write(data)
         s = start_server(dtbprobe, d)
@@ -310,7 +315,7 @@ def test_no_path_in_answers(dtbprobe, tables):
             status, _, body = s.get("/api/international?fen=W:WK46,K47:BK5")
             assert status == 500
             error = json.loads(body)["error"]
-            assert "KKvK.dtw" in error and "checksum" in error
+            assert "KKvK.wld" in error and "checksum" in error
             for path in ("/api/international?fen=W:WK1,K2,K3,K4,K6:BK50", "/api/variants",
                          "/api/nosuch?fen=W:W1:B5", "/api/international?fen=bad", "/"):
                 status, _, body = s.get(path)
