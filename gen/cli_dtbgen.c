@@ -851,14 +851,6 @@ static int run_build(const dtbgen_options *o, dtb_mpi *mpi)
             lowered = dtb_rules_with_limits(rules, o->rule_limits, o->rule_limits[rules->nclasses]);
             rules = &lowered;
         }
-        /* Classes where man moves keep the count and positions differ are solved by passes
-         * over each pair (gen/solve_rules_passes.c): minutes at 4 pieces, hours beyond. */
-        if (rules->counts && pieces > 4) {
-            char msg[200];
-            snprintf(msg, sizeof msg, "--metrics: %s rule tables are built up to 4 pieces so far "
-                     "(docs/RULES.md §2.4)", rules->name);
-            return usage_error(msg);
-        }
     }
     progress_state ps = {.o = o, .mpi = mpi, .tty = isatty(STDERR_FILENO)};
     const uint64_t budget = memory_budget(o);

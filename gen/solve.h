@@ -197,17 +197,23 @@ dtb_status dtb_solve_mtc_pair(const dtb_solved *s, dtb_material m, dtb_value *mt
 
 /* The rule byte (core/value.h's MTC layout: 0 none, 1..127 a win, 128 + d a loss) of every
  * position of material m and of its flip under rl's rules, into their tables in rl (the rule
- * bytes of the build by diagonal count, added here with m's pair): the plies to the next
- * counter reset that keeps the result at counter 0, winner shortest, loser longest, when that
- * fits the position's limit; 0 for draws and for the wins and losses the limit cuts off.
- * Needs the pair's values and capture bits in s (solved or loaded) and in sr the rule bytes of
- * every table its exits reach. OpenMP threads in force; the same bytes whatever their count.
- * DTB_E_INVALID (values not in memory), DTB_E_RANGE, DTB_E_NOMEM. */
+ * bytes of the build by diagonal count, added here with m's pair, every count layer): the
+ * position's limit less the largest clock at which its result holds (where the limit does
+ * not change along kept moves, the plies to the next counter reset that keeps the result at
+ * counter 0, winner shortest, loser longest), when that fits the limit; 0 for draws and for
+ * the wins and losses the limit cuts off. Any class of any rule set, unit by unit. Needs the
+ * pair's values and capture bits in s (solved or loaded) and in rl the rule bytes of every
+ * table its exits reach. Allocates per thread 4 bytes a position of a unit (two blocks) and
+ * its buckets (4 bytes a queued position). OpenMP threads in force; the same bytes whatever their count.
+ * DTB_E_INVALID (values not in memory), DTB_E_RANGE (a unit beyond 32-bit local ids),
+ * DTB_E_NOMEM. */
 dtb_status dtb_solve_rules_pair(const dtb_solved *s, dtb_rule_layers *rl, dtb_material m,
                                 dtb_error *e);
 
-/* dtb_solve_rules_pair by passes over the pair (gen/solve_rules_passes.c): any class, the
- * general class's pairs slowly. Same contract. */
+/* dtb_solve_rules_pair by passes over the pair (gen/solve_rules_passes.c): the one-ply
+ * derivation of --check run to its fixpoint, O(limit) passes over the whole pair per count
+ * layer (hours for FMJD-64 at 5 pieces). Builds do not use it: it is the reference the unit
+ * solve is tested against (tests/test_rules_units.c). Same contract. */
 dtb_status dtb_solve_rules_passes(const dtb_solved *s, dtb_rule_layers *rl, dtb_material m,
                                   dtb_error *e);
 

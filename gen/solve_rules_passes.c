@@ -1,9 +1,8 @@
-/* The rule bytes of a pair by passes over its positions (gen/solve.h, dtb_solve_rules_pair):
- * the classes where man moves or promotions keep the count, or where a position's class and
- * limit depend on where its pieces stand and on the diagonal count (FMJD's lone-king classes,
- * every FMJD-64 class). Each pass derives the open positions by one ply from what is decided
- * (dtb_check_rules_derive, the derivation --check re-runs), so the solve is that check run to
- * its fixpoint in a fixed order.
+/* The rule bytes of a pair by passes over its positions (gen/solve.h, dtb_solve_rules_passes):
+ * the slow, simple solve of any class, kept as the reference the unit solve
+ * (gen/solve_rules.c, what builds use) is tested against. Each pass derives the open
+ * positions by one ply from what is decided (dtb_check_rules_derive, the derivation --check
+ * re-runs), so the solve is that check run to its fixpoint in a fixed order.
  *
  * In clocks: a decided win or loss holds up to clock H = its limit minus its rule distance. A
  * win's H is the largest over its winning moves of the target's H - 1 (every clock after a
