@@ -55,6 +55,19 @@ void dtb_index_kings_of_moved(const dtb_index *ix, dtb_bb men, dtb_bb rest, dtb_
  * for much less than dtb_index_kings_at per position. */
 bool dtb_index_kings_next(const dtb_index *ix, dtb_bb men, dtb_bb *white_kings, dtb_bb *black_kings);
 
+/* Moves p, position i - 1 of the index (i > 0), to position i: a step of its kings inside a
+ * block, dtb_index_pos at a block's first position. Walks a range in index order for much less
+ * than dtb_index_pos per position (the manifest's and the converter's classification). */
+static inline void dtb_index_pos_next(const dtb_index *ix, uint64_t i, dtb_pos *p)
+{
+    if (i % dtb_index_block_size(ix) == 0) {
+        dtb_index_pos(ix, i, p);
+    } else {
+        const dtb_bb men = p->men[0] | p->men[1];
+        dtb_index_kings_next(ix, men, &p->kings[0], &p->kings[1]);
+    }
+}
+
 /* Inverse of dtb_index_kings_of: the king placement with rank kings_rank < block size among the
  * squares the men leave free. With dtb_index_block_men, walks a block without a division per
  * position. */

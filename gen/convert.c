@@ -47,8 +47,8 @@ static void free_losses_state(void *user, void *state)
 }
 
 /* The values of positions start..start+len-1 from the input's blocks, and as don't-care every
- * capture position (walked as the manifest walks them: dtb_index_kings_next inside an index
- * block) and every position that is not lost, exactly the mask gen/build.c's writer uses. */
+ * capture position (walked in index order, dtb_index_pos_next) and every position that is not
+ * lost, exactly the mask gen/build.c's writer uses. */
 static const char *read_losses(void *user, void **state, uint64_t start, size_t len,
                                uint8_t *values, uint64_t *dontcare)
 {
@@ -78,19 +78,11 @@ static const char *read_losses(void *user, void **state, uint64_t start, size_t 
         memcpy(values + k, st->block + (i - blk * bp), (size_t)(end - i));
         k += (size_t)(end - i);
     }
-    const uint64_t kb = dtb_index_block_size(src->ix);
     dtb_pos p;
     dtb_index_pos(src->ix, start, &p);
     for (size_t k = 0; k < len; k++) {
-        const uint64_t i = start + k;
-        if (k > 0) {
-            if (i % kb == 0) {
-                dtb_index_pos(src->ix, i, &p);
-            } else {
-                const dtb_bb men = p.men[0] | p.men[1];
-                dtb_index_kings_next(src->ix, men, &p.kings[0], &p.kings[1]);
-            }
-        }
+        if (k > 0)
+            dtb_index_pos_next(src->ix, start + k, &p);
         if (!dtb_value_is_loss(values[k]) || dtb_capture_oracle_has(&src->ct, &p))
             dontcare[k / 64] |= 1ull << (k % 64);
     }

@@ -97,24 +97,17 @@ static bool is_dontcare(const job *j, const dtb_pos *p, dtb_movelist *const list
  * positions, out[0] being start's; wld the WLD values of a VIEW_LOSSES job), and in a losses
  * view the quiet positions that are not lost; returns how many the header's kind makes
  * don't-care (a losses-only table's not-lost ones among them), the rest into *mk. Walks the
- * positions with dtb_index_kings_next, several times cheaper than dtb_index_pos for each. */
+ * positions with dtb_index_pos_next, several times cheaper than dtb_index_pos for each. */
 static uint64_t mask_chunk(const job *j, uint64_t start, size_t len, uint8_t *out,
                            const uint8_t *wld, dtb_movelist *const lists[4], masked *mk)
 {
-    const uint64_t bs = dtb_index_block_size(j->ix);
     uint64_t n = 0;
     dtb_pos p;
     dtb_index_pos(j->ix, start, &p);
     for (size_t k = 0; k < len; k++) {
         const uint64_t i = start + k;
-        if (k > 0) {
-            if (i % bs == 0) {
-                dtb_index_pos(j->ix, i, &p);
-            } else {
-                const dtb_bb men = p.men[0] | p.men[1];
-                dtb_index_kings_next(j->ix, men, &p.kings[0], &p.kings[1]);
-            }
-        }
+        if (k > 0)
+            dtb_index_pos_next(j->ix, i, &p);
         if (is_dontcare(j, &p, lists)) {
             out[k] = 0;
             n++;

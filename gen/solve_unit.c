@@ -84,6 +84,25 @@ dtb_wvalue dtb_unit_exits_value(const dtb_solved *s, const dtb_value *const *at,
     return dtb_wvalue_loss(lossmax + 1);
 }
 
+
+/* p at the first position of block blk of t (white to move set by the caller); returns the
+ * block's men, which block_step keeps. */
+static dtb_bb block_first(const dtb_solved_table *t, uint64_t blk, dtb_pos *p)
+{
+    dtb_index_block_men(t->index, blk, &p->men[DTB_WHITE], &p->men[DTB_BLACK]);
+    const dtb_bb men = p->men[DTB_WHITE] | p->men[DTB_BLACK];
+    dtb_index_kings_at(t->index, men, 0, &p->kings[DTB_WHITE], &p->kings[DTB_BLACK]);
+    return men;
+}
+
+/* p to the next position of its block (there is one: the caller counts the block's K). */
+static void block_step(const dtb_solved_table *t, dtb_bb men, dtb_pos *p)
+{
+    const bool more = dtb_index_kings_next(t->index, men, &p->kings[DTB_WHITE], &p->kings[DTB_BLACK]);
+    assert(more);
+    (void)more;
+}
+
 /* Decides and stores the batch's capture positions; false when a value is beyond DTB_MAX_DTW or
  * its long-list entry could not be stored. */
 bool dtb_unit_flush_captures(const dtb_solved *s, dtb_solved_table *t, capture_batch *cb)
@@ -105,18 +124,13 @@ bool dtb_solve_block_captures(const dtb_solved *s, dtb_solved_table *t, uint64_t
     const uint64_t K = dtb_index_block_size(t->index), first = blk * K;
     const bool lone = dtb_unit_black_is_lone(&t->material);
     dtb_pos p = {.side = DTB_WHITE};
-    dtb_index_block_men(t->index, blk, &p.men[DTB_WHITE], &p.men[DTB_BLACK]);
-    const dtb_bb men = p.men[DTB_WHITE] | p.men[DTB_BLACK];
-    dtb_index_kings_at(t->index, men, 0, &p.kings[DTB_WHITE], &p.kings[DTB_BLACK]);
+    const dtb_bb men = block_first(t, blk, &p);
     capture_batch cb;
     cb.npos = cb.nexit = 0;
     capture_bits bits = {NULL, 0};
     for (uint64_t r = 0; r < K; r++) {
-        if (r > 0) {
-            const bool more = dtb_index_kings_next(t->index, men, &p.kings[DTB_WHITE], &p.kings[DTB_BLACK]);
-            assert(more);
-            (void)more;
-        }
+        if (r > 0)
+            block_step(t, men, &p);
         const uint64_t i = first + r;
         dtb_movelist ml;
         if (lone) {
@@ -517,17 +531,12 @@ dtb_status dtb_solve_block_wins(const dtb_solved *s, dtb_solved_table *t, uint64
     const dtb_board *b = dtb_solved_board(s);
     const uint64_t K = dtb_index_block_size(t->index), first = blk * K;
     dtb_pos p = {.side = DTB_WHITE};
-    dtb_index_block_men(t->index, blk, &p.men[DTB_WHITE], &p.men[DTB_BLACK]);
-    const dtb_bb men = p.men[DTB_WHITE] | p.men[DTB_BLACK];
-    dtb_index_kings_at(t->index, men, 0, &p.kings[DTB_WHITE], &p.kings[DTB_BLACK]);
+    const dtb_bb men = block_first(t, blk, &p);
     capture_batch cb;
     cb.npos = cb.nexit = 0;
     for (uint64_t r = 0; r < K; r++) {
-        if (r > 0) {
-            const bool more = dtb_index_kings_next(t->index, men, &p.kings[DTB_WHITE], &p.kings[DTB_BLACK]);
-            assert(more);
-            (void)more;
-        }
+        if (r > 0)
+            block_step(t, men, &p);
         const uint64_t i = first + r;
         if ((t->captures[i / 64] >> (i % 64) & 1) || !dtb_value_is_win(t->values[i]))
             continue;

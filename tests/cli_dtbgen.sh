@@ -202,6 +202,23 @@ for f in "$work"/t1/international/*.mtc "$work"/t1/international/*.wld "$work"/t
 done
 [ $n -eq 48 ] || { echo "FAIL: $n tables of 2..3 pieces with MTC, not 48" >&2; failures=$((failures + 1)); }
 
+# --convert: a full set's DTW tables rewritten losses-only are the bytes a losses-only build
+# (t0 above) writes; every other file is the input's (a hard link); a second run leaves them;
+# an output file with other bytes is refused, not overwritten.
+expect 0 '' --variant international --pieces 3 --out "$work/fullform" --dtw-store full --quiet --threads 1
+expect 0 'DTW losses only: 49 files, 16 rewritten' --convert "$work/fullform" --out "$work/conv" --quiet
+for f in "$work"/t0/international/*.dtw "$work"/t0/international/*.wld; do
+  b=$(basename "$f")
+  cmp -s "$f" "$work/conv/international/$b" || { echo "FAIL: converted $b differs from the losses-only build's" >&2; failures=$((failures + 1)); }
+  case $b in *.dtw) cmp -s "$f" "$work/fullform/international/$b" && { echo "FAIL: $b of the full build is losses-only already" >&2; failures=$((failures + 1)); } ;; esac
+done
+[ "$work/fullform/international/KKvK.wld" -ef "$work/conv/international/KKvK.wld" ] || { echo "FAIL: KKvK.wld was not linked" >&2; failures=$((failures + 1)); }
+expect 0 "49 files, 0 rewritten" --convert "$work/fullform" --out "$work/conv" --quiet
+cp "$work/fullform/international/KvK.dtw" "$work/conv/international/KvK.dtw"
+expect 1 'KvK.dtw exists with other bytes: not overwritten' --convert "$work/fullform" --out "$work/conv" --quiet
+cmp -s "$work/fullform/international/KvK.dtw" "$work/conv/international/KvK.dtw" || { echo "FAIL: the refused output was changed" >&2; failures=$((failures + 1)); }
+expect 2 '--convert needs --out' --convert "$work/fullform"
+
 if [ $failures -ne 0 ]; then
   echo "cli_dtbgen: $failures failures" >&2
   exit 1
