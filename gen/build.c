@@ -5,6 +5,7 @@
  * step reads. A pair counts as complete when all of its files open cleanly, so a run killed at
  * any point redoes at most the pair it was working on. */
 #include "build.h"
+#include "diskplan.h"
 
 #include "atomicfile.h"
 
@@ -981,6 +982,8 @@ typedef struct build_plan {
     uint64_t solving; /* the most bytes of one pair being solved (the same when finished tables
                          are read from their files) */
     bool files;       /* finished tables are read from their files (set before plan_finish) */
+    uint64_t room;    /* the disk a pair's work files may take beside the build's table files
+                         (set before plan_finish; UINT64_MAX: no limit) */
     uint64_t working; /* the most bytes one step works with beyond them, BASE_BYTES included */
 } build_plan;
 
@@ -1166,7 +1169,7 @@ static dtb_status plan_order(build_plan *pl, dtb_error *e)
 /* The pairs of the options' list, in list order, with their sizes; every action PAIR_SKIP. */
 static dtb_status plan_list(const dtb_build_options *o, build_plan *pl, dtb_error *e)
 {
-    *pl = (build_plan){0};
+    *pl = (build_plan){.room = UINT64_MAX};
     dtb_board b;
     dtb_board_init(&b, o->variant);
     dtb_material *list;
@@ -1295,7 +1298,9 @@ static dtb_status plan_finish(const dtb_build_options *o, bool keep, build_plan 
         const uint64_t whole = BASE_BYTES + resident_bytes(p) + solver_bytes(p, threads);
         p->sliced = p->action == PAIR_SOLVE && p->live && p->live != UINT64_MAX &&
                     (o->slices == DTB_SLICES_ALWAYS ||
-                     (o->slices == DTB_SLICES_AUTO && o->memory_budget && whole > o->memory_budget));
+                     (o->slices == DTB_SLICES_AUTO &&
+                      ((o->memory_budget && whole > o->memory_budget) ||
+                       resident_bytes(p) > pl->room)));
         /* Its live levels stay in memory when they fit beside the solver and the file caches
          * (work files only on --work): the scratch store alone is on disk. */
         const uint64_t live = BASE_BYTES + live_bytes(p) + solver_bytes(p, threads) +
@@ -1332,12 +1337,13 @@ static dtb_status plan_finish(const dtb_build_options *o, bool keep, build_plan 
 /* The plan of a build: the pairs complete on disk (when on_disk) are skipped or loaded, the
  * others solved. */
 static dtb_status plan_make(const dtb_build_options *o, bool on_disk, bool keep, bool files,
-                            build_plan *pl, dtb_error *e)
+                            uint64_t room, build_plan *pl, dtb_error *e)
 {
     dtb_status rc = plan_list(o, pl, e);
     if (rc != DTB_OK)
         return rc;
     pl->files = files;
+    pl->room = room;
     for (int i = 0; i < pl->npairs; i++) {
         plan_pair *p = &pl->pair[i];
         p->action = on_disk && pair_complete(o, &p->m) ? PAIR_SKIP : PAIR_SOLVE;
@@ -1350,7 +1356,7 @@ static dtb_status plan_make(const dtb_build_options *o, bool on_disk, bool keep,
 uint64_t dtb_build_memory_needed(const dtb_build_options *o)
 {
     build_plan pl;
-    if (plan_make(o, o->out_dir != NULL, o->keep_solved, false, &pl, NULL) != DTB_OK)
+    if (plan_make(o, o->out_dir != NULL, o->keep_solved, false, UINT64_MAX, &pl, NULL) != DTB_OK)
         return UINT64_MAX;
     const uint64_t peak = pl.peak;
     plan_free(&pl);
@@ -1375,8 +1381,15 @@ static uint64_t file_cache_bytes(int threads)
     return (uint64_t)threads * 256 * DTB_TABLE_DEFAULT_BLOCK_POSITIONS;
 }
 
+/* The disk the build may take of free_bytes free: all of it, or o->disk_budget when less. */
+static uint64_t disk_allowed(const dtb_build_options *o, uint64_t free_bytes)
+{
+    return o->disk_budget && o->disk_budget < free_bytes ? o->disk_budget : free_bytes;
+}
+
 /* The directory where o's work files would go: --work, the tables' directory, or the nearest
- * existing directory above it (a build creates them); its free bytes. */
+ * existing directory above it (a build creates them); the bytes the build may take there
+ * (disk_allowed of its free bytes). */
 static uint64_t work_disk_free(const dtb_build_options *o)
 {
     char dir[4096];
@@ -1391,14 +1404,16 @@ static uint64_t work_disk_free(const dtb_build_options *o)
         *strrchr(dir, '/') = 0;
         free_bytes = disk_free(*dir ? dir : "/");
     }
-    return free_bytes == UINT64_MAX ? disk_free(".") : free_bytes;
+    return disk_allowed(o, free_bytes == UINT64_MAX ? disk_free(".") : free_bytes);
 }
 
 /* What a budget of o->memory_budget bytes makes of the plan pl (see dtb_build_budget), with
- * free_bytes free where the work files would go. Finished tables are read from their files
- * when asked, or when keeping them in work files would not fit that disk: slower exits (a
- * block decoded per cache miss, captures searched) for a disk of the largest pair. */
-static dtb_build_budget budget_of(const dtb_build_options *o, const build_plan *pl, uint64_t free_bytes)
+ * free_bytes free where the work files would go and table_bytes of them for the table files
+ * the build writes. Finished tables are read from their files when asked, or when keeping them
+ * in work files would not fit beside the table files: slower exits (a block decoded per cache
+ * miss, captures searched) for a disk of the largest pair. */
+static dtb_build_budget budget_of(const dtb_build_options *o, const build_plan *pl,
+                                  uint64_t free_bytes, uint64_t table_bytes)
 {
     dtb_build_budget b = {
         .in_memory = pl->peak,
@@ -1426,7 +1441,7 @@ static dtb_build_budget budget_of(const dtb_build_options *o, const build_plan *
         b.work_files = pl->tables;
     /* A pair solved in slices is never whole in memory: later pairs read it from its files. */
     b.read_finished = o->read_finished || b.sliced_pairs ||
-                      (b.use_work_files && free_bytes < pl->tables);
+                      (b.use_work_files && free_bytes < pl->tables + table_bytes);
     if (b.read_finished) {
         const int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
         b.use_work_files = true;
@@ -1437,24 +1452,57 @@ static dtb_build_budget budget_of(const dtb_build_options *o, const build_plan *
     return b;
 }
 
-/* The plan of a build of o and what its budget makes of it: when finished tables are to be
- * read from their files, the plan made for that. */
-static dtb_status plan_budgeted(const dtb_build_options *o, bool on_disk, build_plan *pl,
-                                dtb_build_budget *out, dtb_error *e)
+/* The plan of a build of o with work files of a pair limited to room bytes, and what its budget
+ * makes of it: when finished tables are to be read from their files, the plan made for that. */
+static dtb_status plan_roomed(const dtb_build_options *o, bool on_disk, uint64_t room,
+                              uint64_t free_bytes, uint64_t table_bytes, build_plan *pl,
+                              dtb_build_budget *out, dtb_error *e)
 {
-    dtb_status rc = plan_make(o, on_disk, o->keep_solved, o->read_finished, pl, e);
+    dtb_status rc = plan_make(o, on_disk, o->keep_solved, o->read_finished, room, pl, e);
     if (rc != DTB_OK)
         return rc;
-    const uint64_t free_bytes = work_disk_free(o);
-    *out = budget_of(o, pl, free_bytes);
+    *out = budget_of(o, pl, free_bytes, table_bytes);
     if (out->read_finished && !pl->files) {
         plan_free(pl);
         dtb_build_options files = *o;
         files.read_finished = true;
-        rc = plan_make(&files, on_disk, o->keep_solved, true, pl, e);
+        rc = plan_make(&files, on_disk, o->keep_solved, true, room, pl, e);
         if (rc != DTB_OK)
             return rc;
-        *out = budget_of(&files, pl, free_bytes);
+        *out = budget_of(&files, pl, free_bytes, table_bytes);
+    }
+    return DTB_OK;
+}
+
+/* The plan of a build of o and what its budget makes of it. When its work files and the table
+ * files it writes (projected, gen/diskplan.c) would not fit the disk, the pairs whose values
+ * alone would not fit beside the table files are solved in slices (their store is a fraction
+ * of their values), where slicing is the builder's to choose (--slices auto) and the build can
+ * slice (not under MPI, not with MTC or rule tables), if that takes less disk. */
+static dtb_status plan_budgeted(const dtb_build_options *o, bool on_disk, build_plan *pl,
+                                dtb_build_budget *out, dtb_error *e)
+{
+    const uint64_t free_bytes = work_disk_free(o);
+    uint64_t wld, dtw;
+    const uint64_t tables = dtb_diskplan_tables(o, &wld, &dtw) ? wld + dtw : 0;
+    dtb_status rc = plan_roomed(o, on_disk, UINT64_MAX, free_bytes, tables, pl, out, e);
+    if (rc != DTB_OK || !out->use_work_files || o->slices != DTB_SLICES_AUTO || o->peers ||
+        o->mtc || o->rules || free_bytes == UINT64_MAX || out->work_files + tables <= free_bytes)
+        return rc;
+    const uint64_t room = free_bytes > tables ? free_bytes - tables : 0;
+    build_plan roomed;
+    dtb_build_budget b;
+    rc = plan_roomed(o, on_disk, room, free_bytes, tables, &roomed, &b, e);
+    if (rc != DTB_OK) {
+        plan_free(pl);
+        return rc;
+    }
+    if (b.work_files < out->work_files) {
+        plan_free(pl);
+        *pl = roomed;
+        *out = b;
+    } else {
+        plan_free(&roomed);
     }
     return DTB_OK;
 }
@@ -1472,7 +1520,7 @@ int dtb_build_to_solve(const dtb_build_options *o, dtb_material **out)
 {
     *out = NULL;
     build_plan pl;
-    if (plan_make(o, o->out_dir != NULL, false, false, &pl, NULL) != DTB_OK)
+    if (plan_make(o, o->out_dir != NULL, false, false, UINT64_MAX, &pl, NULL) != DTB_OK)
         return -1;
     dtb_material *list = malloc(2 * ((size_t)pl.npairs + 1) * sizeof *list);
     int n = 0;
@@ -1632,14 +1680,17 @@ dtb_status dtb_build(const dtb_build_options *o, dtb_error *e)
     const char *work = work_dir_of(o, work_buf);
     if (rc == DTB_OK && budget.use_work_files && o->work_dir)
         rc = make_dir(o->work_dir, e);
-    if (rc == DTB_OK && budget.use_work_files && disk_free(work) < budget.work_files) {
+    if (rc == DTB_OK && budget.use_work_files &&
+        disk_allowed(o, disk_free(work)) < budget.work_files) {
         char needed[32], free_text[32];
         size_text(budget.work_files, needed, sizeof needed);
-        size_text(disk_free(work), free_text, sizeof free_text);
+        size_text(disk_allowed(o, disk_free(work)), free_text, sizeof free_text);
         rc = dtb_error_set(e, DTB_E_NOSPACE,
                            "the work files of this build need %s of disk in %s, which has %s "
-                           "free (--work DIR puts them elsewhere)",
-                           needed, work, free_text);
+                           "%s (--work DIR puts them elsewhere)",
+                           needed, work, free_text,
+                           o->disk_budget && o->disk_budget < disk_free(work) ? "allowed (--disk)"
+                                                                              : "free");
     }
     dtb_board b;
     dtb_board_init(&b, o->variant);
@@ -1780,7 +1831,7 @@ dtb_status dtb_build_walk(const dtb_build_options *o, dtb_build_visit visit, voi
     snprintf(dir, sizeof dir, "%s/%s", o->out_dir, o->variant->name);
     dtb_build_options walking = *o; /* checking loads whole tables: never from their files */
     walking.read_finished = false;
-    const dtb_build_budget budget = rc == DTB_OK ? budget_of(&walking, &pl, UINT64_MAX) : (dtb_build_budget){0};
+    const dtb_build_budget budget = rc == DTB_OK ? budget_of(&walking, &pl, UINT64_MAX, 0) : (dtb_build_budget){0};
     if (rc == DTB_OK && budget.use_work_files) {
         if (o->memory_budget && o->memory_budget < budget.minimum)
             rc = dtb_error_set(e, DTB_E_NOMEM, "checking needs at least %llu bytes of memory",

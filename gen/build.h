@@ -47,6 +47,9 @@ typedef struct dtb_build_options {
     int threads;                  /* 0: OpenMP's default */
     uint64_t memory_budget;       /* bytes to stay within; 0: no limit. A build that needs more
                                      keeps its solved values in work files (dtb_build_budget) */
+    uint64_t disk_budget;         /* bytes of disk the build may take where its work files go
+                                     (its table files and work files); 0: what is free there.
+                                     Less than it needs: pairs are solved in slices */
     const char *work_dir;         /* where work files go; NULL: out_dir/<variant>/. Given, the
                                      solved values go to work files whatever the budget */
     int zstd_level;               /* 0: the writer's default */

@@ -52,6 +52,7 @@ typedef struct dtbgen_options {
     int nonly;
     int threads;
     double memory_gib;              /* 0: no budget given */
+    double disk_gib;                /* --disk; 0: the free disk */
     const char *work_dir;           /* --work; NULL: the tables' directory */
     bool from_files;                /* --from-files */
     int slices;                     /* --slices: DTB_SLICES_* */
@@ -72,7 +73,7 @@ enum {
     OPT_LIST, OPT_OUT, OPT_CHECK, OPT_COMPACT, OPT_MANIFEST, OPT_MATERIAL, OPT_THREADS, OPT_MEMORY,
     OPT_ZSTD_LEVEL, OPT_BLOCK_POSITIONS, OPT_THREATS, OPT_VARIANT, OPT_PIECES, OPT_JSON,
     OPT_QUIET, OPT_HELP, OPT_VERSION, OPT_WORK, OPT_FROM_FILES, OPT_DTW_BYTE_MAX, OPT_DTW_PIECES,
-    OPT_METRICS, OPT_RULE_LIMITS, OPT_SLICES, OPT_DTW_STORE, OPT_CONVERT, NOPTIONS
+    OPT_METRICS, OPT_RULE_LIMITS, OPT_SLICES, OPT_DTW_STORE, OPT_CONVERT, OPT_DISK, NOPTIONS
 };
 
 static const dtb_cli_option options[NOPTIONS] = {
@@ -88,13 +89,14 @@ static const dtb_cli_option options[NOPTIONS] = {
                       .repeat = true},
     [OPT_THREADS] = {"--threads", DTB_CLI_INT, "T", "worker threads (default: all cores)", 1, INT_MAX},
     [OPT_MEMORY] = {"--memory", DTB_CLI_REAL, "GiB", "stay within this memory; what does not fit goes to work files (default: 85% of RAM)"},
+    [OPT_DISK] = {"--disk", DTB_CLI_REAL, "GiB", "take at most this much disk (table and work files; default: what is free); less than a build needs in work files solves pairs in slices"},
     [OPT_WORK] = {"--work", DTB_CLI_TEXT, "DIR", "solved values in work files there (default: only those over --memory, next to the tables)"},
     [OPT_FROM_FILES] = {"--from-files", DTB_CLI_FLAG, NULL,
                         "finished tables a build still reads are read from their files, not kept uncompressed (default: only when the work files would not fit the disk)"},
     [OPT_DTW_STORE] = {"--dtw-store", DTB_CLI_TEXT, "FORM",
                        "what DTW tables store: losses (default: the losses only, 2-2.6x smaller; a win's distance is searched from its moves) or full (every value)"},
     [OPT_SLICES] = {"--slices", DTB_CLI_TEXT, "WHEN",
-                    "solve pairs in slices of men advancement, two levels live at a time: auto (pairs whose values do not fit --memory), always (every pair with men and kings) or never (default auto)"},
+                    "solve pairs in slices of men advancement, two levels live at a time: auto (pairs whose values do not fit --memory, or whose work files do not fit the disk), always (every pair with men and kings) or never (default auto)"},
     [OPT_DTW_BYTE_MAX] = {"--dtw-byte-max", DTB_CLI_INT, "N",
                           "distances beyond N plies go to the tables' long lists (default 254, what a byte holds; lower: the same values, more listed, for tests)", 1, 254},
     [OPT_DTW_PIECES] = {"--dtw-pieces", DTB_CLI_INT, "N",
@@ -119,13 +121,13 @@ static const dtb_cli_option options[NOPTIONS] = {
 static void usage(FILE *f)
 {
     fprintf(f, "usage: dtbgen --variant V --pieces N --out DIR [--material NAME ...] [--threads T]\n"
-               "              [--memory GIB] [--quiet]\n"
+               "              [--memory GIB] [--disk GIB] [--quiet]\n"
                "       dtbgen --check DIR --variant V [--pieces N] [--material NAME ...] [--threads T]\n"
                "       dtbgen --compact FULL --out DIR [--variant V] [--pieces N] [--threads T]\n"
                "              [--block-positions N] [--zstd-level L] [--threats] [--json]\n"
                "       dtbgen --convert FROM --out DIR [--dtw-store losses|full] [--variant V] [--pieces N]\n"
                "              [--threads T] [--json]\n"
-               "       dtbgen --list --variant V --pieces N [--memory GIB] [--out DIR] [--dtw-pieces N]\n"
+               "       dtbgen --list --variant V --pieces N [--memory GIB] [--disk GIB] [--out DIR] [--dtw-pieces N]\n"
                "              [--json]   (exit status 1 when the plan does not fit)\n"
                "       dtbgen --manifest DIR [--variant V] [--threads T]\n"
                "       dtbgen --help | --version\n"
@@ -203,6 +205,7 @@ static int options_from_args(const dtb_cli_args *a, dtbgen_options *o)
     o->zstd_level = (int)a->number[OPT_ZSTD_LEVEL];
     o->block_positions = (int)a->number[OPT_BLOCK_POSITIONS];
     o->memory_gib = a->real[OPT_MEMORY];
+    o->disk_gib = a->real[OPT_DISK];
     o->work_dir = a->text[OPT_WORK];
     o->from_files = a->given[OPT_FROM_FILES];
     o->dtw_byte_max = (int)a->number[OPT_DTW_BYTE_MAX];
@@ -415,6 +418,12 @@ static double measured_rate(const char *dir, const dtb_variant *v, double *posit
     return *seconds > 0 ? *positions / *seconds : 0;
 }
 
+/* The disk a build may take in bytes: --disk (0: what is free, the build's own look). */
+static uint64_t disk_budget(const dtbgen_options *o)
+{
+    return o->disk_gib > 0 ? (uint64_t)(o->disk_gib * 1073741824.0) : 0;
+}
+
 /* The budget in bytes: --memory, else 85% of the machine's memory (the rest for the system and
  * the page cache through which work files are read). */
 static uint64_t memory_budget(const dtbgen_options *o)
@@ -521,6 +530,7 @@ static int run_list(const dtbgen_options *o)
     if (o->pieces <= 8) {
         dtb_build_options bo = {.variant = v, .pieces = o->pieces, .threads = o->threads,
                                 .out_dir = o->dir, .memory_budget = allowed,
+                                .disk_budget = disk_budget(o),
                                 .work_dir = o->work_dir, .only = o->nonly ? only : NULL,
                                 .read_finished = o->from_files, .dtw_pieces = o->dtw_pieces,
                                 .dtw_full = o->dtw_full, .slices = o->slices,
@@ -577,9 +587,9 @@ static int run_list(const dtbgen_options *o)
             snprintf(hint, sizeof hint, "; it fits with --dtw-pieces %d", alt_pieces);
         snprintf(why, sizeof why,
                  "it needs %.2f GiB of disk (table files %.2f GiB, work files %.2f GiB) and %.2f "
-                 "GiB are free%s",
+                 "GiB are %s%s",
                  (double)disk / gib, (double)files / gib, (double)work / gib,
-                 (double)budget.disk_free / gib, hint);
+                 (double)budget.disk_free / gib, o->disk_gib > 0 ? "allowed" : "free", hint);
     }
     if (o->json) {
         printf("],\"count\":%d,\"positions\":%s,\"blocks\":%s", listed, tp, tb);
@@ -649,9 +659,10 @@ static int run_list(const dtbgen_options *o)
             if (projected)
                 printf("# disk: %.2f GiB of table files (WLD %.2f GiB, DTW %.2f GiB for %s; "
                        "projected from the compression measured per piece count, "
-                       "docs/MEASUREMENTS.md)%s, %.2f GiB in all; %.2f GiB free\n",
+                       "docs/MEASUREMENTS.md)%s, %.2f GiB in all; %.2f GiB %s\n",
                        (double)files / gib, (double)wld_bytes / gib, (double)dtw_bytes / gib,
-                       dtw_text, work_part, (double)disk / gib, (double)budget.disk_free / gib);
+                       dtw_text, work_part, (double)disk / gib, (double)budget.disk_free / gib,
+                       o->disk_gib > 0 ? "allowed (--disk, or what is free when less)" : "free");
             if (alt_pieces)
                 printf("# with --dtw-pieces %d (DTW up to %d pieces, WLD only above): %.2f GiB of "
                        "table files (WLD %.2f GiB, DTW %.2f GiB), %.2f GiB in all: %s\n",
@@ -862,6 +873,7 @@ static int run_build(const dtbgen_options *o, dtb_mpi *mpi)
         .out_dir = o->dir,
         .threads = o->threads,
         .memory_budget = budget,
+        .disk_budget = disk_budget(o),
         .work_dir = o->work_dir,
         .read_finished = o->from_files,
         .slices = o->slices,

@@ -91,8 +91,10 @@ expect 0 'disk: [0-9.]+ GiB of table files \(WLD [0-9.]+ GiB, DTW [0-9.]+ GiB fo
   --list --variant international --pieces 4 --out "$work/plan"
 expect 1 'the plan does not fit: its largest step alone works with' \
   --list --variant international --pieces 4 --out "$work/plan" --memory 0.000001
-grep -q -E -- 'with --dtw-pieces 7 \(DTW up to 7 pieces, WLD only above\)' <<<"$english8" ||
-  { echo "FAIL: no --dtw-pieces 7 plan for english 2..8: $english8" >&2; failures=$((failures + 1)); }
+# (7 pieces, or 6 where /dev/shm is too small even for that: slicing for the disk sets the work
+# files by the room the table files leave)
+grep -q -E -- 'with --dtw-pieces ([67]) \(DTW up to \1 pieces, WLD only above\)' <<<"$english8" ||
+  { echo "FAIL: no --dtw-pieces 7 or 6 plan for english 2..8: $english8" >&2; failures=$((failures + 1)); }
 expect 0 'DTW [0-9.]+ GiB for losses only, up to 3 pieces \(--dtw-pieces\)' \
   --list --variant english --pieces 4 --dtw-pieces 3
 expect 2 '--dtw-pieces is for a build' --check "$work/plan" --variant english --dtw-pieces 3
