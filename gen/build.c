@@ -1016,12 +1016,14 @@ static uint64_t pair_bytes(const plan_pair *p)
     return p->sliced ? live_bytes(p) : resident_bytes(p);
 }
 
-/* Disk of a pair's slice store (gen/slicestore.c): its values and capture bits compressed by
- * zstd's fastest level, projected at a byte for 6 positions (docs/MEASUREMENTS.md: 7.4 on
- * KKMvK; the tables store 10 to 60 positions a byte). */
-static uint64_t slice_store_bytes(const plan_pair *p)
+/* Disk of a pair's slice store (gen/slicestore.c): its values compressed by zstd's fastest
+ * level, projected from the stores measured (gen/diskplan.c). Wins keep their distances there
+ * only when a DTW table of the pair stores them. */
+static uint64_t slice_store_bytes(const dtb_build_options *o, const plan_pair *p)
 {
-    return (p->self ? 1 : 2) * p->positions / 6 + ((uint64_t)1 << 20);
+    return dtb_diskplan_store_bytes(o->variant, dtb_material_pieces(&p->m),
+                                    (p->self ? 1 : 2) * p->positions,
+                                    o->dtw_full && dtb_build_writes_dtw(o, &p->m));
 }
 
 /* Working memory of dtb_solve_pair (gen/solve.c), estimated from what it allocates: what orders
@@ -1316,7 +1318,7 @@ static dtb_status plan_finish(const dtb_build_options *o, bool keep, build_plan 
         /* On disk while it is solved: its values (live levels, or all) in work files, and a
          * sliced pair's store. */
         const uint64_t solving = (p->sliced_in_memory ? 0 : pair_bytes(p)) +
-                                 (p->sliced ? slice_store_bytes(p) : 0);
+                                 (p->sliced ? slice_store_bytes(o, p) : 0);
         if (p->action == PAIR_SOLVE && solving > pl->solving)
             pl->solving = solving;
         const uint64_t work = BASE_BYTES + step_bytes(p, threads);
@@ -1432,8 +1434,8 @@ static dtb_build_budget budget_of(const dtb_build_options *o, const build_plan *
         if (p->sliced) {
             b.sliced_pairs++;
             b.sliced_positions += (p->self ? 1 : 2) * p->positions;
-            if (slice_store_bytes(p) > b.slice_bytes)
-                b.slice_bytes = slice_store_bytes(p);
+            if (slice_store_bytes(o, p) > b.slice_bytes)
+                b.slice_bytes = slice_store_bytes(o, p);
         }
     }
     b.use_work_files = o->work_dir || (o->memory_budget && pl->peak > o->memory_budget);

@@ -25,41 +25,55 @@ typedef struct measured {
     const char *variant;
     int pieces;
     uint64_t positions, wld_bytes, dtw_bytes, losses_bytes;
+    /* The slice store of the piece count's largest pair with men and kings (the pair that sets
+     * a build's disk peak), solved in slices (`dtbgen --slices always`, losses-only DTW: wins
+     * kept as wins): its positions (both members) and its store's bytes; 0 where not measured.
+     * Large pairs compress worse than the average pair (international 5: 5.7 positions a
+     * byte against 7.8 over all its sliced pairs). */
+    uint64_t store_positions, store_bytes;
 } measured;
+
+/* The ratio() argument for slice stores. */
+#define METRIC_STORE (-2)
+
+/* How many times more bytes a slice store takes when its wins keep their distances (a full DTW
+ * table is written): 1.20 to 1.22 measured on international 2..4 (docs/MEASUREMENTS.md, "Slice
+ * stores"), the larger taken. */
+#define STORE_WINS_DTW 1.22
 
 /* From docs/MEASUREMENTS.md: international 2..5 and 2..6 (2026-12-01, the 6-piece row the
  * difference of the two sets), english, russian and brazilian 2..7 and canadian 2..5
  * (2026-12-03). Losses-only DTW: international 2..5 and english 2..4 as dtbgen writes them
- * (2026-12-05), english 5 the "lossesonly" re-encoding of its full set (MEASUREMENTS.md, "DTW
- * encodings"). In piece order within a variant. */
+ * (2026-12-05), english 5..7 its full 2..7 set converted (dtbgen --convert, 2026-12-06). Slice stores: every
+ * variant's sets built with --slices always (2026-12-06). In piece order within a variant. */
 static const measured table[] = {
-    {"international", 2, 8845, 1568, 2274, 1677},
-    {"international", 3, 806300, 19298, 57325, 25369},
-    {"international", 4, 41971200, 857075, 2477180, 859220},
-    {"international", 5, 1570600750, 26378606, 135014710, 51633679},
-    {"international", 6, 46198758750, 800999347, 4261426416, 1681402237},
-    {"english", 2, 3488, 1537, 1864, 1482},
-    {"english", 3, 196032, 4681, 48807, 25803},
-    {"english", 4, 6209316, 159675, 1021103, 474972},
-    {"english", 5, 139450808, 1422433, 39866245, 19446949},
-    {"english", 6, 2426085676, 41422154, 516375216, 0},
-    {"english", 7, 34243113624, 426705415, 9532523172, 0},
-    {"russian", 2, 3488, 1414, 1735, 0},
-    {"russian", 3, 196032, 9642, 20199, 0},
-    {"russian", 4, 6209316, 195235, 853809, 0},
-    {"russian", 5, 139450808, 3307225, 18894587, 0},
-    {"russian", 6, 2426085676, 55430780, 322993573, 0},
-    {"russian", 7, 34243113624, 671171110, 4096185320, 0},
-    {"brazilian", 2, 3488, 1414, 1735, 0},
-    {"brazilian", 3, 196032, 9642, 20199, 0},
-    {"brazilian", 4, 6209316, 195156, 853731, 0},
-    {"brazilian", 5, 139450808, 3316878, 18907799, 0},
-    {"brazilian", 6, 2426085676, 55306025, 322532744, 0},
-    {"brazilian", 7, 34243113624, 669162506, 4082060378, 0},
-    {"canadian", 2, 18780, 1817, 3056, 0},
-    {"canadian", 3, 2518980, 38448, 146713, 0},
-    {"canadian", 4, 194246505, 2952731, 9493746, 0},
-    {"canadian", 5, 10843904820, 147909862, 808957301, 0},
+    {"international", 2, 8845, 1568, 2274, 1677, 4410, 1612},
+    {"international", 3, 806300, 19298, 57325, 25369, 211680, 19954},
+    {"international", 4, 41971200, 857075, 2477180, 859220, 4974480, 640322},
+    {"international", 5, 1570600750, 26378606, 135014710, 51633679, 102738240, 18162640},
+    {"international", 6, 46198758750, 800999347, 4261426416, 1681402237, 0, 0},
+    {"english", 2, 3488, 1537, 1864, 1482, 1736, 964},
+    {"english", 3, 196032, 4681, 48807, 25803, 52080, 11579},
+    {"english", 4, 6209316, 159675, 1021103, 474972, 755160, 130846},
+    {"english", 5, 139450808, 1422433, 39866245, 19242710, 18513600, 4507422},
+    {"english", 6, 2426085676, 41422154, 516375216, 245635835, 0, 0},
+    {"english", 7, 34243113624, 426705415, 9532523172, 4611056588, 0, 0},
+    {"russian", 2, 3488, 1414, 1735, 0, 1736, 803},
+    {"russian", 3, 196032, 9642, 20199, 0, 52080, 7789},
+    {"russian", 4, 6209316, 195235, 853809, 0, 755160, 189504},
+    {"russian", 5, 139450808, 3307225, 18894587, 0, 18513600, 3436358},
+    {"russian", 6, 2426085676, 55430780, 322993573, 0, 0, 0},
+    {"russian", 7, 34243113624, 671171110, 4096185320, 0, 0, 0},
+    {"brazilian", 2, 3488, 1414, 1735, 0, 1736, 803},
+    {"brazilian", 3, 196032, 9642, 20199, 0, 52080, 7789},
+    {"brazilian", 4, 6209316, 195156, 853731, 0, 755160, 189504},
+    {"brazilian", 5, 139450808, 3316878, 18907799, 0, 18513600, 3435589},
+    {"brazilian", 6, 2426085676, 55306025, 322532744, 0, 0, 0},
+    {"brazilian", 7, 34243113624, 669162506, 4082060378, 0, 0, 0},
+    {"canadian", 2, 18780, 1817, 3056, 0, 9372, 2545},
+    {"canadian", 3, 2518980, 38448, 146713, 0, 656040, 42730},
+    {"canadian", 4, 194246505, 2952731, 9493746, 0, 22633380, 2239891},
+    {"canadian", 5, 10843904820, 147909862, 808957301, 0, 0, 0},
 };
 enum { ROWS = sizeof table / sizeof table[0] };
 
@@ -77,13 +91,34 @@ static double losses_gain(const char *variant)
     return least > 1 ? least : 1;
 }
 
-/* Positions a byte of m's files of metric (DTB_METRIC_LOSSES_ONLY: losses-only DTW). */
+/* Whether m has a figure for metric: every row has its files', not every row its stores'. */
+static bool has(const measured *m, int metric)
+{
+    return metric != METRIC_STORE || m->store_bytes;
+}
+
+/* Positions a byte of m's files of metric (DTB_METRIC_LOSSES_ONLY: losses-only DTW;
+ * METRIC_STORE: slice stores). */
 static double ratio(const measured *m, int metric)
 {
+    if (metric == METRIC_STORE)
+        return (double)m->store_positions / (double)m->store_bytes;
     if (metric == DTB_METRIC_LOSSES_ONLY)
         return (double)m->positions / (m->losses_bytes ? (double)m->losses_bytes
                                                        : (double)m->dtw_bytes / losses_gain(m->variant));
     return (double)m->positions / (double)(metric == DTB_METRIC_WLD ? m->wld_bytes : m->dtw_bytes);
+}
+
+uint64_t dtb_diskplan_store_bytes(const dtb_variant *v, int pieces, uint64_t positions,
+                                  bool wins_dtw)
+{
+    bool measured;
+    double per_byte = dtb_diskplan_positions_per_byte(v, pieces, METRIC_STORE, &measured);
+    if (per_byte == 0)
+        per_byte = 1;
+    else if (wins_dtw)
+        per_byte /= STORE_WINS_DTW;
+    return (uint64_t)((double)positions / per_byte);
 }
 
 int dtb_diskplan_measured_pieces(const dtb_variant *v)
@@ -101,7 +136,7 @@ double dtb_diskplan_positions_per_byte(const dtb_variant *v, int pieces, int met
     const struct measured *last = NULL, *before = NULL;
     *measured = false;
     for (int i = 0; i < ROWS; i++) {
-        if (strcmp(table[i].variant, v->name) != 0)
+        if (strcmp(table[i].variant, v->name) != 0 || !has(&table[i], metric))
             continue;
         if (table[i].pieces == pieces) {
             *measured = true;
