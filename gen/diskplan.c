@@ -44,8 +44,9 @@ typedef struct measured {
 /* From docs/MEASUREMENTS.md: international 2..5 and 2..6 (2026-12-01, the 6-piece row the
  * difference of the two sets), english, russian and brazilian 2..7 and canadian 2..5
  * (2026-12-03). Losses-only DTW: international 2..5 and english 2..4 as dtbgen writes them
- * (2026-12-05), english 5..7 its full 2..7 set converted (dtbgen --convert, 2026-12-06). Slice stores: every
- * variant's sets built with --slices always (2026-12-06). In piece order within a variant. */
+ * (2026-12-05), english 5..7 its full 2..7 set converted (dtbgen --convert, 2026-12-06).
+ * Slice stores: every variant's sets built with --slices always (2026-12-06). In piece order
+ * within a variant. */
 static const measured table[] = {
     {"international", 2, 8845, 1568, 2274, 1677, 4410, 1612},
     {"international", 3, 806300, 19298, 57325, 25369, 211680, 19954},
