@@ -15,7 +15,8 @@
 #             without keep-alive; $DTBPROBE names another dtbprobe to measure (an older build)
 #   --mpi     only this: generation of 2..5 (2..4 with --quick) by mpirun -np 2 with one thread
 #             a rank against one process with two threads, one after the other: the time ratio,
-#             bytes exchanged per position, and that the tables are the same bytes
+#             bytes exchanged per position, and that the tables are the same bytes; then the
+#             peak resident memory of the largest rank under -np 1 and -np 4, one thread a rank
 #             (docs/CLUSTER.md; needs dtbgen built with MPI)
 # Generated tables go to build/bench-tables (deleted first), never to tables/; their compact sets
 # to build/bench-tables-compact and (--threats) build/bench-tables-threats.
@@ -84,7 +85,7 @@ mpi_rows() {
   for f in "$out"/international/*.dtw "$out"/international/*.wld; do
     cmp -s "$f" "$out-mpi/international/${f##*/}" || differ=$((differ + 1))
   done
-  rm -f "$log" "$log.err"
+  rm -f "$log.err"
   row "generate 2..$pieces, one process, 2 threads" "$single s"
   row "generate 2..$pieces, mpirun -np 2, 1 thread a rank" "$ranks s"
   row "  MPI time / single-process time" "$(awk -v a="$ranks" -v b="$single" 'BEGIN{printf "%.3f", a/b}')"
@@ -92,6 +93,22 @@ mpi_rows() {
   row "  MB exchanged, rank 0's share of positions" "$(sed -E 's/.*\(rank 0 solved ([0-9]+%)\), ([0-9.]+) MB.*/\2 MB, \1/' <<<"$summary")"
   row "  table files that differ from the single process's" "$differ"
   rm -rf "$out-mpi"
+  # Peak resident memory of each rank (GNU time around each rank), one thread a rank, under
+  # -np 1 and -np 4 (oversubscribed here): what a node needs, and how it falls as ranks are
+  # added (issue 40: the largest rank at -np 4 at most 40% of -np 1's).
+  local np peak1=0 peak
+  for np in 1 4; do
+    rm -rf "$out-mpi" "$log".rank.*
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np "$np" --oversubscribe \
+      sh -c '/usr/bin/time -f %M -o "$0.rank.$OMPI_COMM_WORLD_RANK" "$@"' "$log" \
+      "$bin/gen/dtbgen" --variant international --pieces "$pieces" --out "$out-mpi" --threads 1 \
+      >/dev/null 2>&1
+    peak=$(cat "$log".rank.* | sort -n | tail -1)
+    [ "$np" = 1 ] && peak1=$peak
+    row "  peak resident of the largest rank, -np $np" "$(awk -v k="$peak" 'BEGIN{printf "%.0f MiB", k/1024}')"
+  done
+  row "  largest rank at -np 4 / -np 1" "$(awk -v a="$peak" -v b="$peak1" 'BEGIN{printf "%.3f", a/b}')"
+  rm -rf "$out-mpi" "$log".rank.* "$log"
 }
 # The HTTP server (dtbprobe serve) under load on localhost: 20,000 requests from 16 concurrent
 # clients (ab, Apache's benchmark tool), with keep-alive (-k, as browsers and bots do) or a new
