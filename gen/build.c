@@ -1434,8 +1434,9 @@ static dtb_build_budget budget_of(const dtb_build_options *o, const build_plan *
         if (p->sliced) {
             b.sliced_pairs++;
             b.sliced_positions += (p->self ? 1 : 2) * p->positions;
-            if (slice_store_bytes(o, p) > b.slice_bytes)
-                b.slice_bytes = slice_store_bytes(o, p);
+            const uint64_t store = slice_store_bytes(o, p);
+            if (store > b.slice_bytes)
+                b.slice_bytes = store;
         }
     }
     b.use_work_files = o->work_dir || (o->memory_budget && pl->peak > o->memory_budget);

@@ -26,9 +26,8 @@ double dtb_diskplan_positions_per_byte(const dtb_variant *v, int pieces, int met
 /* Projected bytes of the slice store (gen/slicestore.c) of a pair of this many pieces solved in
  * slices, holding positions values (both members): measured positions a store byte of v's
  * largest sliced pair of that piece count (beyond the measured counts the smaller of the last
- * two, as above),
- * fewer when wins keep their distances (wins_dtw: a DTW table of the pair stores every value).
- * With no measurement for v, a byte a position (values uncompressed). */
+ * two, as above), fewer when wins keep their distances (wins_dtw: a DTW table of the pair
+ * stores every value). With no measurement for v, a byte a position (values uncompressed). */
 uint64_t dtb_diskplan_store_bytes(const dtb_variant *v, int pieces, uint64_t positions,
                                   bool wins_dtw);
 

@@ -66,6 +66,14 @@ row() { rows+=("$(printf '| %-52s | %28s |' "$1" "$2")"); echo "$1: $2" >&2; }
 # MPI: the same build by one process with two threads and by two ranks of one thread each, one
 # after the other (so on this 2-core machine both use two cores); the tables must be the same
 # bytes.
+# The table files of $out that $1 holds otherwise (or not at all): their count.
+differing() {
+  local n=0 f
+  for f in "$out"/international/*.dtw "$out"/international/*.wld; do
+    cmp -s "$f" "$1/international/${f##*/}" || n=$((n + 1))
+  done
+  echo "$n"
+}
 mpi_rows() {
   local pieces=$([ "$quick" = 1 ] && echo 4 || echo 5) log
   log=$(mktemp)
@@ -81,10 +89,8 @@ mpi_rows() {
   ranks=$(cat "$log")
   summary=$(grep '^dtbgen: MPI job:' "$log.err" | tail -1)
   [ -n "$summary" ] || { echo "bench.sh: no MPI job summary (dtbgen built without MPI?)" >&2; tail -3 "$log.err" >&2; exit 1; }
-  local differ=0 f
-  for f in "$out"/international/*.dtw "$out"/international/*.wld; do
-    cmp -s "$f" "$out-mpi/international/${f##*/}" || differ=$((differ + 1))
-  done
+  local differ
+  differ=$(differing "$out-mpi")
   rm -f "$log.err"
   row "generate 2..$pieces, one process, 2 threads" "$single s"
   row "generate 2..$pieces, mpirun -np 2, 1 thread a rank" "$ranks s"
@@ -102,13 +108,15 @@ mpi_rows() {
     OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np "$np" --oversubscribe \
       sh -c '/usr/bin/time -f %M -o "$0.rank.$OMPI_COMM_WORLD_RANK" "$@"' "$log" \
       "$bin/gen/dtbgen" --variant international --pieces "$pieces" --out "$out-mpi" --threads 1 \
-      >/dev/null 2>&1
+      >/dev/null 2>"$log.err" ||
+      { echo "bench.sh: mpirun -np $np failed:" >&2; tail -3 "$log.err" >&2; exit 1; }
     peak=$(cat "$log".rank.* | sort -n | tail -1)
     [ "$np" = 1 ] && peak1=$peak
     row "  peak resident of the largest rank, -np $np" "$(awk -v k="$peak" 'BEGIN{printf "%.0f MiB", k/1024}')"
+    row "  table files that differ, -np $np" "$(differing "$out-mpi")"
   done
   row "  largest rank at -np 4 / -np 1" "$(awk -v a="$peak" -v b="$peak1" 'BEGIN{printf "%.3f", a/b}')"
-  rm -rf "$out-mpi" "$log".rank.* "$log"
+  rm -rf "$out-mpi" "$log".rank.* "$log" "$log.err"
 }
 # The HTTP server (dtbprobe serve) under load on localhost: 20,000 requests from 16 concurrent
 # clients (ab, Apache's benchmark tool), with keep-alive (-k, as browsers and bots do) or a new
