@@ -20,7 +20,9 @@ enum {
     CHUNK_RAW = 1 << 20, /* raw bytes a chunk collects before it is compressed */
     BATCH = 32,          /* chunks compressed in parallel before they are written */
     ZSTD_LEVEL = 1,      /* scratch: speed over size (the tables are compressed for keeps) */
-    CACHE = 8,           /* decoded chunks a reader keeps */
+    CACHE = 32,          /* decoded chunks a reader keeps: the writer reads in index order,
+                            where the blocks of every level interleave, so each level's chunk
+                            in use must stay decoded (a cache smaller than the levels thrashes) */
 };
 #define NO_CHUNK UINT32_MAX
 
@@ -228,6 +230,13 @@ typedef struct reader {
     uint8_t *frame;
     size_t frame_cap;
 } reader;
+
+uint64_t dtb_slicestore_reader_bytes(uint64_t block_size, uint64_t positions)
+{
+    const uint64_t block = block_size + (block_size + 7) / 8, all = positions + positions / 8;
+    const uint64_t cache = (uint64_t)CACHE * (block > CHUNK_RAW ? block : CHUNK_RAW);
+    return cache < all + CHUNK_RAW ? cache : all + CHUNK_RAW; /* a small table: all of it */
+}
 
 void dtb_slicestore_state_free(void *state)
 {

@@ -54,4 +54,8 @@ const char *dtb_slicestore_read(const dtb_slicestore *st, int k, void **state, u
                                 size_t len, uint8_t *values, uint64_t *captures);
 void dtb_slicestore_state_free(void *state);
 
+/* The most bytes a reading state holds (its decoded chunks) for a table of this block size and
+ * positions, for memory plans. */
+uint64_t dtb_slicestore_reader_bytes(uint64_t block_size, uint64_t positions);
+
 #endif
