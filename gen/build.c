@@ -23,6 +23,7 @@
 
 #include "fen.h"
 #include "movegen.h"
+#include "slicestore.h"
 #include "solve.h"
 #include "tableformat.h"
 #include "tablewrite.h"
@@ -894,8 +895,9 @@ static dtb_status solve_and_write(const dtb_build_options *o, dtb_solved *s,
     char scratch[4096];
     dtb_status rc =
         sliced   ? dtb_solve_pair_sliced(s, *m, in_memory, work_dir_of(o, scratch),
-                                   o->dtw_full && dtb_build_writes_dtw(o, m), st, &sp,
-                                   on_progress, &pc, e)
+                                   o->dtw_full && dtb_build_writes_dtw(o, m),
+                                   o->peers ? &o->peers->levels : NULL, st, &sp, on_progress,
+                                   &pc, e)
         : o->peers ? o->peers->solve_pair(o->peers->ctx, s, *m, lean, st, on_progress, &pc, e)
                  : dtb_solve_pair(s, *m, lean, st, on_progress, &pc, e);
     if (rc == DTB_OK) /* a solve that read a damaged block of a table file is not written */
@@ -1044,11 +1046,14 @@ static uint64_t solver_bytes(const plan_pair *p, int threads)
 
 /* Working memory of writing a pair's tables (gen/tablewrite.c): up to 256 MiB of frame buffers
  * and 64 MiB of dictionary samples, compression contexts per thread. WLD tables are mapped from
- * the DTW values block by block, without a copy. */
+ * the DTW values block by block, without a copy; a pair solved in slices is read from its store
+ * through a cache of decoded chunks per thread. */
 static uint64_t writer_bytes(const plan_pair *p, int threads)
 {
     const uint64_t cap = (uint64_t)320 << 20;
-    return (2 * p->positions < cap ? 2 * p->positions : cap) + (uint64_t)threads * (8u << 20);
+    const uint64_t per_thread =
+        (8u << 20) + (p->sliced ? dtb_slicestore_reader_bytes(p->block_size, p->positions) : 0);
+    return (2 * p->positions < cap ? 2 * p->positions : cap) + (uint64_t)threads * per_thread;
 }
 
 /* Code, libraries, thread stacks, the registry: what a build holds before any table. */
@@ -1292,16 +1297,20 @@ static dtb_status plan_finish(const dtb_build_options *o, bool keep, build_plan 
         if (p->action != PAIR_SOLVE || !dtb_solve_lean_applies(&p->m))
             continue;
         const uint64_t nodes = BASE_BYTES + resident_bytes(p) + solver_bytes(p, threads);
-        p->lean = 2 * p->block_size > UINT32_MAX || (o->memory_budget && nodes > o->memory_budget);
+        /* Under MPI every rank's memory is the build's limit, and such a pair is one unit that
+         * rank 0 solves alone: lean (a third of the node state's peak, as fast). */
+        p->lean = 2 * p->block_size > UINT32_MAX || o->ranks > 1 ||
+                  (o->memory_budget && nodes > o->memory_budget);
     }
-    /* Pairs with men and kings whose values would not fit the budget are solved in slices. */
+    /* Pairs with men and kings whose values would not fit the budget are solved in slices;
+     * under MPI every such pair, so that rank 0 holds two levels of it as the others do. */
     for (int i = 0; i < np; i++) {
         plan_pair *p = &pl->pair[i];
         const uint64_t whole = BASE_BYTES + resident_bytes(p) + solver_bytes(p, threads);
         p->sliced = p->action == PAIR_SOLVE && p->live && p->live != UINT64_MAX &&
                     (o->slices == DTB_SLICES_ALWAYS ||
                      (o->slices == DTB_SLICES_AUTO &&
-                      ((o->memory_budget && whole > o->memory_budget) ||
+                      (o->ranks > 1 || (o->memory_budget && whole > o->memory_budget) ||
                        resident_bytes(p) > pl->room)));
         /* Its live levels stay in memory when they fit beside the solver and the file caches
          * (work files only on --work): the scratch store alone is on disk. */
@@ -1443,12 +1452,14 @@ static dtb_build_budget budget_of(const dtb_build_options *o, const build_plan *
     if (b.use_work_files)
         b.work_files = pl->tables;
     /* A pair solved in slices is never whole in memory: later pairs read it from its files. */
-    b.read_finished = o->read_finished || b.sliced_pairs ||
+    b.read_finished = o->read_finished || b.sliced_pairs || o->ranks > 1 ||
                       (b.use_work_files && free_bytes < pl->tables + table_bytes);
     if (b.read_finished) {
         const int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
-        b.use_work_files = true;
-        b.work_files = pl->solving;
+        /* Asked for, or for the disk's sake: the pair being solved in work files too. Under
+         * MPI, where every rank reads finished tables from files, only when over budget. */
+        b.use_work_files |= o->ranks <= 1;
+        b.work_files = b.use_work_files ? pl->solving : 0;
         b.working += file_cache_bytes(threads);
         b.minimum += file_cache_bytes(threads);
     }
@@ -1489,7 +1500,7 @@ static dtb_status plan_budgeted(const dtb_build_options *o, bool on_disk, build_
     uint64_t wld, dtw;
     const uint64_t tables = dtb_diskplan_tables(o, &wld, &dtw) ? wld + dtw : 0;
     dtb_status rc = plan_roomed(o, on_disk, UINT64_MAX, free_bytes, tables, pl, out, e);
-    if (rc != DTB_OK || !out->use_work_files || o->slices != DTB_SLICES_AUTO || o->peers ||
+    if (rc != DTB_OK || !out->use_work_files || o->slices != DTB_SLICES_AUTO ||
         o->mtc || o->rules || free_bytes == UINT64_MAX || out->work_files + tables <= free_bytes)
         return rc;
     const uint64_t room = free_bytes > tables ? free_bytes - tables : 0;
@@ -1619,17 +1630,14 @@ static dtb_status load_pair(const dtb_build_options *o, dtb_solved *s, const pla
         rc = dtb_build_load(s, o->out_dir, p->m, e);
     for (int k = 0; k < (p->self ? 1 : 2) && rc == DTB_OK && !has_dtw(o, &p->m); k++)
         rc = dtb_build_load_wld(s, o->out_dir, ms[k], e);
-    /* the peers get the values once they are whole, wins searched */
-    for (int k = 0; k < (p->self ? 1 : 2) && rc == DTB_OK && o->peers; k++)
-        rc = o->peers->loaded(o->peers->ctx, s, ms[k], e);
     return rc;
 }
 
-/* The pair's tables read from their files from now on (their values, if any, dropped). */
+/* The pair's tables read from their files from now on (their values, if any, dropped), here
+ * and by the peers. */
 static dtb_status attach_pair(const dtb_build_options *o, dtb_solved *s, const plan_pair *p,
                               dtb_error *e)
 {
-    assert(!o->peers && "the peers hold values, which tables read from files have not");
     const dtb_material ms[2] = {p->m, dtb_material_flip(p->m)};
     dtb_status rc = DTB_OK;
     for (int k = 0; k < (p->self ? 1 : 2) && rc == DTB_OK; k++) {
@@ -1640,6 +1648,9 @@ static dtb_status attach_pair(const dtb_build_options *o, dtb_solved *s, const p
                              dtw ? DTB_METRIC_DTW : DTB_METRIC_WLD);
         rc = dtw ? dtb_solved_add_file(s, ms[k], path, e)
                  : dtb_solved_add_wld_file(s, ms[k], path, e);
+        if (rc == DTB_OK && o->peers)
+            rc = o->peers->attached(o->peers->ctx, ms[k], path,
+                                    dtw ? DTB_METRIC_DTW : DTB_METRIC_WLD, e);
     }
     return rc;
 }
@@ -1664,13 +1675,12 @@ dtb_status dtb_build(const dtb_build_options *o, dtb_error *e)
         plan_free(&pl);
         return rc;
     }
-    if (budget.sliced_pairs && (o->peers || o->mtc || o->rules)) {
+    if (budget.sliced_pairs && (o->mtc || o->rules)) {
         rc = dtb_error_set(e, DTB_E_INVALID,
                            "%d pairs are to be solved in slices (their values do not fit --memory), "
                            "which %s does not do yet: give more memory, or build without it",
                            budget.sliced_pairs,
-                           o->peers ? "a build under MPI" : o->mtc ? "a build with MTC tables"
-                                                                 : "a build with rule tables");
+                           o->mtc ? "a build with MTC tables" : "a build with rule tables");
         plan_free(&pl);
         return rc;
     }
@@ -1736,6 +1746,7 @@ dtb_status dtb_build(const dtb_build_options *o, dtb_error *e)
             if (rc == DTB_OK && budget.read_finished && p->last > step)
                 rc = attach_pair(o, s, p, e);
         } else if (rc == DTB_OK) {
+            assert((budget.read_finished || !o->peers) && "the peers read tables from files");
             rc = budget.read_finished ? attach_pair(o, s, p, e) : load_pair(o, s, p, e);
             if (rc == DTB_OK && rlp)
                 rc = load_rules_pair(o, rlp, &p->m, p->self, e);

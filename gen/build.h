@@ -25,15 +25,22 @@ typedef void (*dtb_build_log)(void *user, dtb_build_event ev, const char *name, 
                               uint64_t total, const char *text);
 
 /* Other processes that solve with this one (gen/mpi_build.h): the build calls these instead of
- * solving alone, and tells them what it loads and drops so that they hold the same solved
- * values. Each returns DTB_OK or a status with a message naming the process at fault. */
+ * solving alone, and tells them which finished tables to read from their files and which to
+ * drop, so that every process reads the same solved tables. Each returns DTB_OK or a status
+ * with a message naming the process at fault. */
 typedef struct dtb_build_peers {
     void *ctx;
     /* Solves pair m into s as dtb_solve_pair does (the same values and stats). */
     dtb_status (*solve_pair)(void *ctx, dtb_solved *s, dtb_material m, bool lean, dtb_solve_stats stats[2],
                              dtb_solve_progress progress, void *user, dtb_error *e);
-    dtb_status (*loaded)(void *ctx, const dtb_solved *s, dtb_material m, dtb_error *e);
+    /* Material m is read from its complete table file at path from now on (metric: DTW, or
+     * WLD for a WLD-only table; a losses-only DTW file has its WLD file beside it), in place of
+     * any values the peers hold of it. */
+    dtb_status (*attached)(void *ctx, dtb_material m, const char *path, dtb_metric metric,
+                           dtb_error *e);
     dtb_status (*dropped)(void *ctx, dtb_material m, dtb_error *e);
+    /* The solvers of the levels of a pair solved in slices. */
+    dtb_level_solvers levels;
 } dtb_build_peers;
 
 enum { DTB_SLICES_AUTO, DTB_SLICES_ALWAYS, DTB_SLICES_NEVER };
@@ -88,6 +95,10 @@ typedef struct dtb_build_options {
     dtb_build_log log;
     void *user;
     const dtb_build_peers *peers; /* NULL: this process solves alone */
+    int ranks;                    /* processes of the MPI job sharing this build (0 or 1: alone).
+                                     More than one: every process reads the finished tables from
+                                     its copy of their files (read_finished), none holds their
+                                     values; the plan is each process's */
 } dtb_build_options;
 
 /* Solves and writes every material the options ask for, skipping the complete ones. Crash-safe:

@@ -55,6 +55,7 @@ typedef struct dtbgen_options {
     double disk_gib;                /* --disk; 0: the free disk */
     const char *work_dir;           /* --work; NULL: the tables' directory */
     bool from_files;                /* --from-files */
+    const char *node_tables;        /* --node-tables; NULL: --out */
     int slices;                     /* --slices: DTB_SLICES_* */
     bool dtw_full;                  /* --dtw-store full */
     int zstd_level;
@@ -67,13 +68,14 @@ typedef struct dtbgen_options {
     int rule_limits[DTB_RULE_CLASSES + 1]; /* --rule-limits; 0: the rule set's own (a late
                                               limit last, for a rule set with one) */
     int nrule_limits;
+    int ranks;                      /* --ranks (--list); 0: one process */
 } dtbgen_options;
 
 enum {
     OPT_LIST, OPT_OUT, OPT_CHECK, OPT_COMPACT, OPT_MANIFEST, OPT_MATERIAL, OPT_THREADS, OPT_MEMORY,
     OPT_ZSTD_LEVEL, OPT_BLOCK_POSITIONS, OPT_THREATS, OPT_VARIANT, OPT_PIECES, OPT_JSON,
     OPT_QUIET, OPT_HELP, OPT_VERSION, OPT_WORK, OPT_FROM_FILES, OPT_DTW_BYTE_MAX, OPT_DTW_PIECES,
-    OPT_METRICS, OPT_RULE_LIMITS, OPT_SLICES, OPT_DTW_STORE, OPT_CONVERT, OPT_DISK, NOPTIONS
+    OPT_METRICS, OPT_RULE_LIMITS, OPT_SLICES, OPT_DTW_STORE, OPT_CONVERT, OPT_DISK, OPT_NODE_TABLES, OPT_RANKS, NOPTIONS
 };
 
 static const dtb_cli_option options[NOPTIONS] = {
@@ -93,6 +95,10 @@ static const dtb_cli_option options[NOPTIONS] = {
     [OPT_WORK] = {"--work", DTB_CLI_TEXT, "DIR", "solved values in work files there (default: only those over --memory, next to the tables)"},
     [OPT_FROM_FILES] = {"--from-files", DTB_CLI_FLAG, NULL,
                         "finished tables a build still reads are read from their files, not kept uncompressed (default: only when the work files would not fit the disk)"},
+    [OPT_RANKS] = {"--ranks", DTB_CLI_INT, "N",
+                   "--list: the plan of each rank of an MPI job of N ranks (docs/CLUSTER.md)", 1, 1 << 20},
+    [OPT_NODE_TABLES] = {"--node-tables", DTB_CLI_TEXT, "DIR",
+                         "under MPI: the ranks other than 0 read the finished tables from their copies in DIR (a node's own disk; rank 0 sends the files a copy lacks), not from --out (default: --out, shared with rank 0 or each node's own)"},
     [OPT_DTW_STORE] = {"--dtw-store", DTB_CLI_TEXT, "FORM",
                        "what DTW tables store: losses (default: the losses only, 2-2.6x smaller; a win's distance is searched from its moves) or full (every value)"},
     [OPT_SLICES] = {"--slices", DTB_CLI_TEXT, "WHEN",
@@ -128,11 +134,12 @@ static void usage(FILE *f)
                "       dtbgen --convert FROM --out DIR [--dtw-store losses|full] [--variant V] [--pieces N]\n"
                "              [--threads T] [--json]\n"
                "       dtbgen --list --variant V --pieces N [--memory GIB] [--disk GIB] [--out DIR] [--dtw-pieces N]\n"
-               "              [--json]   (exit status 1 when the plan does not fit)\n"
+               "              [--ranks N] [--json]   (exit status 1 when the plan does not fit)\n"
                "       dtbgen --manifest DIR [--variant V] [--threads T]\n"
                "       dtbgen --help | --version\n"
-               "       mpirun -np N dtbgen --variant V --pieces N --out DIR ...  (a build shared by N\n"
-               "              processes, as many machines: docs/CLUSTER.md)\n\noptions:\n");
+               "       mpirun -np N dtbgen --variant V --pieces N --out DIR [--node-tables DIR] ...\n"
+               "              (a build shared by N processes, as many machines: docs/CLUSTER.md)\n"
+               "\noptions:\n");
     dtb_cli_print_options(f, options, NOPTIONS);
     fprintf(f, "\ncompact sets: of every material and its colour flip (per metric) one file is stored\n"
                "and the other is derived: its quiet positions whose moves all land in stored tables\n"
@@ -208,6 +215,8 @@ static int options_from_args(const dtb_cli_args *a, dtbgen_options *o)
     o->disk_gib = a->real[OPT_DISK];
     o->work_dir = a->text[OPT_WORK];
     o->from_files = a->given[OPT_FROM_FILES];
+    o->node_tables = a->text[OPT_NODE_TABLES];
+    o->ranks = (int)a->number[OPT_RANKS];
     o->dtw_byte_max = (int)a->number[OPT_DTW_BYTE_MAX];
     o->dtw_pieces = (int)a->number[OPT_DTW_PIECES];
     static const char *const slices[] = {[DTB_SLICES_AUTO] = "auto", [DTB_SLICES_ALWAYS] = "always",
@@ -534,7 +543,7 @@ static int run_list(const dtbgen_options *o)
                                 .work_dir = o->work_dir, .only = o->nonly ? only : NULL,
                                 .read_finished = o->from_files, .dtw_pieces = o->dtw_pieces,
                                 .dtw_full = o->dtw_full, .slices = o->slices,
-                                .nonly = o->nonly};
+                                .nonly = o->nonly, .ranks = o->ranks};
         dtb_error e;
         if (dtb_build_plan_budget(&bo, &budget, &e) != DTB_OK) {
             fprintf(stderr, "dtbgen: %s\n", e.msg);
@@ -601,7 +610,7 @@ static int run_list(const dtbgen_options *o)
                    "\"wld_bytes\":%llu,\"dtw_bytes\":%llu,\"dtw_pieces\":%d,"
                    "\"disk_needed\":%llu,\"disk_free\":%llu,\"read_finished\":%s,"
                    "\"sliced_pairs\":%d,\"sliced_positions\":%llu,\"slice_store_bytes\":%llu,"
-                   "\"dtw_store\":\"%s\"",
+                   "\"dtw_store\":\"%s\",\"ranks\":%d",
                    (unsigned long long)peak, (unsigned long long)keep,
                    (unsigned long long)allowed, (unsigned long long)budget.minimum,
                    (unsigned long long)budget.working, budget.use_work_files ? "true" : "false",
@@ -613,7 +622,8 @@ static int run_list(const dtbgen_options *o)
                    (unsigned long long)disk, (unsigned long long)budget.disk_free,
                    budget.read_finished ? "true" : "false", budget.sliced_pairs,
                    (unsigned long long)budget.sliced_positions,
-                   (unsigned long long)budget.slice_bytes, o->dtw_full ? "full" : "losses");
+                   (unsigned long long)budget.slice_bytes, o->dtw_full ? "full" : "losses",
+                   o->ranks > 1 ? o->ranks : 1);
             if (alt_pieces)
                 printf(",\"alternative\":{\"dtw_pieces\":%d,\"table_file_bytes\":%llu,"
                        "\"wld_bytes\":%llu,\"dtw_bytes\":%llu,\"disk_needed\":%llu,\"fits\":%s}",
@@ -631,9 +641,15 @@ static int run_list(const dtbgen_options *o)
     } else {
         printf("%-16s %20s %14s   (%d materials)\n", "total", tp, tb, listed);
         if (peak) {
-            printf("# memory of a build: %.2f GiB at its peak in memory, %.2f GiB keeping every "
-                   "table to the end\n",
-                   (double)peak / gib, (double)keep / gib);
+            if (o->ranks > 1)
+                printf("# memory of each of %d MPI ranks (--ranks): %.2f GiB at its peak in "
+                       "memory (rank 0's: finished tables read from their files, every pair with "
+                       "men and kings in slices)\n",
+                       o->ranks, (double)peak / gib);
+            else
+                printf("# memory of a build: %.2f GiB at its peak in memory, %.2f GiB keeping "
+                       "every table to the end\n",
+                       (double)peak / gib, (double)keep / gib);
             if (budget.lean_pairs)
                 printf("# %d kings-only pair%s (%.3g positions) solved with the lean state: "
                        "1 byte a position instead of 6, within the budget\n",
@@ -885,11 +901,14 @@ static int run_build(const dtbgen_options *o, dtb_mpi *mpi)
         .rules = rules,
         .log = on_build,
         .user = &ps,
+        .ranks = dtb_mpi_size(mpi),
     };
     const double t0 = omp_get_wtime();
     dtb_error e;
     dtb_status st = DTB_OK;
     if (dtb_mpi_rank(mpi) != 0) {
+        if (o->node_tables) /* this rank's copies of the tables, and its work files */
+            bo.out_dir = o->node_tables;
         st = dtb_mpi_serve(mpi, &bo, &e);
         if (st != DTB_OK) { /* named, then the whole job ends */
             fprintf(stderr, "dtbgen: rank %d: %s\n", dtb_mpi_rank(mpi), e.msg);
@@ -900,11 +919,6 @@ static int run_build(const dtbgen_options *o, dtb_mpi *mpi)
     if (mpi) { /* the workers keep their values in work files when rank 0's plan does */
         dtb_build_budget plan;
         st = dtb_build_plan_budget(&bo, &plan, &e);
-        /* the workers hold every value rank 0 holds: tables read from their files have none */
-        if (st == DTB_OK && plan.read_finished)
-            st = dtb_error_set(&e, DTB_E_INVALID,
-                               "finished tables read from their files (--from-files, or work "
-                               "files that would not fit the disk) are not supported under MPI");
         if (st == DTB_OK)
             st = dtb_mpi_lead(mpi, plan.use_work_files, &bo.peers, &e);
     }

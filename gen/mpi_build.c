@@ -1,26 +1,33 @@
 /* The MPI build (gen/mpi_build.h). Rank 0 is the coordinator, the others are workers.
  *
  * Protocol: rank 0 sends commands (struct cmd, tag TAG_CMD) and each worker obeys them in order:
- *   LOAD m, VALUES m    a table rank 0 loaded, or solved alone: the worker adds it and receives
- *                       its values by MPI_Bcast;
+ *   FILE m x            rank 0's table file of metric x of m is complete (its size and XXH64
+ *                       come along): a worker whose copy differs answers so (TAG_REPLY) and is
+ *                       sent the bytes (TAG_FILE), which it writes in its table directory;
+ *   ATTACH m x          the worker reads m from its copy of that file from now on;
  *   DROP m              the worker drops it;
  *   PAIR m              a pair to share: both sides make a dtb_pair_solver of it;
  *   PART a b0 b1        solve level a's units among blocks b0..b1-1, send back their values and
  *                       capture bits (tag TAG_RESULT, dtb_pair_solver_pack's layout);
  *   LEVEL a             level a is complete: its values come by MPI_Bcast, in BCAST_CHUNK pieces
  *                       (dtb_pair_solver_cut), so every rank can solve the level below;
- *   END                 the pair is done: the worker sends its stats (TAG_STATS) and keeps the
- *                       values, as rank 0 does, until a DROP;
+ *   END                 the pair is done: the worker sends its stats (TAG_STATS);
  *   STOP                the build is over.
  * A rank that fails reports why, naming itself, and ends the job (dtb_mpi_close).
  *
- * Why messages and not a shared directory: the levels of a pair depend on one another (a man
- * move reaches the level above), so each level's values must reach every rank before the next
- * level starts, whatever else; files written by rank 0 and read back by the others would add a
- * table write, a read and a re-derivation of the capture positions per rank (dtb_build_load),
- * and rely on the cluster file system showing a file to every node as soon as it is renamed.
- * A broadcast of the values costs a byte a position per rank at network speed (docs/CLUSTER.md
- * has the measured costs). So only rank 0 needs the table directory.
+ * Memory: a worker holds no finished table's values. It reads finished tables from its copy of
+ * their files (decoded on demand, as a build with --from-files does): in a directory shared with
+ * rank 0 the copy is rank 0's file itself and nothing is sent; on a node's own disk (the same
+ * path) rank 0 sends the compressed file once, when the copy is missing or differs. Of the pair
+ * being shared a worker keeps two levels of men advancement: the one being solved and the one
+ * above, which man moves reach (as dtb_solve_pair_sliced does); the pages of the levels above
+ * them are given back as each level ends.
+ *
+ * Why a level's values go by broadcast and not through files: the levels of a pair depend on one
+ * another (a man move reaches the level above), so each level's values must reach every rank
+ * before the next level starts; writing them to a file for the others to read would rely on the
+ * cluster file system showing it to every node at once. A broadcast costs a byte a position per
+ * rank at network speed (docs/CLUSTER.md has the measured costs).
  *
  * Faults: MPI errors are returned (MPI_ERRORS_RETURN on the job's communicator) and reported
  * naming the rank; a part whose result does not come within its deadline (a rank that died
@@ -30,21 +37,25 @@
 #include <mpi.h>
 
 #include <omp.h>
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "atomicfile.h"
+#include "checksum.h"
 #include "solve.h"
 
 /* Values whose distance is in a long list (beyond 254 plies) travel as escape bytes alone. */
 #define LONG_REFUSED "a distance to win beyond 254 plies: MPI ranks do not share long lists " \
                      "yet; build this pair in one process"
 
-enum { TAG_CMD = 1, TAG_RESULT, TAG_STATS };
-enum { OP_LOAD = 1, OP_VALUES, OP_DROP, OP_PAIR, OP_PART, OP_LEVEL, OP_END, OP_STOP, OP_START };
+enum { TAG_CMD = 1, TAG_RESULT, TAG_STATS, TAG_REPLY, TAG_FILE };
+enum { OP_FILE = 1, OP_ATTACH, OP_DROP, OP_PAIR, OP_PART, OP_LEVEL, OP_END, OP_STOP, OP_START };
 
 typedef struct cmd {
     int32_t op, level;
@@ -70,6 +81,10 @@ enum { DEPTH = 2 };
 #define BCAST_CHUNK ((uint64_t)1 << 24)
 /* MPI counts are ints: whole tables go in pieces of at most this. */
 #define MSG_MAX ((uint64_t)1 << 30)
+/* Table files are hashed, sent and written in pieces of this many bytes. */
+#define FILE_CHUNK ((size_t)1 << 22)
+
+typedef struct dispatch dispatch;
 
 struct dtb_mpi {
     MPI_Comm comm;
@@ -78,6 +93,7 @@ struct dtb_mpi {
     double started;
     double timeout;         /* seconds a part may take at least before its rank counts as lost */
     dtb_mpi_traffic traffic;
+    dispatch *d;            /* rank 0: the pair whose levels are being solved */
 };
 
 static double now(void) { return MPI_Wtime(); }
@@ -235,22 +251,129 @@ static dtb_status bcast(dtb_mpi *m, void *p, uint64_t n, dtb_error *e)
     return DTB_OK;
 }
 
-/* Rank 0's table t to every worker (op LOAD or VALUES). */
-static dtb_status send_table(dtb_mpi *m, int op, const dtb_solved_table *t, dtb_error *e)
+/* The size and XXH64 of the file at path, read a piece at a time: what a rank's copy must
+ * match. */
+static dtb_status file_digest(const char *path, uint64_t *size, uint64_t *hash, dtb_error *e)
 {
-    const cmd c = cmd_of(op, t->material);
-    dtb_status rc = send_all(m, &c, e);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return dtb_sys_error(e, errno, path, "open");
+    uint8_t *buf = malloc(FILE_CHUNK);
+    dtb_hash64_state h;
+    dtb_hash64_init(&h, 0);
+    size_t n;
+    while (buf && (n = fread(buf, 1, FILE_CHUNK, f)) > 0)
+        dtb_hash64_update(&h, buf, n);
+    const int err = buf && ferror(f) ? errno : 0;
+    fclose(f);
+    free(buf);
+    if (!buf)
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    if (err)
+        return dtb_sys_error(e, err, path, "read");
+    *size = h.total;
+    *hash = dtb_hash64_digest(&h);
+    return DTB_OK;
+}
+
+/* Sends n bytes to rank r under tag, waited for with a deadline (a rank that died would hold a
+ * blocking send forever). */
+static dtb_status send_bytes(dtb_mpi *m, int r, const void *p, size_t n, int tag, dtb_error *e)
+{
+    MPI_Request req;
+    int err = MPI_Isend(p, (int)n, MPI_BYTE, r, tag, m->comm, &req);
+    bool late = false;
+    if (err == MPI_SUCCESS)
+        err = wait_for(&req, m->timeout + (double)n / 1e6, &late);
+    if (late)
+        return dtb_error_set(e, DTB_E_IO, "rank %d took no table file bytes for %.0f s: it "
+                             "died or hangs; rerun the same command to resume", r, m->timeout);
+    if (err != MPI_SUCCESS)
+        return mpi_failed(e, r, err, "sending a table file");
+    m->traffic.bytes_sent += n;
+    return DTB_OK;
+}
+
+/* Rank 0's complete table file of metric x of mt at path to every worker whose copy differs:
+ * each says (TAG_REPLY) after the FILE command, then gets the bytes (TAG_FILE), a piece at a
+ * time. */
+static dtb_status share_file(dtb_mpi *m, dtb_material mt, dtb_metric x, const char *path,
+                             dtb_error *e)
+{
+    uint64_t size, hash;
+    dtb_status rc = file_digest(path, &size, &hash, e);
+    cmd c = cmd_of(OP_FILE, mt);
+    c.level = (int32_t)x;
+    c.arg = size;
+    c.b0 = hash;
     if (rc == DTB_OK)
-        rc = bcast(m, t->values, dtb_index_size(t->index), e);
+        rc = send_all(m, &c, e);
+    bool *needs = calloc((size_t)m->size, sizeof *needs);
+    if (rc == DTB_OK && !needs)
+        rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    int needing = 0;
+    for (int r = 1; r < m->size && rc == DTB_OK; r++) {
+        int32_t need = 0;
+        MPI_Request req;
+        int err = MPI_Irecv(&need, 1, MPI_INT32_T, r, TAG_REPLY, m->comm, &req);
+        bool late = false;
+        if (err == MPI_SUCCESS)
+            err = wait_for(&req, m->timeout, &late);
+        if (late)
+            rc = dtb_error_set(e, DTB_E_IO, "rank %d did not say for %.0f s whether it has %s: "
+                               "it died or hangs; rerun the same command to resume", r,
+                               m->timeout, path);
+        else if (err != MPI_SUCCESS)
+            rc = mpi_failed(e, r, err, "receiving a reply");
+        needs[r] = need != 0;
+        needing += need != 0;
+        m->traffic.bytes_received += sizeof need;
+    }
+    FILE *f = rc == DTB_OK && needing ? fopen(path, "rb") : NULL;
+    if (rc == DTB_OK && needing && !f)
+        rc = dtb_sys_error(e, errno, path, "open");
+    uint8_t *buf = f ? malloc(FILE_CHUNK) : NULL;
+    if (f && !buf)
+        rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    for (uint64_t at = 0; f && at < size && rc == DTB_OK;) {
+        const size_t want = size - at < FILE_CHUNK ? (size_t)(size - at) : FILE_CHUNK;
+        if (fread(buf, 1, want, f) != want) {
+            rc = dtb_error_set(e, DTB_E_IO, "%s: changed while it was sent to the other ranks",
+                               path);
+            break;
+        }
+        for (int r = 1; r < m->size && rc == DTB_OK; r++)
+            if (needs[r])
+                rc = send_bytes(m, r, buf, want, TAG_FILE, e);
+        at += want;
+    }
+    if (f)
+        fclose(f);
+    free(buf);
+    free(needs);
     return rc;
 }
 
-static dtb_status lead_loaded(void *ctx, const dtb_solved *s, dtb_material mt, dtb_error *e)
+/* Every worker reads mt from its copy of rank 0's file at path from now on (a losses-only DTW
+ * table with the WLD file beside it, which goes along). */
+static dtb_status lead_attached(void *ctx, dtb_material mt, const char *path, dtb_metric x,
+                                dtb_error *e)
 {
     dtb_mpi *m = ctx;
-    const dtb_solved_table *t = dtb_solved_find(s, mt);
-    return t ? send_table(m, OP_LOAD, t, e)
-             : dtb_error_set(e, DTB_E_INVALID, "internal error: a loaded table is not there");
+    dtb_status rc = share_file(m, mt, x, path, e);
+    if (rc == DTB_OK && x == DTB_METRIC_DTW) {
+        char wld[4096];
+        snprintf(wld, sizeof wld, "%s", path);
+        char *dot = strrchr(wld, '.');
+        if (dot && strcmp(dot, ".dtw") == 0 && (size_t)(dot - wld) + 5 <= sizeof wld) {
+            strcpy(dot, ".wld");
+            if (access(wld, F_OK) == 0)
+                rc = share_file(m, mt, DTB_METRIC_WLD, wld, e);
+        }
+    }
+    cmd c = cmd_of(OP_ATTACH, mt);
+    c.level = (int32_t)x;
+    return rc == DTB_OK ? send_all(m, &c, e) : rc;
 }
 
 static dtb_status lead_dropped(void *ctx, dtb_material mt, dtb_error *e)
@@ -306,8 +429,9 @@ typedef struct part {
     double sent, allowed;  /* when it was handed out, and the seconds it may take */
 } part;
 
-typedef struct dispatch {
+struct dispatch {
     dtb_mpi *m;
+    bool shared;        /* the levels are shared out (else rank 0 solves them alone) */
     dtb_pair_solver *ps;
     int level;
     const uint64_t *cuts;
@@ -317,7 +441,7 @@ typedef struct dispatch {
     dtb_solve_progress progress;
     void *user;
     uint64_t done, total;
-} dispatch;
+};
 
 static uint64_t result_bytes(uint64_t positions) { return positions + (positions + 7) / 8; }
 
@@ -514,66 +638,93 @@ static dtb_status gather_stats(dtb_mpi *m, dtb_pair_solver *ps, dtb_solve_stats 
     return DTB_OK;
 }
 
+/* The pair of ps begins (dtb_level_solvers): shared out when it is large enough and has kings,
+ * else solved by rank 0 alone (the workers read it from its files, if a later pair does). */
+static dtb_status lead_begin(void *ctx, dtb_pair_solver *ps, dtb_solve_progress progress,
+                             void *user, dtb_error *e)
+{
+    dtb_mpi *m = ctx;
+    assert(!m->d && "one pair at a time");
+    dispatch *d = calloc(1, sizeof *d);
+    if (!d)
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    uint64_t total = 0;
+    for (int a = dtb_pair_solver_next_level(ps, DTB_SOLVE_LEVEL_TOP); a >= 0;
+         a = dtb_pair_solver_next_level(ps, a))
+        total += dtb_pair_solver_positions(ps, a, 0, dtb_pair_solver_blocks(ps));
+    *d = (dispatch){.m = m, .ps = ps, .progress = progress, .user = user, .total = total,
+                    .shared = total >= SHARE_MIN_POSITIONS && !dtb_pair_solver_kingless(ps)};
+    m->d = d;
+    if (!d->shared)
+        return DTB_OK;
+    d->out = calloc((size_t)m->size, sizeof *d->out);
+    d->nout = calloc((size_t)m->size, sizeof *d->nout);
+    if (!d->out || !d->nout)
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    const cmd c = cmd_of(OP_PAIR, dtb_pair_solver_material(ps));
+    return send_all(m, &c, e);
+}
+
+static dtb_status lead_solve_level(void *ctx, dtb_pair_solver *ps, int a, dtb_error *e)
+{
+    dtb_mpi *m = ctx;
+    dispatch *d = m->d;
+    if (d->shared)
+        return lead_level(d, a, e);
+    const uint64_t nblocks = dtb_pair_solver_blocks(ps);
+    const dtb_status rc = dtb_pair_solver_solve(ps, a, 0, nblocks, NULL, NULL, e);
+    if (rc == DTB_OK)
+        report(d, dtb_pair_solver_positions(ps, a, 0, nblocks),
+               dtb_pair_solver_units(ps, a, 0, nblocks), true);
+    return rc;
+}
+
+static void dispatch_free(dtb_mpi *m)
+{
+    if (m->d) {
+        free(m->d->out);
+        free(m->d->nout);
+        free(m->d);
+        m->d = NULL;
+    }
+}
+
+/* The pair's stats, every worker's merged when it was shared. */
+static dtb_status lead_end(void *ctx, dtb_pair_solver *ps, dtb_solve_stats stats[2], dtb_error *e)
+{
+    dtb_mpi *m = ctx;
+    dtb_status rc = DTB_OK;
+    if (m->d->shared) {
+        const cmd c = {.op = OP_END};
+        rc = send_all(m, &c, e);
+        if (rc == DTB_OK)
+            rc = gather_stats(m, ps, stats, e);
+    } else {
+        dtb_pair_solver_stats(ps, stats);
+    }
+    dispatch_free(m);
+    return rc;
+}
+
 static dtb_status lead_solve_pair(void *ctx, dtb_solved *s, dtb_material mt, bool lean,
                                   dtb_solve_stats stats[2], dtb_solve_progress progress,
                                   void *user, dtb_error *e)
 {
     dtb_mpi *m = ctx;
-    const dtb_material fm = dtb_material_flip(mt);
-    const bool self = dtb_material_equal(&mt, &fm);
-    dtb_status rc;
-    if (lean) { /* a kings-only pair is one unit: alone, then the tables to every worker */
-        rc = dtb_solve_pair(s, mt, true, stats, progress, user, e);
-        for (int k = 0; k < (self ? 1 : 2) && rc == DTB_OK; k++)
-            rc = send_table(m, OP_VALUES, dtb_solved_find(s, k ? fm : mt), e);
-        return rc;
-    }
-    dtb_pair_solver *ps;
-    rc = dtb_pair_solver_create(s, mt, &ps, e);
-    if (rc != DTB_OK)
-        return rc;
-    const uint64_t nblocks = dtb_pair_solver_blocks(ps);
-    uint64_t total = 0;
-    for (int a = dtb_pair_solver_next_level(ps, DTB_SOLVE_LEVEL_TOP); a >= 0;
-         a = dtb_pair_solver_next_level(ps, a))
-        total += dtb_pair_solver_positions(ps, a, 0, nblocks);
-    dispatch d = {.m = m, .ps = ps, .progress = progress, .user = user, .total = total};
-    if (total < SHARE_MIN_POSITIONS || dtb_pair_solver_kingless(ps)) {
-        /* Alone, then the tables to every worker. */
-        for (int a = dtb_pair_solver_next_level(ps, DTB_SOLVE_LEVEL_TOP); a >= 0 && rc == DTB_OK;
-             a = dtb_pair_solver_next_level(ps, a)) {
-            rc = dtb_pair_solver_solve(ps, a, 0, nblocks, NULL, NULL, e);
-            if (rc == DTB_OK)
-                report(&d, dtb_pair_solver_positions(ps, a, 0, nblocks),
-                       dtb_pair_solver_units(ps, a, 0, nblocks), true);
-        }
-        if (rc == DTB_OK)
-            dtb_pair_solver_stats(ps, stats);
-        dtb_pair_solver_free(ps);
-        for (int k = 0; k < (self ? 1 : 2) && rc == DTB_OK; k++)
-            rc = send_table(m, OP_VALUES, dtb_solved_find(s, k ? fm : mt), e);
-        return rc;
-    }
-    d.out = calloc((size_t)m->size, sizeof *d.out);
-    d.nout = calloc((size_t)m->size, sizeof *d.nout);
-    if (!d.out || !d.nout)
-        rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
-    if (rc == DTB_OK) {
-        const cmd c = cmd_of(OP_PAIR, mt);
-        rc = send_all(m, &c, e);
-    }
-    for (int a = dtb_pair_solver_next_level(ps, DTB_SOLVE_LEVEL_TOP); a >= 0 && rc == DTB_OK;
-         a = dtb_pair_solver_next_level(ps, a))
-        rc = lead_level(&d, a, e);
-    if (rc == DTB_OK) {
-        const cmd c = {.op = OP_END};
-        rc = send_all(m, &c, e);
-    }
+    /* A kings-only pair is one unit: solved alone (the workers read it from its files, if a
+     * later pair does). */
+    if (lean)
+        return dtb_solve_pair(s, mt, true, stats, progress, user, e);
+    dtb_pair_solver *ps = NULL;
+    dtb_status rc = dtb_pair_solver_create(s, mt, &ps, e);
     if (rc == DTB_OK)
-        rc = gather_stats(m, ps, stats, e);
+        rc = lead_begin(m, ps, progress, user, e);
+    for (int a = rc == DTB_OK ? dtb_pair_solver_next_level(ps, DTB_SOLVE_LEVEL_TOP) : -1;
+         a >= 0 && rc == DTB_OK; a = dtb_pair_solver_next_level(ps, a))
+        rc = lead_solve_level(m, ps, a, e);
+    if (rc == DTB_OK)
+        rc = lead_end(m, ps, stats, e);
     /* After a failure the job is aborted (dtb_mpi_close): outstanding receives stay. */
-    free(d.out);
-    free(d.nout);
     dtb_pair_solver_free(ps);
     return rc;
 }
@@ -585,8 +736,10 @@ dtb_status dtb_mpi_lead(dtb_mpi *m, bool use_work_files, const dtb_build_peers *
         return DTB_OK;
     m->started = now();
     m->traffic.ranks = m->size;
-    m->peers = (dtb_build_peers){.ctx = m, .solve_pair = lead_solve_pair,
-                                 .loaded = lead_loaded, .dropped = lead_dropped};
+    m->peers = (dtb_build_peers){
+        .ctx = m, .solve_pair = lead_solve_pair, .attached = lead_attached,
+        .dropped = lead_dropped,
+        .levels = {.ctx = m, .begin = lead_begin, .level = lead_solve_level, .end = lead_end}};
     cmd c = {.op = OP_START, .arg = use_work_files};
     const dtb_status rc = send_all(m, &c, e);
     if (rc == DTB_OK)
@@ -606,6 +759,7 @@ void dtb_mpi_close(dtb_mpi *m, bool ok)
         if (send_all(m, &c, &e) != DTB_OK)
             MPI_Abort(MPI_COMM_WORLD, 1);
     }
+    dispatch_free(m);
     MPI_Comm_free(&m->comm);
     free(m);
     MPI_Finalize();
@@ -666,15 +820,45 @@ static dtb_status send_stats(dtb_mpi *m, const dtb_pair_solver *ps, dtb_error *e
     return err == MPI_SUCCESS ? DTB_OK : mpi_failed(e, 0, err, "sending stats");
 }
 
-/* Receives the values of level a (OP_LEVEL) as rank 0 broadcasts them. */
-static dtb_status receive_level(dtb_mpi *m, dtb_pair_solver *ps, int a, dtb_error *e)
+/* A worker's state: its registry, and the pair being shared with its levels' bookkeeping. */
+typedef struct worker {
+    dtb_mpi *m;
+    const dtb_build_options *o;
+    dtb_solved *s;
+    dtb_pair_solver *ps;         /* the pair being shared; NULL between pairs */
+    const dtb_solved_table *t[2]; /* its tables (t[1] NULL for a material that is its own flip) */
+    uint8_t *lv[2];              /* the level of each of their blocks */
+    int reserved;                /* the level whose room is taken (INT32_MAX: none yet) */
+    int above;                   /* the level complete before the last one (-1: none) */
+    outbox ob;
+    char work[4096];
+} worker;
+
+/* The pair's tables get the room of level a, once, before it is written (solved or received). */
+static dtb_status reserve(worker *w, int a, dtb_error *e)
 {
-    const uint64_t nchunks = dtb_pair_solver_cut(ps, a, BCAST_CHUNK, NULL);
-    uint64_t *chunk = malloc((nchunks + 1) * sizeof *chunk);
-    if (!chunk)
-        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
-    dtb_pair_solver_cut(ps, a, BCAST_CHUNK, chunk);
+    if (a == w->reserved)
+        return DTB_OK;
+    assert(a < w->reserved && "levels run from the top down");
+    w->reserved = a;
     dtb_status rc = DTB_OK;
+    for (int k = 0; k < 2 && w->t[k] && rc == DTB_OK; k++)
+        rc = dtb_sliced_reserve_level(w->s, w->t[k], w->lv[k], a, e);
+    return rc;
+}
+
+/* Receives the values of level a (OP_LEVEL) as rank 0 broadcasts them; then the level before a
+ * is read by nobody here (the next level reads a): its pages go back. */
+static dtb_status receive_level(worker *w, int a, dtb_error *e)
+{
+    dtb_pair_solver *ps = w->ps;
+    dtb_status rc = reserve(w, a, e);
+    const uint64_t nchunks = dtb_pair_solver_cut(ps, a, BCAST_CHUNK, NULL);
+    uint64_t *chunk = rc == DTB_OK ? malloc((nchunks + 1) * sizeof *chunk) : NULL;
+    if (rc == DTB_OK && !chunk)
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    if (chunk)
+        dtb_pair_solver_cut(ps, a, BCAST_CHUNK, chunk);
     for (uint64_t k = 0; k < nchunks && rc == DTB_OK; k++) {
         const uint64_t n = dtb_pair_solver_positions(ps, a, chunk[k], chunk[k + 1]);
         uint8_t *p = malloc(n ? n : 1);
@@ -682,12 +866,15 @@ static dtb_status receive_level(dtb_mpi *m, dtb_pair_solver *ps, int a, dtb_erro
             rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
             break;
         }
-        rc = bcast(m, p, n, e);
+        rc = bcast(w->m, p, n, e);
         if (rc == DTB_OK)
             dtb_pair_solver_unpack(ps, a, chunk[k], chunk[k + 1], p, NULL);
         free(p);
     }
     free(chunk);
+    for (int k = 0; k < 2 && w->t[k] && rc == DTB_OK && w->above >= 0; k++)
+        dtb_sliced_release_level(w->s, w->t[k], w->lv[k], w->above);
+    w->above = a;
     return rc;
 }
 
@@ -698,12 +885,116 @@ static dtb_status make_dir(const char *path, dtb_error *e)
     return dtb_error_set(e, DTB_E_IO, "cannot create directory %s: %s", path, strerror(errno));
 }
 
-/* Carries out one command. *stop when it was the last. */
-static dtb_status obey(dtb_mpi *m, const dtb_build_options *o, dtb_solved *s, const cmd *c,
-                       dtb_pair_solver **ps, outbox *ob, char *work, size_t work_size, bool *stop,
-                       dtb_error *e)
+/* The pair of OP_PAIR: its tables added sliced (pages taken only as levels are written), then
+ * its solver. */
+static dtb_status begin_pair(worker *w, dtb_material mt, dtb_error *e)
+{
+    const dtb_material ms[2] = {mt, dtb_material_flip(mt)};
+    const bool self = dtb_material_equal(&ms[0], &ms[1]);
+    for (int k = 0; k < (self ? 1 : 2); k++) {
+        w->t[k] = dtb_solved_add_sliced(w->s, ms[k], false, e);
+        if (!w->t[k])
+            return DTB_E_NOMEM;
+        w->lv[k] = malloc(dtb_index_blocks(w->t[k]->index));
+        if (!w->lv[k])
+            return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    }
+    const dtb_status rc = dtb_pair_solver_create(w->s, mt, &w->ps, e);
+    if (rc == DTB_OK)
+        dtb_pair_solver_levels(w->ps, w->lv[0], w->lv[1]);
+    w->reserved = INT32_MAX;
+    w->above = -1;
+    return rc;
+}
+
+/* The pair is done here: its solver and bookkeeping go (its tables stay in the registry until
+ * rank 0 attaches their files or drops them). */
+static void end_pair(worker *w)
+{
+    dtb_pair_solver_free(w->ps);
+    w->ps = NULL;
+    for (int k = 0; k < 2; k++) {
+        free(w->lv[k]);
+        w->lv[k] = NULL;
+        w->t[k] = NULL;
+    }
+}
+
+/* OP_FILE: this rank's copy of rank 0's table file (its size and hash in c) is kept when it has
+ * the same bytes, else rank 0 sends them and they replace it (written whole or not at all). */
+static dtb_status receive_file(worker *w, const cmd *c, dtb_error *e)
 {
     const dtb_material mt = material_of(c);
+    char path[4096];
+    dtb_build_table_path(path, sizeof path, w->o->out_dir, w->o->variant, &mt,
+                         (dtb_metric)c->level);
+    uint64_t size = 0, hash = 0;
+    dtb_error ignored;
+    const bool same = access(path, F_OK) == 0 &&
+                      file_digest(path, &size, &hash, &ignored) == DTB_OK && size == c->arg &&
+                      hash == c->b0;
+    const int32_t need = !same;
+    int err = MPI_Send(&need, 1, MPI_INT32_T, 0, TAG_REPLY, w->m->comm);
+    if (err != MPI_SUCCESS)
+        return mpi_failed(e, w->m->rank, err, "replying to rank 0");
+    if (same)
+        return DTB_OK;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/%s", w->o->out_dir, w->o->variant->name);
+    dtb_status rc = make_dir(w->o->out_dir, e);
+    if (rc == DTB_OK)
+        rc = make_dir(dir, e);
+    uint8_t *buf = malloc(FILE_CHUNK);
+    if (rc == DTB_OK && !buf)
+        rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    /* The whole file comes whatever happens here, so that rank 0 is not left waiting; a failure
+     * is reported once it has. */
+    dtb_atomic_file af = {.fd = -1};
+    char suffix[32];
+    snprintf(suffix, sizeof suffix, "rank%d", w->m->rank);
+    if (rc == DTB_OK)
+        rc = dtb_atomic_begin(&af, path, suffix, e);
+    dtb_hash64_state h;
+    dtb_hash64_init(&h, 0);
+    for (uint64_t at = 0; at < c->arg && err == MPI_SUCCESS;) {
+        const size_t want = c->arg - at < FILE_CHUNK ? (size_t)(c->arg - at) : FILE_CHUNK;
+        uint8_t sink[1];
+        err = MPI_Recv(buf ? buf : sink, buf ? (int)want : 0, MPI_BYTE, 0, TAG_FILE, w->m->comm,
+                       MPI_STATUS_IGNORE);
+        if (err == MPI_SUCCESS && rc == DTB_OK) {
+            dtb_hash64_update(&h, buf, want);
+            rc = dtb_atomic_write(&af, buf, want, e);
+        }
+        at += want;
+    }
+    free(buf);
+    if (err != MPI_SUCCESS && rc == DTB_OK)
+        rc = mpi_failed(e, w->m->rank, err, "receiving a table file");
+    if (rc == DTB_OK && dtb_hash64_digest(&h) != c->b0)
+        rc = dtb_error_set(e, DTB_E_CORRUPT, "%s: the copy received from rank 0 differs from "
+                           "rank 0's file", path);
+    if (rc == DTB_OK)
+        return dtb_atomic_commit(&af, e);
+    dtb_atomic_abort(&af);
+    return rc;
+}
+
+/* OP_ATTACH: m is read from this rank's copy of its file from now on. */
+static dtb_status attach(worker *w, const cmd *c, dtb_error *e)
+{
+    const dtb_material mt = material_of(c);
+    const dtb_metric x = (dtb_metric)c->level;
+    char path[4096];
+    dtb_build_table_path(path, sizeof path, w->o->out_dir, w->o->variant, &mt, x);
+    dtb_solved_drop(w->s, mt);
+    return x == DTB_METRIC_DTW ? dtb_solved_add_file(w->s, mt, path, e)
+                               : dtb_solved_add_wld_file(w->s, mt, path, e);
+}
+
+/* Carries out one command. *stop when it was the last. */
+static dtb_status obey(worker *w, const cmd *c, bool *stop, dtb_error *e)
+{
+    const dtb_build_options *o = w->o;
     switch (c->op) {
     case OP_START: {
         if (!c->arg)
@@ -713,40 +1004,41 @@ static dtb_status obey(dtb_mpi *m, const dtb_build_options *o, dtb_solved *s, co
         dtb_build_budget budget;
         dtb_status rc = dtb_build_plan_budget(o, &budget, e);
         if (rc == DTB_OK && o->work_dir) {
-            snprintf(work, work_size, "%s", o->work_dir);
+            snprintf(w->work, sizeof w->work, "%s", o->work_dir);
         } else if (rc == DTB_OK) {
             rc = make_dir(o->out_dir, e);
-            snprintf(work, work_size, "%s/%s", o->out_dir, o->variant->name);
+            snprintf(w->work, sizeof w->work, "%s/%s", o->out_dir, o->variant->name);
         }
         if (rc == DTB_OK)
-            rc = make_dir(work, e);
-        return rc == DTB_OK ? dtb_solved_use_work_files(s, work, budget.monitor_cap, e) : rc;
+            rc = make_dir(w->work, e);
+        return rc == DTB_OK ? dtb_solved_use_work_files(w->s, w->work, budget.monitor_cap, e) : rc;
     }
-    case OP_LOAD:
-    case OP_VALUES: {
-        dtb_solved_table *t = dtb_solved_add(s, mt, e);
-        return t ? bcast(m, t->values, dtb_index_size(t->index), e) : DTB_E_NOMEM;
-    }
+    case OP_FILE:
+        return receive_file(w, c, e);
+    case OP_ATTACH:
+        return attach(w, c, e);
     case OP_DROP:
-        dtb_solved_drop(s, mt);
+        dtb_solved_drop(w->s, material_of(c));
         return DTB_OK;
     case OP_PAIR:
-        return dtb_pair_solver_create(s, mt, ps, e);
+        return begin_pair(w, material_of(c), e);
     case OP_PART:
-        if (!*ps)
+        if (!w->ps)
             return dtb_error_set(e, DTB_E_INVALID, "internal error: a part without its pair");
         {
-            const dtb_status rc =
-                dtb_pair_solver_solve(*ps, c->level, c->b0, c->b1, NULL, NULL, e);
-            return rc == DTB_OK ? send_result(m, ob, *ps, c, e) : rc;
+            dtb_status rc = reserve(w, c->level, e);
+            if (rc == DTB_OK)
+                rc = dtb_pair_solver_solve(w->ps, c->level, c->b0, c->b1, NULL, NULL, e);
+            if (rc == DTB_OK) /* a block of a table file that did not read: not to be sent */
+                rc = dtb_solved_read_status(w->s, e);
+            return rc == DTB_OK ? send_result(w->m, &w->ob, w->ps, c, e) : rc;
         }
     case OP_LEVEL:
-        return *ps ? receive_level(m, *ps, c->level, e)
-                   : dtb_error_set(e, DTB_E_INVALID, "internal error: a level without its pair");
+        return w->ps ? receive_level(w, c->level, e)
+                     : dtb_error_set(e, DTB_E_INVALID, "internal error: a level without its pair");
     case OP_END: {
-        const dtb_status rc = *ps ? send_stats(m, *ps, e) : DTB_OK;
-        dtb_pair_solver_free(*ps);
-        *ps = NULL;
+        const dtb_status rc = w->ps ? send_stats(w->m, w->ps, e) : DTB_OK;
+        end_pair(w);
         return rc;
     }
     case OP_STOP:
@@ -762,26 +1054,23 @@ dtb_status dtb_mpi_serve(dtb_mpi *m, const dtb_build_options *o, dtb_error *e)
         omp_set_num_threads(o->threads);
     dtb_board b;
     dtb_board_init(&b, o->variant);
-    dtb_solved *s = dtb_solved_create(&b);
-    if (!s)
+    worker w = {.m = m, .o = o, .s = dtb_solved_create(&b)};
+    if (!w.s)
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
     if (o->dtw_byte_max)
-        dtb_solved_set_byte_max(s, o->dtw_byte_max);
-    dtb_pair_solver *ps = NULL;
-    outbox ob = {0};
-    char work[4096];
+        dtb_solved_set_byte_max(w.s, o->dtw_byte_max);
     dtb_status rc = DTB_OK;
     for (bool stop = false; !stop && rc == DTB_OK;) {
         cmd c;
         rc = next_cmd(m, &c, e);
         if (rc == DTB_OK)
-            rc = obey(m, o, s, &c, &ps, &ob, work, sizeof work, &stop, e);
+            rc = obey(&w, &c, &stop, e);
     }
     for (int k = 0; k < DEPTH && rc == DTB_OK; k++) {
-        big_wait(&ob.msg[k]);
-        free(ob.buf[k]);
+        big_wait(&w.ob.msg[k]);
+        free(w.ob.buf[k]);
     }
-    dtb_pair_solver_free(ps);
-    dtb_solved_free(s);
+    end_pair(&w);
+    dtb_solved_free(w.s);
     return rc;
 }

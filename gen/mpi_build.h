@@ -1,11 +1,11 @@
 /* A build across the processes of an MPI job (docs/CLUSTER.md, docs/DESIGN.md §4 "Beyond one
- * machine"). Rank 0 runs dtb_build as one process would, with these peers: it reads and writes
- * the table directory, plans, and hands out the parts of each pair's advancement levels (whole
- * units) to the other ranks, which solve them with their threads and send the values back. Every
- * rank holds the same solved values: rank 0 broadcasts each finished level, and each table it
- * loads, so the other ranks need no access to the table directory. The tables are the bytes a
- * single process writes, whatever the ranks, threads or the order the parts come back in.
- *
+ * machine"). Rank 0 runs dtb_build as one process would, with these peers: it plans, writes the
+ * table files, and hands out the parts of each pair's advancement levels (whole units) to the
+ * other ranks, which solve them with their threads and send the values back. Every rank reads
+ * the finished tables from its copy of their files: the table directory (the same path on every
+ * node) may be shared with rank 0 or a node's own disk, to which rank 0 sends the files its
+ * copy lacks. The tables are the bytes a single process writes, whatever the ranks, threads or
+ * the order the parts come back in. *
  * Without MPI (the build option DTB_MPI off, or MPI not found), gen/mpi_build_single.c gives
  * the same functions for one process: dtb_mpi_open never joins a job. Nothing here prints. */
 #ifndef DTB_MPI_BUILD_H

@@ -115,6 +115,8 @@ int dtb_pair_solver_next_level(const dtb_pair_solver *ps, int a)
     return -1;
 }
 
+dtb_material dtb_pair_solver_material(const dtb_pair_solver *ps) { return ps->t->material; }
+
 uint64_t dtb_pair_solver_blocks(const dtb_pair_solver *ps) { return ps->nblocks; }
 
 bool dtb_pair_solver_kingless(const dtb_pair_solver *ps) { return ps->K == 1; }

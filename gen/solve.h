@@ -99,6 +99,8 @@ dtb_status dtb_pair_solver_create(dtb_solved *s, dtb_material m, dtb_pair_solver
                                   dtb_error *e);
 void dtb_pair_solver_free(dtb_pair_solver *ps); /* the tables stay in s; NULL allowed */
 int dtb_pair_solver_next_level(const dtb_pair_solver *ps, int a);
+/* The pair's first material (m of dtb_pair_solver_create). */
+dtb_material dtb_pair_solver_material(const dtb_pair_solver *ps);
 /* Blocks of the pair's first material. */
 uint64_t dtb_pair_solver_blocks(const dtb_pair_solver *ps);
 /* Whether the pair has no kings (a unit is one position, or two). */
@@ -139,6 +141,18 @@ void dtb_pair_solver_stats(const dtb_pair_solver *ps, dtb_solve_stats stats[2]);
 
 typedef struct dtb_sliced_pair dtb_sliced_pair;
 
+/* Solvers of a pair's levels besides this process (the ranks of an MPI job, gen/mpi_build.c).
+ * begin is called once the pair solver is made, level for each level from the top (when it
+ * returns, every unit of level a is solved into ps: by this process or by others, unpacked),
+ * end after the last level, with the stats merged over every solver. */
+typedef struct dtb_level_solvers {
+    void *ctx;
+    dtb_status (*begin)(void *ctx, dtb_pair_solver *ps, dtb_solve_progress progress, void *user,
+                        dtb_error *e);
+    dtb_status (*level)(void *ctx, dtb_pair_solver *ps, int a, dtb_error *e);
+    dtb_status (*end)(void *ctx, dtb_pair_solver *ps, dtb_solve_stats stats[2], dtb_error *e);
+} dtb_level_solvers;
+
 /* dtb_solve_pair for a pair with men and kings (not lean, not kingless) whose values are never
  * whole: its tables are added to s sliced (dtb_solved_add_sliced; in_memory: in memory even
  * when s keeps values in work files) and solved a level at a time
@@ -147,11 +161,13 @@ typedef struct dtb_sliced_pair dtb_sliced_pair;
  * values and stats as dtb_solve_pair, but for win_distances false: the store then keeps every
  * win as a win in 1 (what a losses-only DTW table and a WLD table are written from), which
  * compresses much better. The tables stay in s without their values: read them
- * through *out (dtb_sliced_pair_read), then free it. DTB_E_INVALID for a pair without kings;
- * the statuses of dtb_solve_pair, and DTB_E_NOSPACE / DTB_E_IO of the scratch file and of the
- * work files' room. */
+ * through *out (dtb_sliced_pair_read), then free it. with: the levels are solved by those
+ * solvers (NULL: by this process alone). DTB_E_INVALID for a pair without kings; the statuses of
+ * dtb_solve_pair, those of the solvers, and DTB_E_NOSPACE / DTB_E_IO of the scratch file and of
+ * the work files' room. */
 dtb_status dtb_solve_pair_sliced(dtb_solved *s, dtb_material m, bool in_memory, const char *scratch_dir,
-                                 bool win_distances, dtb_solve_stats stats[2], dtb_sliced_pair **out,
+                                 bool win_distances, const dtb_level_solvers *with,
+                                 dtb_solve_stats stats[2], dtb_sliced_pair **out,
                                  dtb_solve_progress progress, void *user, dtb_error *e);
 
 /* Positions start..start+len-1 of the pair's table k (0: m, 1: its flip): values and capture
@@ -165,6 +181,17 @@ void dtb_sliced_pair_state_free(void *state);
 uint64_t dtb_sliced_pair_bytes(const dtb_sliced_pair *sp);
 
 void dtb_sliced_pair_free(dtb_sliced_pair *sp); /* NULL allowed */
+
+/* The level bookkeeping of a pair solved in slices, for a process that holds its levels while
+ * others solve them with it (an MPI rank, gen/mpi_build.c) as for dtb_solve_pair_sliced. lv:
+ * the level of each of table t's blocks (dtb_pair_solver_levels). reserve_level takes the room
+ * of t's blocks of level a (dtb_solved_reserve) before they are written; release_level gives
+ * back the pages of t that hold only blocks of levels `stored` and above, once no level being
+ * solved reads them (the levels above `stored` given back before). */
+dtb_status dtb_sliced_reserve_level(const dtb_solved *s, const dtb_solved_table *t,
+                                    const uint8_t *lv, int a, dtb_error *e);
+void dtb_sliced_release_level(const dtb_solved *s, const dtb_solved_table *t, const uint8_t *lv,
+                              int stored);
 
 /* The most blocks of material m (men placements) whose values its pair holds at once when it is
  * solved in slices: its two largest adjacent levels of men advancement (each block has as many

@@ -12,12 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Reserves the room of table t's blocks of level a (runs of them at once). */
-static dtb_status reserve_level(const dtb_solved *s, const dtb_solved_table *t, const uint8_t *lv,
-                                uint64_t nblocks, uint64_t K, int a, dtb_error *e)
+dtb_status dtb_sliced_reserve_level(const dtb_solved *s, const dtb_solved_table *t,
+                                    const uint8_t *lv, int a, dtb_error *e)
 {
+    const uint64_t nblocks = dtb_index_blocks(t->index), K = dtb_index_block_size(t->index);
     dtb_status rc = DTB_OK;
-    for (uint64_t b = 0; b < nblocks && rc == DTB_OK;) {
+    for (uint64_t b = 0; b < nblocks && rc == DTB_OK;) { /* a run of blocks of level a at once */
         if (lv[b] != a) {
             b++;
             continue;
@@ -30,11 +30,11 @@ static dtb_status reserve_level(const dtb_solved *s, const dtb_solved_table *t, 
     return rc;
 }
 
-/* Gives back table t's pages that hold only stored levels (at least `stored`), run by run; only
- * runs with a block of level `stored` (the level just stored) are new. */
-static void release_stored(const dtb_solved *s, const dtb_solved_table *t, const uint8_t *lv,
-                           uint64_t nblocks, uint64_t K, int stored)
+/* Run by run; only runs with a block of level `stored` (the level just stored) are new. */
+void dtb_sliced_release_level(const dtb_solved *s, const dtb_solved_table *t, const uint8_t *lv,
+                              int stored)
 {
+    const uint64_t nblocks = dtb_index_blocks(t->index), K = dtb_index_block_size(t->index);
     for (uint64_t b = 0; b < nblocks;) {
         if (lv[b] < stored) {
             b++;
@@ -59,16 +59,13 @@ struct dtb_sliced_pair {
 static dtb_status store_level(const dtb_solved *s, dtb_sliced_pair *sp, int a, dtb_error *e)
 {
     const dtb_status rc = dtb_slicestore_put(sp->store, a, e);
-    for (int k = 0; k < sp->n && rc == DTB_OK; k++) {
-        const dtb_solved_table *t = sp->t[k];
-        release_stored(s, t, dtb_slicestore_levels(sp->store, k), dtb_index_blocks(t->index),
-                       dtb_index_block_size(t->index), a);
-    }
+    for (int k = 0; k < sp->n && rc == DTB_OK; k++)
+        dtb_sliced_release_level(s, sp->t[k], dtb_slicestore_levels(sp->store, k), a);
     return rc;
 }
 
 dtb_status dtb_solve_pair_sliced(dtb_solved *s, dtb_material m, bool in_memory, const char *scratch_dir,
-                                 bool win_distances,
+                                 bool win_distances, const dtb_level_solvers *with,
                                  dtb_solve_stats stats[2], dtb_sliced_pair **out,
                                  dtb_solve_progress progress, void *user, dtb_error *e)
 {
@@ -95,22 +92,25 @@ dtb_status dtb_solve_pair_sliced(dtb_solved *s, dtb_material m, bool in_memory, 
     if (rc == DTB_OK)
         dtb_pair_solver_levels(ps, dtb_slicestore_levels(sp->store, 0),
                                self ? NULL : dtb_slicestore_levels(sp->store, 1));
-    const uint64_t K = dtb_index_block_size(sp->t[0]->index);
+    if (rc == DTB_OK && with)
+        rc = with->begin(with->ctx, ps, progress, user, e);
     int above = -1; /* the level solved before the one being solved */
     for (int a = rc == DTB_OK ? dtb_pair_solver_next_level(ps, DTB_SOLVE_LEVEL_TOP) : -1;
          a >= 0 && rc == DTB_OK; a = dtb_pair_solver_next_level(ps, a)) {
         for (int k = 0; k < sp->n && rc == DTB_OK; k++)
-            rc = reserve_level(s, sp->t[k], dtb_slicestore_levels(sp->store, k),
-                               dtb_index_blocks(sp->t[k]->index), K, a, e);
+            rc = dtb_sliced_reserve_level(s, sp->t[k], dtb_slicestore_levels(sp->store, k), a, e);
         if (rc == DTB_OK)
-            rc = dtb_pair_solver_solve(ps, a, 0, dtb_pair_solver_blocks(ps), progress, user, e);
+            rc = with ? with->level(with->ctx, ps, a, e)
+                      : dtb_pair_solver_solve(ps, a, 0, dtb_pair_solver_blocks(ps), progress, user, e);
         if (rc == DTB_OK && above >= 0)
             rc = store_level(s, sp, above, e);
         above = a;
     }
     if (rc == DTB_OK && above >= 0)
         rc = store_level(s, sp, above, e);
-    if (rc == DTB_OK)
+    if (rc == DTB_OK && with)
+        rc = with->end(with->ctx, ps, stats, e);
+    else if (rc == DTB_OK)
         dtb_pair_solver_stats(ps, stats);
     dtb_pair_solver_free(ps);
     if (rc != DTB_OK) {

@@ -16,7 +16,7 @@
 #   --mpi     only this: generation of 2..5 (2..4 with --quick) by mpirun -np 2 with one thread
 #             a rank against one process with two threads, one after the other: the time ratio,
 #             bytes exchanged per position, and that the tables are the same bytes; then the
-#             peak resident memory of the largest rank under -np 1 and -np 4, one thread a rank
+#             peak resident memory of the largest rank under -np 1, 2 and 4, one thread a rank
 #             (docs/CLUSTER.md; needs dtbgen built with MPI)
 # Generated tables go to build/bench-tables (deleted first), never to tables/; their compact sets
 # to build/bench-tables-compact and (--threats) build/bench-tables-threats.
@@ -100,10 +100,10 @@ mpi_rows() {
   row "  table files that differ from the single process's" "$differ"
   rm -rf "$out-mpi"
   # Peak resident memory of each rank (GNU time around each rank), one thread a rank, under
-  # -np 1 and -np 4 (oversubscribed here): what a node needs, and how it falls as ranks are
+  # -np 1, 2 and 4 (oversubscribed here): what a node needs, and how it falls as ranks are
   # added (issue 40: the largest rank at -np 4 at most 40% of -np 1's).
   local np peak1=0 peak
-  for np in 1 4; do
+  for np in 1 2 4; do
     rm -rf "$out-mpi" "$log".rank.*
     OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np "$np" --oversubscribe \
       sh -c '/usr/bin/time -f %M -o "$0.rank.$OMPI_COMM_WORLD_RANK" "$@"' "$log" \

@@ -113,6 +113,16 @@ if [ -z "$peak" ] || [ -z "$keep" ] || [ "$peak" -ge $((20 << 30)) ] || [ "$keep
   echo "FAIL: --list --json of 2..6 pieces: peak '$peak', keeping everything '$keep'" >&2
   failures=$((failures + 1))
 fi
+# The plan of each rank of an MPI job (--ranks): finished tables read from their files and
+# pairs in slices make it smaller than one process's; said in words and in JSON.
+expect 0 'memory of each of 4 MPI ranks \(--ranks\): [0-9.]+ GiB' --list --variant international --pieces 6 --ranks 4
+expect 2 "--ranks: '0' is not a number" --list --variant international --pieces 6 --ranks 0
+json4=$("$dtbgen" --list --variant international --pieces 6 --json --ranks 4)
+peak4=$(sed -n 's/.*"memory_peak":\([0-9]*\).*/\1/p' <<<"$json4")
+if [ -z "$peak4" ] || [ "$peak4" -ge "$peak" ] || ! grep -q '"ranks":4' <<<"$json4"; then
+  echo "FAIL: --list --ranks 4 of 2..6 pieces: a rank's peak '$peak4', one process's '$peak'" >&2
+  failures=$((failures + 1))
+fi
 
 # A full disk: the table's .tmp is a link to /dev/full (no privileges needed).
 if [ -c /dev/full ]; then

@@ -2,12 +2,19 @@
 # dtbgen under MPI (gen/mpi_build.h, docs/CLUSTER.md): the tables of a job of several ranks are
 # the single process's, and a job whose worker rank dies stops naming it and resumes.
 #
-#   same:   international 2..4 under `mpirun -np 3` (one thread a rank); every table's digest
-#           (dtbgen --manifest) must be tables/MANIFEST's, and every 2..4 line of MANIFEST made;
-#           a build with long lists (--dtw-byte-max 5) stops, saying why.
-#   killed: the same under `mpirun -np 2`, rank 1 killed with kill -9 halfway: the job must stop
-#           (non-zero status) with a message naming rank 1; the same command again must finish,
-#           keeping the materials the killed run completed, with MANIFEST's digests again.
+#   same:   international 2..3, then 2..4, under `mpirun -np 3` (one thread a rank), the ranks
+#           other than 0 reading the finished tables from their copies in a directory of their
+#           own (--node-tables, as on a node's own disk), one copy damaged and one removed
+#           between the two runs; every table's digest (dtbgen --manifest) must be
+#           tables/MANIFEST's, every 2..4 line of MANIFEST made, and every copy the same bytes
+#           as rank 0's file, the damaged and the removed one again. A build with long lists
+#           (--dtw-byte-max 5) stops, saying why.
+#           (Pairs with men and kings are solved in slices on every rank, as under MPI by default.)
+#   killed: international 2..4 under `mpirun -np 2`, every rank reading the table directory and
+#           rank 0 holding each pair whole (--slices never), rank 1 killed with kill -9 halfway:
+#           the job must stop (non-zero status) with a message naming rank 1; the same command
+#           again must finish, keeping the materials the killed run completed, with MANIFEST's
+#           digests.
 #
 # Usage: mpi_test.sh same|killed PATH/TO/dtbgen PATH/TO/MANIFEST MPIEXEC
 #        mpi_test.sh skip REASON      (exits 77, which ctest reports as skipped)
@@ -61,10 +68,24 @@ rank1_pid() { # dir
 
 case $mode in
 same)
-  "$mpiexec" -np 3 "$dtbgen" "${build[@]}" --out "$work/t" >"$work/log" 2>&1 ||
-    fail "mpirun -np 3 dtbgen failed: $(tail -5 "$work/log")"
+  c=$work/copies/international
+  "$mpiexec" -np 3 "$dtbgen" "${build[@]}" --pieces 3 --out "$work/t" --node-tables "$work/copies" \
+    >"$work/log" 2>&1 || fail "mpirun -np 3 dtbgen --pieces 3 failed: $(tail -5 "$work/log")"
+  # Every 3-piece table is read again by the 4-piece pairs: the ranks must get these two again.
+  [ -f "$c/KKvK.dtw" ] && [ -f "$c/KMvK.wld" ] || fail "no copies in $c: $(ls "$c" 2>&1 | head -3)"
+  printf '\377\377\377\377' | dd of="$c/KKvK.dtw" bs=1 seek=200 conv=notrunc status=none
+  rm "$c/KMvK.wld"
+  "$mpiexec" -np 3 "$dtbgen" "${build[@]}" --out "$work/t" --node-tables "$work/copies" \
+    >"$work/log" 2>&1 || fail "mpirun -np 3 dtbgen failed: $(tail -5 "$work/log")"
   grep -q "MPI job: 3 ranks" "$work/log" || fail "no MPI job summary: $(tail -3 "$work/log")"
   same_as_manifest "$work/t"
+  n=0
+  for f in "$c"/*; do
+    cmp -s "$f" "$work/t/international/${f##*/}" || fail "the copy ${f##*/} differs from rank 0's file"
+    n=$((n + 1))
+  done
+  [ -f "$c/KMvK.wld" ] && [ "$n" -ge 40 ] || fail "the ranks have $n copies, KMvK.wld among them?"
+  echo "mpi_test: the ranks' $n copies are rank 0's files, the damaged and the removed one again"
   # Long lists (distances beyond the byte, here beyond 5 plies) are not shared between ranks:
   # a pair the ranks share stops the job with that reason, rather than losing the distances.
   if "$mpiexec" -np 2 "$dtbgen" "${build[@]}" --dtw-byte-max 5 --out "$work/l" >"$work/log" 2>&1; then
@@ -75,7 +96,7 @@ same)
   ;;
 killed)
   d=$work/k
-  "$mpiexec" -np 2 "$dtbgen" "${build[@]}" --out "$d" >"$work/log" 2>&1 &
+  "$mpiexec" -np 2 "$dtbgen" "${build[@]}" --slices never --out "$d" >"$work/log" 2>&1 &
   job=$!
   # Halfway: 20 of the 41 materials complete (the larger pairs, shared by both ranks, follow).
   for _ in $(seq 600); do
@@ -91,7 +112,7 @@ killed)
   grep -q -w "rank 1" "$work/log" || fail "no message names rank 1: $(tail -5 "$work/log")"
   echo "mpi_test: killed rank 1, the job stopped (status $rc): $(grep -w -m1 "rank 1" "$work/log")"
   before=$(compgen -G "$d/international/*.stats" | wc -l)
-  "$mpiexec" -np 2 "$dtbgen" "${build[@]}" --out "$d" >"$work/log2" 2>&1 ||
+  "$mpiexec" -np 2 "$dtbgen" "${build[@]}" --slices never --out "$d" >"$work/log2" 2>&1 ||
     fail "the rerun failed: $(tail -5 "$work/log2")"
   kept=$(grep -c "already complete" "$work/log2")
   # A pair's two stats records are written one after the other: a kill between them leaves

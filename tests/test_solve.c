@@ -566,7 +566,7 @@ static dtb_solved *solve_before_then_sliced(const dtb_board *b, int pieces, dtb_
             fail_msg("solve: %s", e.msg);
     }
     free(list);
-    if (dtb_solve_pair_sliced(s, m, false, work_dir ? work_dir : ".", win_distances, st, sp, NULL,
+    if (dtb_solve_pair_sliced(s, m, false, work_dir ? work_dir : ".", win_distances, NULL, st, sp, NULL,
                               NULL, &e) != DTB_OK)
         fail_msg("sliced solve: %s", e.msg);
     return s;
