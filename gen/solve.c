@@ -107,6 +107,38 @@ void dtb_pair_solver_free(dtb_pair_solver *ps)
     free(ps);
 }
 
+/* In the pair's first material's terms a unit is one placement of the men with either side to
+ * move (its flip block holds the other side's turn), so the men it reaches by a step are those
+ * of a white step and of a black step from its own placement. */
+void dtb_pair_solver_reach(const dtb_pair_solver *ps, int a, uint64_t b0, uint64_t b1, uint8_t *need)
+{
+    const dtb_board *b = ps->b;
+    const dtb_index *ix = ps->t->index;
+    for (uint64_t blk = b0; blk < b1 && blk < ps->nblocks; blk++) {
+        if (ps->adv[blk] != a)
+            continue;
+        dtb_bb men[2];
+        dtb_index_block_men(ix, blk, &men[DTB_WHITE], &men[DTB_BLACK]);
+        const dtb_bb all = men[0] | men[1];
+        for (int c = 0; c < 2; c++)
+            for (dtb_bb rest = men[c]; rest;) {
+                const int from = dtb_bb_pop(&rest);
+                for (int k = 0; k < 2; k++) {
+                    const int to = b->next[from][dtb_forward_dir((dtb_color)c, k)];
+                    if (to < 0 || dtb_bb_has(all, to) || dtb_bb_has(b->promotion[c], to))
+                        continue;
+                    dtb_bb moved[2] = {men[0], men[1]};
+                    moved[c] = (moved[c] & ~dtb_bb_bit(from)) | dtb_bb_bit(to);
+                    uint64_t y = dtb_index_block_of(ix, moved[DTB_WHITE], moved[DTB_BLACK]);
+                    if (ps->adv[y] == NOT_A_UNIT) /* listed from its other block */
+                        y = dtb_unit_work_of(b, ps->t, ps->ft, y).fblock;
+                    assert(ps->adv[y] == a + 1 && "a man's step advances by one");
+                    need[y] = 1;
+                }
+            }
+    }
+}
+
 int dtb_pair_solver_next_level(const dtb_pair_solver *ps, int a)
 {
     for (a = (a > NOT_A_UNIT ? NOT_A_UNIT : a) - 1; a >= 0; a--)

@@ -125,6 +125,13 @@ uint64_t dtb_pair_solver_pack(const dtb_pair_solver *ps, int a, uint64_t b0, uin
                               uint8_t *values, uint8_t *captures);
 uint64_t dtb_pair_solver_unpack(dtb_pair_solver *ps, int a, uint64_t b0, uint64_t b1,
                                 const uint8_t *values, const uint8_t *captures);
+/* Marks need[y] (one byte a block of the pair's first material) for every unit y of level
+ * a + 1 that the units of level a among blocks b0..b1-1 reach by a man's move: a superset, every
+ * step of a man forward to a square no man holds that does not crown it, as if no king stood in
+ * the way and no capture were due. A unit is marked at the block it is listed from, as parts
+ * name them (dtb_pair_solver_cut). For a process that solves some parts of level a and needs only
+ * the values of level a + 1 those parts read. */
+void dtb_pair_solver_reach(const dtb_pair_solver *ps, int a, uint64_t b0, uint64_t b1, uint8_t *need);
 /* The level of every block of the pair's first material into levels, and of its flip into
  * flevels (unused for a material that is its own flip). For a pair solved in slices. */
 void dtb_pair_solver_levels(const dtb_pair_solver *ps, uint8_t *levels, uint8_t *flevels);
