@@ -1298,8 +1298,9 @@ static dtb_status plan_finish(const dtb_build_options *o, bool keep, build_plan 
             continue;
         const uint64_t nodes = BASE_BYTES + resident_bytes(p) + solver_bytes(p, threads);
         /* Under MPI every rank's memory is the build's limit, and such a pair is one unit that
-         * rank 0 solves alone: lean (a third of the node state's peak, as fast). */
-        p->lean = 2 * p->block_size > UINT32_MAX || o->ranks > 1 ||
+         * rank 0 solves alone: lean (a third of the node state's peak, as fast), unless a
+         * lowered byte limit asks for long lists, which only the node state keeps. */
+        p->lean = 2 * p->block_size > UINT32_MAX || (o->ranks > 1 && !o->dtw_byte_max) ||
                   (o->memory_budget && nodes > o->memory_budget);
     }
     /* Pairs with men and kings whose values would not fit the budget are solved in slices;

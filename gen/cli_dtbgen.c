@@ -763,7 +763,7 @@ static void draw_bar(progress_state *ps, const char *name, uint64_t done, uint64
         dtb_mpi_traffic t;
         dtb_mpi_traffic_get(ps->mpi, &t);
         fprintf(stderr, "%d ranks %llu units %.0f MB exchanged   ", t.ranks,
-                (unsigned long long)t.units, (double)(t.bytes_sent + t.bytes_received) / 1e6);
+                (unsigned long long)t.units, (double)(t.bytes_sent + t.bytes_received + t.bytes_between) / 1e6);
     }
 }
 
@@ -773,15 +773,15 @@ static void print_traffic(const dtb_mpi *mpi, const char *when)
 {
     dtb_mpi_traffic t;
     dtb_mpi_traffic_get(mpi, &t);
-    const double bytes = (double)(t.bytes_sent + t.bytes_received);
+    const double bytes = (double)(t.bytes_sent + t.bytes_received + t.bytes_between);
     fprintf(stderr, "dtbgen: %s: %d ranks, %llu units, %llu positions, %.2f M positions/s summed "
                     "over the ranks (rank 0 solved %.0f%%), %.1f MB exchanged (%.2f bytes a "
-                    "position), %llu levels shared, %.1f s in broadcasts\n",
+                    "position), %llu levels shared, %.1f s in exchanges\n",
             when, t.ranks, (unsigned long long)t.units, (unsigned long long)t.positions,
             t.seconds > 0 ? (double)t.positions / t.seconds / 1e6 : 0.0,
             t.positions ? 100.0 * (double)t.positions_rank0 / (double)t.positions : 0.0,
             bytes / 1e6, t.positions ? bytes / (double)t.positions : 0.0,
-            (unsigned long long)t.levels, t.bcast_seconds);
+            (unsigned long long)t.levels, t.exchange_seconds);
 }
 
 static void on_build(void *user, dtb_build_event ev, const char *name, uint64_t done,

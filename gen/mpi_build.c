@@ -7,27 +7,29 @@
  *   ATTACH m x          the worker reads m from its copy of that file from now on;
  *   DROP m              the worker drops it;
  *   PAIR m              a pair to share: both sides make a dtb_pair_solver of it;
- *   PART a b0 b1        solve level a's units among blocks b0..b1-1, send back their values and
- *                       capture bits (tag TAG_RESULT, dtb_pair_solver_pack's layout);
- *   LEVEL a             level a is complete: its values come by MPI_Bcast, in BCAST_CHUNK pieces
- *                       (dtb_pair_solver_cut), so every rank can solve the level below;
+ *   RUN a               level a: every rank (rank 0 too) solves its own parts of it (the same
+ *                       cuts everywhere, a contiguous run of parts a rank) and sends each part's
+ *                       values and capture bits to rank 0 (TAG_RESULT, dtb_pair_solver_pack's
+ *                       layout), then the ranks exchange the units of level a that the others'
+ *                       parts of the level below read by man moves (TAG_LEVEL,
+ *                       dtb_pair_solver_reach), one message each way a pair of ranks;
  *   END                 the pair is done: the worker sends its stats (TAG_STATS);
  *   STOP                the build is over.
  * A rank that fails reports why, naming itself, and ends the job (dtb_mpi_close).
  *
- * Memory: a worker holds no finished table's values. It reads finished tables from its copy of
+ * Memory: no rank holds a finished table's values. Each reads finished tables from its copy of
  * their files (decoded on demand, as a build with --from-files does): in a directory shared with
- * rank 0 the copy is rank 0's file itself and nothing is sent; on a node's own disk (the same
- * path) rank 0 sends the compressed file once, when the copy is missing or differs. Of the pair
- * being shared a worker keeps two levels of men advancement: the one being solved and the one
- * above, which man moves reach (as dtb_solve_pair_sliced does); the pages of the levels above
- * them are given back as each level ends.
+ * rank 0 the copy is rank 0's file itself and nothing is sent; on a node's own disk rank 0 sends
+ * the compressed file once, when the copy is missing or differs. Of the pair being shared a rank
+ * holds its own parts of the level being solved, its parts of the level above and the units of
+ * the level above that its parts read (the tables are sliced: pages are taken as they are
+ * written and given back as each level ends). Rank 0 puts every part into the pair's slice
+ * store as it comes and gives its pages back at once, unless it is its own; the tables are
+ * written from the store. So a rank's share of a level falls as ranks are added.
  *
- * Why a level's values go by broadcast and not through files: the levels of a pair depend on one
- * another (a man move reaches the level above), so each level's values must reach every rank
- * before the next level starts; writing them to a file for the others to read would rely on the
- * cluster file system showing it to every node at once. A broadcast costs a byte a position per
- * rank at network speed (docs/CLUSTER.md has the measured costs).
+ * Why the levels' values are exchanged and not passed through files: the levels of a pair depend
+ * on one another, so the values a level reads must reach its ranks before it starts; files
+ * would rely on the cluster file system showing them to every node at once.
  *
  * Faults: MPI errors are returned (MPI_ERRORS_RETURN on the job's communicator) and reported
  * naming the rank; a part whose result does not come within its deadline (a rank that died
@@ -54,8 +56,8 @@
 #define LONG_REFUSED "a distance to win beyond 254 plies: MPI ranks do not share long lists " \
                      "yet; build this pair in one process"
 
-enum { TAG_CMD = 1, TAG_RESULT, TAG_STATS, TAG_REPLY, TAG_FILE };
-enum { OP_FILE = 1, OP_ATTACH, OP_DROP, OP_PAIR, OP_PART, OP_LEVEL, OP_END, OP_STOP, OP_START };
+enum { TAG_CMD = 1, TAG_RESULT, TAG_STATS, TAG_REPLY, TAG_FILE, TAG_LEVEL };
+enum { OP_FILE = 1, OP_ATTACH, OP_DROP, OP_PAIR, OP_RUN, OP_END, OP_STOP, OP_START };
 
 typedef struct cmd {
     int32_t op, level;
@@ -77,8 +79,6 @@ typedef struct cmd {
 #define PART_MAX ((uint64_t)1 << 23)
 /* Parts a worker holds at once: while it solves one, the next is already there. */
 enum { DEPTH = 2 };
-/* Broadcasts of a level's values go in pieces of about this many positions. */
-#define BCAST_CHUNK ((uint64_t)1 << 24)
 /* MPI counts are ints: whole tables go in pieces of at most this. */
 #define MSG_MAX ((uint64_t)1 << 30)
 /* Table files are hashed, sent and written in pieces of this many bytes. */
@@ -221,34 +221,6 @@ static int wait_for(MPI_Request *req, double allowed, bool *late)
             nap();
     }
     return err;
-}
-
-/* Broadcasts n bytes at p from rank 0 (all ranks call it), in pieces MPI's counts can hold.
- * Waited for with a deadline on rank 0: a rank that died (when the launcher lets the job go
- * on) would hold a blocking broadcast forever. */
-static dtb_status bcast(dtb_mpi *m, void *p, uint64_t n, dtb_error *e)
-{
-    const double started = now();
-    for (uint64_t at = 0; at < n; at += MSG_MAX) {
-        const uint64_t len = n - at < MSG_MAX ? n - at : MSG_MAX;
-        MPI_Request req;
-        int err = MPI_Ibcast((uint8_t *)p + at, (int)len, MPI_BYTE, 0, m->comm, &req);
-        const double t0 = now(), allowed = m->timeout + (double)len / 1e6;
-        bool late = false;
-        if (err == MPI_SUCCESS)
-            err = wait_for(&req, m->rank == 0 ? allowed : 0, &late);
-        if (late)
-            return dtb_error_set(e, DTB_E_IO, "a broadcast to the %d other ranks did not end "
-                                 "in %.0f s: one of them died or hangs; rerun the same "
-                                 "command to resume", m->size - 1, now() - t0);
-        if (err != MPI_SUCCESS)
-            return mpi_failed(e, m->rank, err, "broadcasting values");
-    }
-    if (m->rank == 0) {
-        m->traffic.bytes_sent += n * (uint64_t)(m->size - 1);
-        m->traffic.bcast_seconds += now() - started;
-    }
-    return DTB_OK;
 }
 
 /* The size and XXH64 of the file at path, read a piece at a time: what a rank's copy must
@@ -420,24 +392,10 @@ static int big_wait(bigmsg *b)
     return err;
 }
 
-/* A part handed to a worker: where its result goes and when it is due. */
-typedef struct part {
-    uint64_t k;            /* part number */
-    uint64_t positions;
-    uint8_t *buf;          /* values, then capture bits */
-    bigmsg msg;
-    double sent, allowed;  /* when it was handed out, and the seconds it may take */
-} part;
-
 struct dispatch {
     dtb_mpi *m;
     bool shared;        /* the levels are shared out (else rank 0 solves them alone) */
     dtb_pair_solver *ps;
-    int level;
-    const uint64_t *cuts;
-    uint64_t nparts, next;
-    part (*out)[DEPTH]; /* per worker, oldest first */
-    int *nout;
     dtb_solve_progress progress;
     void *user;
     uint64_t done, total;
@@ -456,155 +414,303 @@ static void report(dispatch *d, uint64_t positions, uint64_t units, bool here)
         d->progress(d->user, d->done, d->total);
 }
 
-/* Hands the next part to worker r. */
-static dtb_status hand_out(dispatch *d, int r, dtb_error *e)
-{
-    dtb_mpi *m = d->m;
-    const uint64_t k = d->next++;
-    part *p = &d->out[r][d->nout[r]];
-    *p = (part){.k = k,
-                .positions = dtb_pair_solver_positions(d->ps, d->level, d->cuts[k], d->cuts[k + 1])};
-    p->buf = malloc(result_bytes(p->positions));
-    if (!p->buf)
-        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
-    /* A part may take its time at a hundredth of the usual rate, and more than that. */
-    p->sent = now();
-    p->allowed = m->timeout + (double)p->positions / 2e4;
-    int err = big_post(false, p->buf, result_bytes(p->positions), r, TAG_RESULT, m->comm, &p->msg);
-    if (err != MPI_SUCCESS) {
-        free(p->buf);
-        return mpi_failed(e, r, err, "receiving a result");
-    }
-    d->nout[r]++;
-    cmd c = {.op = OP_PART, .level = d->level, .b0 = d->cuts[k], .b1 = d->cuts[k + 1]};
-    return send_cmd(m, r, &c, e);
-}
+/* ---- a level partitioned between the ranks (every rank, rank 0 included) ----------------- */
 
-/* Takes in worker r's oldest part if it has come: its values and capture bits into rank 0's
- * tables. *got says whether it had. */
-static dtb_status take_in(dispatch *d, int r, bool *got, dtb_error *e)
+/* The parts of level a, as every rank cuts them: about four a rank, at least PART_MIN and at
+ * most PART_MAX positions each. A rank owns a contiguous run of them (part k: rank k * ranks /
+ * n), so that its units are neighbours in block order, whose men moves reach fewer units of
+ * other ranks than parts dealt round-robin would (KKMvKM, 4 ranks: a rank's share of level a
+ * and the units of level a + 1 it reads are 0.31 of two whole levels, against 0.42). */
+typedef struct level_parts {
+    int a;
+    uint64_t n;
+    uint64_t *cuts; /* n + 1 */
+} level_parts;
+
+static dtb_status cut_level(const dtb_pair_solver *ps, int a, int ranks, level_parts *lp,
+                            dtb_error *e)
 {
-    *got = false;
-    if (!d->nout[r])
-        return DTB_OK;
-    part *p = &d->out[r][0];
-    int flag = 0;
-    const int err = MPI_Testall(p->msg.n, p->msg.req, &flag, MPI_STATUSES_IGNORE);
-    if (err != MPI_SUCCESS)
-        return mpi_failed(e, r, err, "receiving a result");
-    if (!flag) {
-        if (now() - p->sent > p->allowed)
-            return dtb_error_set(e, DTB_E_IO,
-                                 "rank %d gave no result for %.0f s (a part of %llu positions): "
-                                 "it died or hangs; rerun the same command to resume",
-                                 r, now() - p->sent, (unsigned long long)p->positions);
-        return DTB_OK;
-    }
-    const uint64_t b0 = d->cuts[p->k], b1 = d->cuts[p->k + 1];
-    dtb_pair_solver_unpack(d->ps, d->level, b0, b1, p->buf, p->buf + p->positions);
-    d->m->traffic.bytes_received += result_bytes(p->positions);
-    report(d, p->positions, dtb_pair_solver_units(d->ps, d->level, b0, b1), false);
-    big_wait(&p->msg); /* complete: frees the requests */
-    free(p->buf);
-    for (int i = 1; i < d->nout[r]; i++)
-        d->out[r][i - 1] = d->out[r][i];
-    d->nout[r]--;
-    if (d->nout[r]) /* the next part starts now: its time counts from here */
-        d->out[r][0].sent = now();
-    *got = true;
+    const uint64_t positions = dtb_pair_solver_positions(ps, a, 0, dtb_pair_solver_blocks(ps));
+    uint64_t target = positions / (4 * (uint64_t)ranks);
+    target = target < PART_MIN ? PART_MIN : target > PART_MAX ? PART_MAX : target;
+    lp->a = a;
+    lp->n = dtb_pair_solver_cut(ps, a, target, NULL);
+    lp->cuts = malloc((lp->n + 1) * sizeof *lp->cuts);
+    if (!lp->cuts)
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    dtb_pair_solver_cut(ps, a, target, lp->cuts);
     return DTB_OK;
 }
 
-/* Solves level a of the pair: its parts handed out to the workers, DEPTH each, and solved by
- * rank 0 too whenever no result is waiting; then the level's values to every worker. */
-static dtb_status lead_level(dispatch *d, int a, dtb_error *e)
+static int owner(const level_parts *lp, uint64_t k, int ranks)
+{
+    return (int)(k * (uint64_t)ranks / lp->n);
+}
+
+/* Calls run(user, y0, y1) for every maximal run of blocks y0..y1-1 marked in need among the
+ * parts of lp that rank r owns. */
+static void each_run(const level_parts *lp, int r, int ranks, const uint8_t *need,
+                     void (*run)(void *user, uint64_t y0, uint64_t y1), void *user)
+{
+    for (uint64_t k = 0; k < lp->n; k++) {
+        if (owner(lp, k, ranks) != r)
+            continue;
+        for (uint64_t y = lp->cuts[k]; y < lp->cuts[k + 1];) {
+            if (!need[y]) {
+                y++;
+                continue;
+            }
+            const uint64_t y0 = y;
+            while (y < lp->cuts[k + 1] && need[y])
+                y++;
+            run(user, y0, y);
+        }
+    }
+}
+
+/* A message of packed values of runs of level a's units. */
+typedef struct runs_msg {
+    dtb_pair_solver *ps;
+    int a;
+    uint8_t *buf;
+    uint64_t at;
+    bool unpack, count;
+} runs_msg;
+
+static void on_run(void *user, uint64_t y0, uint64_t y1)
+{
+    runs_msg *r = user;
+    const uint64_t n = dtb_pair_solver_positions(r->ps, r->a, y0, y1);
+    if (r->count)
+        ;
+    else if (r->unpack)
+        dtb_pair_solver_unpack(r->ps, r->a, y0, y1, r->buf + r->at, NULL);
+    else
+        dtb_pair_solver_pack(r->ps, r->a, y0, y1, r->buf + r->at, NULL);
+    r->at += n;
+}
+
+/* After level la, before level lb below it: every rank sends each other rank the values of its
+ * own units of level la that the other's parts of lb read by man moves (dtb_pair_solver_reach),
+ * and receives those it reads of theirs, in one message each way a pair of ranks (none when
+ * empty). Every rank works out every message's runs and size from the cuts alone. */
+static dtb_status exchange(dtb_mpi *m, dtb_pair_solver *ps, const level_parts *la,
+                           const level_parts *lb, dtb_error *e)
+{
+    const int N = m->size, me = m->rank;
+    const double started = now();
+    const uint64_t nb = dtb_pair_solver_blocks(ps);
+    uint8_t *need = calloc((size_t)N * nb, 1);
+    uint8_t **buf = calloc((size_t)N * 2, sizeof *buf);
+    bigmsg *msg = calloc((size_t)N * 2, sizeof *msg);
+    uint64_t *len = calloc((size_t)N * 2, sizeof *len);
+    if (!need || !buf || !msg || !len) {
+        free(need), free(buf), free(msg), free(len);
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    }
+    for (uint64_t k = 0; k < lb->n; k++)
+        dtb_pair_solver_reach(ps, lb->a, lb->cuts[k], lb->cuts[k + 1],
+                              need + (size_t)owner(lb, k, N) * nb);
+    dtb_status rc = DTB_OK;
+    int err = MPI_SUCCESS;
+    for (int q = 0; q < N && rc == DTB_OK; q++) {
+        if (q == me)
+            continue;
+        /* [q]: from q (q's units that my parts read); [N + q]: to q (mine that q's read) */
+        for (int way = 0; way < 2 && rc == DTB_OK; way++) {
+            const size_t x = (size_t)way * N + q;
+            runs_msg c = {.ps = ps, .a = la->a, .count = true};
+            each_run(la, way ? me : q, N, need + (size_t)(way ? q : me) * nb, on_run, &c);
+            len[x] = c.at;
+            if (!len[x])
+                continue;
+            if (!(buf[x] = malloc(len[x]))) {
+                rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+                break;
+            }
+            if (way) {
+                runs_msg p = {.ps = ps, .a = la->a, .buf = buf[x]};
+                each_run(la, me, N, need + (size_t)q * nb, on_run, &p);
+            }
+            err = big_post(way == 1, buf[x], len[x], q, TAG_LEVEL, m->comm, &msg[x]);
+            if (err != MPI_SUCCESS)
+                rc = mpi_failed(e, q, err, way ? "sending a level's units" : "receiving a level's units");
+            else if (me == 0)
+                *(way ? &m->traffic.bytes_sent : &m->traffic.bytes_received) += len[x];
+            else if (way && q != 0)
+                m->traffic.bytes_between += len[x]; /* reported with the pair's stats */
+        }
+    }
+    /* Every message is waited for (a rank that died: the launcher ends the job, or rank 0's
+     * deadlines on its next receive); then the received runs are unpacked. */
+    for (size_t x = 0; x < (size_t)N * 2; x++) {
+        const int werr = big_wait(&msg[x]);
+        if (rc == DTB_OK && werr != MPI_SUCCESS)
+            rc = mpi_failed(e, (int)(x % (size_t)N), werr, "exchanging a level's units");
+    }
+    for (int q = 0; q < N && rc == DTB_OK; q++)
+        if (q != me && len[q]) {
+            runs_msg u = {.ps = ps, .a = la->a, .buf = buf[q], .unpack = true};
+            each_run(la, q, N, need + (size_t)me * nb, on_run, &u);
+        }
+    for (size_t x = 0; x < (size_t)N * 2; x++)
+        free(buf[x]);
+    free(need), free(buf), free(msg), free(len);
+    m->traffic.exchange_seconds += now() - started;
+    return rc;
+}
+
+/* Solves this rank's parts of level a: each part's values go to rank 0 through send (workers), or
+ * to the store (rank 0: store not NULL), as they are solved. */
+typedef dtb_status (*part_done)(void *ctx, const level_parts *lp, uint64_t k, dtb_error *e);
+
+static dtb_status solve_own(dtb_mpi *m, dtb_pair_solver *ps, const level_parts *lp, part_done done,
+                            void *ctx, dtb_error *e)
+{
+    dtb_status rc = DTB_OK;
+    for (uint64_t k = 0; k < lp->n && rc == DTB_OK; k++) {
+        if (owner(lp, k, m->size) != m->rank)
+            continue;
+        rc = dtb_pair_solver_solve(ps, lp->a, lp->cuts[k], lp->cuts[k + 1], NULL, NULL, e);
+        if (rc == DTB_OK)
+            rc = done(ctx, lp, k, e);
+    }
+    return rc;
+}
+
+/* Rank 0's receipt of the workers' parts of a level, a part of each worker at a time. */
+typedef struct inbox {
+    dispatch *d;
+    const dtb_part_store *store;
+    const level_parts *lp;
+    uint64_t *next;     /* per rank: its next part to come (lp->n when none is left) */
+    uint8_t **buf;
+    bigmsg *msg;
+    double *since;      /* when the rank's last part came (or the level began) */
+    int waiting;        /* ranks with a part to come */
+} inbox;
+
+/* Rank r's next part after part k (lp->n: none). */
+static uint64_t next_of(const level_parts *lp, int r, int ranks, uint64_t k)
+{
+    for (; k < lp->n && owner(lp, k, ranks) != r; k++)
+        ;
+    return k;
+}
+
+static dtb_status post_next(inbox *in, int r, dtb_error *e)
+{
+    dtb_mpi *m = in->d->m;
+    const uint64_t k = in->next[r];
+    if (k >= in->lp->n) {
+        in->waiting--;
+        return DTB_OK;
+    }
+    const uint64_t n = dtb_pair_solver_positions(in->d->ps, in->lp->a, in->lp->cuts[k],
+                                                 in->lp->cuts[k + 1]);
+    in->buf[r] = malloc(result_bytes(n) ? result_bytes(n) : 1);
+    if (!in->buf[r])
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    const int err = big_post(false, in->buf[r], result_bytes(n), r, TAG_RESULT, m->comm, &in->msg[r]);
+    return err == MPI_SUCCESS ? DTB_OK : mpi_failed(e, r, err, "receiving a result");
+}
+
+/* Takes in every part that has come: its values and capture bits into rank 0's tables, then
+ * into the store (its pages given back: another rank holds what the next level reads of it). */
+static dtb_status take_in(inbox *in, int *got, dtb_error *e)
+{
+    dispatch *d = in->d;
+    dtb_mpi *m = d->m;
+    const level_parts *lp = in->lp;
+    dtb_status rc = DTB_OK;
+    for (int r = 1; r < m->size && rc == DTB_OK; r++) {
+        const uint64_t k = in->next[r];
+        if (k >= lp->n)
+            continue;
+        const uint64_t b0 = lp->cuts[k], b1 = lp->cuts[k + 1];
+        const uint64_t n = dtb_pair_solver_positions(d->ps, lp->a, b0, b1);
+        int flag = 0;
+        const int err = MPI_Testall(in->msg[r].n, in->msg[r].req, &flag, MPI_STATUSES_IGNORE);
+        if (err != MPI_SUCCESS)
+            return mpi_failed(e, r, err, "receiving a result");
+        if (!flag) {
+            if (now() - in->since[r] > m->timeout + (double)n / 2e4)
+                return dtb_error_set(e, DTB_E_IO,
+                                     "rank %d gave no result for %.0f s (a part of %llu "
+                                     "positions): it died or hangs; rerun the same command to "
+                                     "resume", r, now() - in->since[r], (unsigned long long)n);
+            continue;
+        }
+        big_wait(&in->msg[r]);
+        (*got)++;
+        dtb_pair_solver_unpack(d->ps, lp->a, b0, b1, in->buf[r], in->buf[r] + n);
+        free(in->buf[r]);
+        in->buf[r] = NULL;
+        m->traffic.bytes_received += result_bytes(n);
+        report(d, n, dtb_pair_solver_units(d->ps, lp->a, b0, b1), false);
+        if (in->store)
+            rc = in->store->put(in->store->ctx, lp->a, b0, b1, true, e);
+        in->since[r] = now();
+        in->next[r] = next_of(lp, r, m->size, k + 1);
+        if (rc == DTB_OK)
+            rc = post_next(in, r, e);
+    }
+    return rc;
+}
+
+/* Rank 0's own part k is solved: into the store, its pages kept (the next level may read it). */
+static dtb_status own_done(void *ctx, const level_parts *lp, uint64_t k, dtb_error *e)
+{
+    inbox *in = ctx;
+    const uint64_t b0 = lp->cuts[k], b1 = lp->cuts[k + 1];
+    report(in->d, dtb_pair_solver_positions(in->d->ps, lp->a, b0, b1),
+           dtb_pair_solver_units(in->d->ps, lp->a, b0, b1), true);
+    dtb_status rc = in->store ? in->store->put(in->store->ctx, lp->a, b0, b1, false, e) : DTB_OK;
+    int got = 0;
+    return rc == DTB_OK ? take_in(in, &got, e) : rc; /* the workers' parts between rank 0's own */
+}
+
+/* Level a of the shared pair, by every rank: each solves its parts, the workers send theirs to
+ * rank 0, which puts every part into the store as it comes; then the units the level below
+ * reads are exchanged between the ranks. */
+static dtb_status lead_level(dispatch *d, int a, const dtb_part_store *store, dtb_error *e)
 {
     dtb_mpi *m = d->m;
-    const int workers = m->size - 1;
-    const uint64_t positions = dtb_pair_solver_positions(d->ps, a, 0, dtb_pair_solver_blocks(d->ps));
-    uint64_t target = positions / (4 * (uint64_t)m->size);
-    target = target < PART_MIN ? PART_MIN : target > PART_MAX ? PART_MAX : target;
-    const uint64_t nparts = dtb_pair_solver_cut(d->ps, a, target, NULL);
-    uint64_t *cuts = malloc((nparts + 1) * sizeof *cuts);
-    if (!cuts)
-        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
-    dtb_pair_solver_cut(d->ps, a, target, cuts);
+    const int N = m->size;
     m->traffic.levels++;
-    d->level = a;
-    d->cuts = cuts;
-    d->nparts = nparts;
-    d->next = 0;
-    dtb_status rc = DTB_OK;
-    if (nparts > 1)
-        for (int r = 1; r <= workers && rc == DTB_OK; r++)
-            while (d->nout[r] < DEPTH && d->next < nparts && rc == DTB_OK)
-                rc = hand_out(d, r, e);
-    for (;;) {
-        if (rc != DTB_OK)
-            break;
-        bool any = false, waiting = false;
-        for (int r = 1; r <= workers && rc == DTB_OK; r++) {
-            bool got;
-            rc = take_in(d, r, &got, e);
-            if (rc == DTB_OK && got && d->next < nparts)
-                rc = hand_out(d, r, e);
-            any |= got;
-            waiting |= d->nout[r] > 0;
-        }
-        if (rc != DTB_OK || any)
-            continue;
-        if (d->next < nparts) { /* nothing came in: a part for rank 0 */
-            const uint64_t k = d->next++;
-            rc = dtb_pair_solver_solve(d->ps, a, cuts[k], cuts[k + 1], NULL, NULL, e);
-            if (rc == DTB_OK)
-                report(d, dtb_pair_solver_positions(d->ps, a, cuts[k], cuts[k + 1]),
-                       dtb_pair_solver_units(d->ps, a, cuts[k], cuts[k + 1]), true);
-        } else if (waiting) {
+    const cmd c = {.op = OP_RUN, .level = a};
+    dtb_status rc = send_all(m, &c, e);
+    level_parts la = {0}, lb = {0};
+    if (rc == DTB_OK)
+        rc = cut_level(d->ps, a, N, &la, e);
+    inbox in = {.d = d, .store = store, .lp = &la,
+                .next = calloc((size_t)N, sizeof *in.next), .buf = calloc((size_t)N, sizeof *in.buf),
+                .msg = calloc((size_t)N, sizeof *in.msg), .since = calloc((size_t)N, sizeof *in.since)};
+    if (rc == DTB_OK && (!in.next || !in.buf || !in.msg || !in.since))
+        rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    for (int r = 1; r < N && rc == DTB_OK; r++) {
+        in.next[r] = next_of(&la, r, N, 0);
+        in.since[r] = now();
+        in.waiting++;
+        rc = post_next(&in, r, e);
+    }
+    if (rc == DTB_OK)
+        rc = solve_own(m, d->ps, &la, own_done, &in, e);
+    while (rc == DTB_OK && in.waiting > 0) {
+        int got = 0;
+        rc = take_in(&in, &got, e);
+        if (rc == DTB_OK && !got)
             nap();
-        } else {
-            break;
-        }
     }
-    /* The level's values to every worker (those that solved a part get it again: one
-     * broadcast is simpler and cheaper than a message per part to every other rank). */
-    uint64_t nchunks = 0, *chunk = NULL;
-    if (rc == DTB_OK) {
-        const cmd c = {.op = OP_LEVEL, .level = a};
-        rc = send_all(m, &c, e);
-        nchunks = dtb_pair_solver_cut(d->ps, a, BCAST_CHUNK, NULL);
-        chunk = malloc((nchunks + 1) * sizeof *chunk);
-        if (rc == DTB_OK && !chunk)
-            rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
-    }
-    uint8_t *buf = NULL;
-    if (rc == DTB_OK) {
-        dtb_pair_solver_cut(d->ps, a, BCAST_CHUNK, chunk);
-        const uint64_t most = positions < 2 * BCAST_CHUNK ? positions : 2 * BCAST_CHUNK;
-        buf = malloc(most ? most : 1);
-        if (!buf)
-            rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
-    }
-    for (uint64_t k = 0; k < nchunks && rc == DTB_OK; k++) {
-        const uint64_t n = dtb_pair_solver_positions(d->ps, a, chunk[k], chunk[k + 1]);
-        uint8_t *p = n <= 2 * BCAST_CHUNK ? buf : malloc(n); /* a single unit may be larger */
-        if (!p) {
-            rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
-            break;
-        }
-        if (dtb_pair_solver_has_long(d->ps)) { /* escapes would reach the others without their list */
-            rc = dtb_error_set(e, DTB_E_RANGE, LONG_REFUSED);
-            if (p != buf)
-                free(p);
-            break;
-        }
-        dtb_pair_solver_pack(d->ps, a, chunk[k], chunk[k + 1], p, NULL);
-        rc = bcast(m, p, n, e);
-        if (p != buf)
-            free(p);
-    }
-    free(buf);
-    free(chunk);
-    free(cuts);
+    const int b = dtb_pair_solver_next_level(d->ps, a);
+    if (rc == DTB_OK && b == a - 1 && (rc = cut_level(d->ps, b, N, &lb, e)) == DTB_OK)
+        rc = exchange(m, d->ps, &la, &lb, e);
+    /* After a failure the job is aborted (dtb_mpi_close): outstanding receives stay. */
+    for (int r = 0; in.buf && r < N; r++)
+        free(in.buf[r]);
+    free(in.next), free(in.buf), free(in.msg), free(in.since);
+    free(la.cuts);
+    free(lb.cuts);
     return rc;
 }
 
@@ -614,9 +720,9 @@ static dtb_status gather_stats(dtb_mpi *m, dtb_pair_solver *ps, dtb_solve_stats 
 {
     dtb_pair_solver_stats(ps, stats);
     for (int r = 1; r < m->size; r++) {
-        int64_t w[14];
+        int64_t w[15];
         MPI_Request req;
-        int err = MPI_Irecv(w, 14, MPI_INT64_T, r, TAG_STATS, m->comm, &req);
+        int err = MPI_Irecv(w, 15, MPI_INT64_T, r, TAG_STATS, m->comm, &req);
         bool late = false;
         if (err == MPI_SUCCESS)
             err = wait_for(&req, m->timeout, &late);
@@ -626,6 +732,7 @@ static dtb_status gather_stats(dtb_mpi *m, dtb_pair_solver *ps, dtb_solve_stats 
         if (err != MPI_SUCCESS)
             return mpi_failed(e, r, err, "receiving stats");
         m->traffic.bytes_received += sizeof w;
+        m->traffic.bytes_between += (uint64_t)w[14];
         for (int k = 0; k < 2; k++) {
             const int64_t *x = w + 7 * k;
             const dtb_solve_stats st = {
@@ -657,36 +764,31 @@ static dtb_status lead_begin(void *ctx, dtb_pair_solver *ps, dtb_solve_progress 
     m->d = d;
     if (!d->shared)
         return DTB_OK;
-    d->out = calloc((size_t)m->size, sizeof *d->out);
-    d->nout = calloc((size_t)m->size, sizeof *d->nout);
-    if (!d->out || !d->nout)
-        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
     const cmd c = cmd_of(OP_PAIR, dtb_pair_solver_material(ps));
     return send_all(m, &c, e);
 }
 
-static dtb_status lead_solve_level(void *ctx, dtb_pair_solver *ps, int a, dtb_error *e)
+static dtb_status lead_solve_level(void *ctx, dtb_pair_solver *ps, int a,
+                                   const dtb_part_store *store, dtb_error *e)
 {
     dtb_mpi *m = ctx;
     dispatch *d = m->d;
     if (d->shared)
-        return lead_level(d, a, e);
+        return lead_level(d, a, store, e);
     const uint64_t nblocks = dtb_pair_solver_blocks(ps);
-    const dtb_status rc = dtb_pair_solver_solve(ps, a, 0, nblocks, NULL, NULL, e);
+    dtb_status rc = dtb_pair_solver_solve(ps, a, 0, nblocks, NULL, NULL, e);
     if (rc == DTB_OK)
         report(d, dtb_pair_solver_positions(ps, a, 0, nblocks),
                dtb_pair_solver_units(ps, a, 0, nblocks), true);
+    if (rc == DTB_OK && store) /* kept: the level below reads it */
+        rc = store->put(store->ctx, a, 0, nblocks, false, e);
     return rc;
 }
 
 static void dispatch_free(dtb_mpi *m)
 {
-    if (m->d) {
-        free(m->d->out);
-        free(m->d->nout);
-        free(m->d);
-        m->d = NULL;
-    }
+    free(m->d);
+    m->d = NULL;
 }
 
 /* The pair's stats, every worker's merged when it was shared. */
@@ -713,15 +815,23 @@ static dtb_status lead_solve_pair(void *ctx, dtb_solved *s, dtb_material mt, boo
     dtb_mpi *m = ctx;
     /* A kings-only pair is one unit: solved alone (the workers read it from its files, if a
      * later pair does). */
-    if (lean)
-        return dtb_solve_pair(s, mt, true, stats, progress, user, e);
+    if (lean) {
+        const dtb_status rc = dtb_solve_pair(s, mt, true, stats, progress, user, e);
+        const dtb_material fm = dtb_material_flip(mt);
+        const uint64_t n = stats[0].positions +
+                           (dtb_material_equal(&mt, &fm) ? 0 : stats[1].positions);
+        m->traffic.positions += rc == DTB_OK ? n : 0;
+        m->traffic.positions_rank0 += rc == DTB_OK ? n : 0;
+        m->traffic.units += rc == DTB_OK;
+        return rc;
+    }
     dtb_pair_solver *ps = NULL;
     dtb_status rc = dtb_pair_solver_create(s, mt, &ps, e);
     if (rc == DTB_OK)
         rc = lead_begin(m, ps, progress, user, e);
     for (int a = rc == DTB_OK ? dtb_pair_solver_next_level(ps, DTB_SOLVE_LEVEL_TOP) : -1;
          a >= 0 && rc == DTB_OK; a = dtb_pair_solver_next_level(ps, a))
-        rc = lead_solve_level(m, ps, a, e);
+        rc = lead_solve_level(m, ps, a, NULL, e); /* rank 0 keeps the whole pair */
     if (rc == DTB_OK)
         rc = lead_end(m, ps, stats, e);
     /* After a failure the job is aborted (dtb_mpi_close): outstanding receives stay. */
@@ -785,8 +895,8 @@ typedef struct outbox {
     int next;
 } outbox;
 
-static dtb_status send_result(dtb_mpi *m, outbox *ob, dtb_pair_solver *ps, const cmd *c,
-                              dtb_error *e)
+static dtb_status send_result(dtb_mpi *m, outbox *ob, dtb_pair_solver *ps, int a, uint64_t b0,
+                              uint64_t b1, dtb_error *e)
 {
     const int k = ob->next;
     ob->next = (k + 1) % DEPTH;
@@ -794,13 +904,13 @@ static dtb_status send_result(dtb_mpi *m, outbox *ob, dtb_pair_solver *ps, const
     if (err != MPI_SUCCESS)
         return mpi_failed(e, 0, err, "sending a result");
     free(ob->buf[k]);
-    const uint64_t n = dtb_pair_solver_positions(ps, c->level, c->b0, c->b1);
+    const uint64_t n = dtb_pair_solver_positions(ps, a, b0, b1);
     ob->buf[k] = malloc(result_bytes(n) ? result_bytes(n) : 1);
     if (!ob->buf[k])
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
     if (dtb_pair_solver_has_long(ps))
         return dtb_error_set(e, DTB_E_RANGE, LONG_REFUSED);
-    dtb_pair_solver_pack(ps, c->level, c->b0, c->b1, ob->buf[k], ob->buf[k] + n);
+    dtb_pair_solver_pack(ps, a, b0, b1, ob->buf[k], ob->buf[k] + n);
     err = big_post(true, ob->buf[k], result_bytes(n), 0, TAG_RESULT, m->comm, &ob->msg[k]);
     return err == MPI_SUCCESS ? DTB_OK : mpi_failed(e, 0, err, "sending a result");
 }
@@ -809,14 +919,16 @@ static dtb_status send_stats(dtb_mpi *m, const dtb_pair_solver *ps, dtb_error *e
 {
     dtb_solve_stats st[2];
     dtb_pair_solver_stats(ps, st);
-    int64_t w[14];
+    int64_t w[15];
+    w[14] = (int64_t)m->traffic.bytes_between; /* since the last pair's stats */
+    m->traffic.bytes_between = 0;
     for (int k = 0; k < 2; k++) {
         int64_t *x = w + 7 * k;
         x[0] = (int64_t)st[k].positions, x[1] = (int64_t)st[k].wins, x[2] = (int64_t)st[k].draws;
         x[3] = (int64_t)st[k].losses, x[4] = (int64_t)st[k].captures, x[5] = st[k].longest_win;
         x[6] = (int64_t)st[k].longest_win_at;
     }
-    const int err = MPI_Send(w, 14, MPI_INT64_T, 0, TAG_STATS, m->comm);
+    const int err = MPI_Send(w, 15, MPI_INT64_T, 0, TAG_STATS, m->comm);
     return err == MPI_SUCCESS ? DTB_OK : mpi_failed(e, 0, err, "sending stats");
 }
 
@@ -847,31 +959,31 @@ static dtb_status reserve(worker *w, int a, dtb_error *e)
     return rc;
 }
 
-/* Receives the values of level a (OP_LEVEL) as rank 0 broadcasts them; then the level before a
- * is read by nobody here (the next level reads a): its pages go back. */
-static dtb_status receive_level(worker *w, int a, dtb_error *e)
+/* A worker's part k of a level is solved: to rank 0 (unless a table file did not read). */
+static dtb_status worker_done(void *ctx, const level_parts *lp, uint64_t k, dtb_error *e)
+{
+    worker *w = ctx;
+    const dtb_status rc = dtb_solved_read_status(w->s, e);
+    return rc == DTB_OK ? send_result(w->m, &w->ob, w->ps, lp->a, lp->cuts[k], lp->cuts[k + 1], e)
+                        : rc;
+}
+
+/* OP_RUN a: this rank's parts of level a solved and sent, the units the level below reads
+ * exchanged; then the level before a is read by nobody here: its pages go back. */
+static dtb_status worker_level(worker *w, int a, dtb_error *e)
 {
     dtb_pair_solver *ps = w->ps;
+    level_parts la = {0}, lb = {0};
     dtb_status rc = reserve(w, a, e);
-    const uint64_t nchunks = dtb_pair_solver_cut(ps, a, BCAST_CHUNK, NULL);
-    uint64_t *chunk = rc == DTB_OK ? malloc((nchunks + 1) * sizeof *chunk) : NULL;
-    if (rc == DTB_OK && !chunk)
-        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
-    if (chunk)
-        dtb_pair_solver_cut(ps, a, BCAST_CHUNK, chunk);
-    for (uint64_t k = 0; k < nchunks && rc == DTB_OK; k++) {
-        const uint64_t n = dtb_pair_solver_positions(ps, a, chunk[k], chunk[k + 1]);
-        uint8_t *p = malloc(n ? n : 1);
-        if (!p) {
-            rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
-            break;
-        }
-        rc = bcast(w->m, p, n, e);
-        if (rc == DTB_OK)
-            dtb_pair_solver_unpack(ps, a, chunk[k], chunk[k + 1], p, NULL);
-        free(p);
-    }
-    free(chunk);
+    if (rc == DTB_OK)
+        rc = cut_level(ps, a, w->m->size, &la, e);
+    if (rc == DTB_OK)
+        rc = solve_own(w->m, ps, &la, worker_done, w, e);
+    const int b = dtb_pair_solver_next_level(ps, a);
+    if (rc == DTB_OK && b == a - 1 && (rc = cut_level(ps, b, w->m->size, &lb, e)) == DTB_OK)
+        rc = exchange(w->m, ps, &la, &lb, e);
+    free(la.cuts);
+    free(lb.cuts);
     for (int k = 0; k < 2 && w->t[k] && rc == DTB_OK && w->above >= 0; k++)
         dtb_sliced_release_level(w->s, w->t[k], w->lv[k], w->above);
     w->above = a;
@@ -1022,19 +1134,8 @@ static dtb_status obey(worker *w, const cmd *c, bool *stop, dtb_error *e)
         return DTB_OK;
     case OP_PAIR:
         return begin_pair(w, material_of(c), e);
-    case OP_PART:
-        if (!w->ps)
-            return dtb_error_set(e, DTB_E_INVALID, "internal error: a part without its pair");
-        {
-            dtb_status rc = reserve(w, c->level, e);
-            if (rc == DTB_OK)
-                rc = dtb_pair_solver_solve(w->ps, c->level, c->b0, c->b1, NULL, NULL, e);
-            if (rc == DTB_OK) /* a block of a table file that did not read: not to be sent */
-                rc = dtb_solved_read_status(w->s, e);
-            return rc == DTB_OK ? send_result(w->m, &w->ob, w->ps, c, e) : rc;
-        }
-    case OP_LEVEL:
-        return w->ps ? receive_level(w, c->level, e)
+    case OP_RUN:
+        return w->ps ? worker_level(w, c->level, e)
                      : dtb_error_set(e, DTB_E_INVALID, "internal error: a level without its pair");
     case OP_END: {
         const dtb_status rc = w->ps ? send_stats(w->m, w->ps, e) : DTB_OK;

@@ -44,10 +44,13 @@ typedef struct dtb_mpi_traffic {
     uint64_t units;            /* units solved, by every rank */
     uint64_t positions;        /* positions solved, by every rank */
     uint64_t positions_rank0;  /* of them by rank 0 (parts it kept, pairs too small to share) */
-    uint64_t bytes_sent;       /* by rank 0: commands, and broadcasts once per receiving rank */
-    uint64_t bytes_received;   /* by rank 0: the parts' values and capture bits, stats */
+    uint64_t bytes_sent;       /* by rank 0: commands, table files, its units others read */
+    uint64_t bytes_received;   /* by rank 0: the parts' values and capture bits, the units its
+                                  parts read, stats */
     uint64_t levels;           /* levels of the pairs shared out (each ends with a broadcast) */
-    double bcast_seconds;      /* rank 0's time in broadcasts (levels, loaded tables) */
+    uint64_t bytes_between;    /* between the other ranks: the units their parts read of each
+                                  other's (as each pair's stats report them) */
+    double exchange_seconds;   /* rank 0's time exchanging the units levels read */
     double seconds;            /* since dtb_mpi_lead */
 } dtb_mpi_traffic;
 void dtb_mpi_traffic_get(const dtb_mpi *m, dtb_mpi_traffic *t);

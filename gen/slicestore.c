@@ -192,6 +192,22 @@ static dtb_status put_chunks(dtb_slicestore *st, int k, const uint64_t *list, pe
     return rc;
 }
 
+dtb_status dtb_slicestore_put_blocks(dtb_slicestore *st, int k, const uint64_t *list,
+                                     uint64_t count, dtb_error *e)
+{
+    /* Chunks of whole records, at least CHUNK_RAW bytes each (but the last), a batch at a time. */
+    const uint64_t per = st->record >= CHUNK_RAW ? 1 : CHUNK_RAW / st->record;
+    pending p[BATCH];
+    dtb_status rc = DTB_OK;
+    for (uint64_t i = 0; i < count && rc == DTB_OK;) {
+        int np = 0;
+        for (; np < BATCH && i < count; np++, i += per)
+            p[np] = (pending){.first = i, .last = count - i < per ? count : i + per};
+        rc = put_chunks(st, k, list, p, np, e);
+    }
+    return rc;
+}
+
 dtb_status dtb_slicestore_put(dtb_slicestore *st, int a, dtb_error *e)
 {
     dtb_status rc = DTB_OK;
@@ -207,15 +223,7 @@ dtb_status dtb_slicestore_put(dtb_slicestore *st, int a, dtb_error *e)
         for (uint64_t b = 0; b < st->nblocks[k]; b++)
             if (lv[b] == a)
                 list[count++] = b;
-        /* Chunks of whole records, at least CHUNK_RAW bytes each (but the last), a batch at a time. */
-        const uint64_t per = st->record >= CHUNK_RAW ? 1 : CHUNK_RAW / st->record;
-        pending p[BATCH];
-        for (uint64_t i = 0; i < count && rc == DTB_OK;) {
-            int np = 0;
-            for (; np < BATCH && i < count; np++, i += per)
-                p[np] = (pending){.first = i, .last = count - i < per ? count : i + per};
-            rc = put_chunks(st, k, list, p, np, e);
-        }
+        rc = dtb_slicestore_put_blocks(st, k, list, count, e);
         free(list);
     }
     return rc;

@@ -42,6 +42,11 @@ void dtb_slicestore_free(dtb_slicestore *st);
  * Each level is put once. */
 dtb_status dtb_slicestore_put(dtb_slicestore *st, int a, dtb_error *e);
 
+/* dtb_slicestore_put of the count blocks list[] of table k alone (a part of a level, as it is
+ * solved; any order). Each block is put once. */
+dtb_status dtb_slicestore_put_blocks(dtb_slicestore *st, int k, const uint64_t *list,
+                                     uint64_t count, dtb_error *e);
+
 /* Bytes of the scratch file so far. */
 uint64_t dtb_slicestore_bytes(const dtb_slicestore *st);
 

@@ -274,6 +274,26 @@ uint64_t dtb_pair_solver_unpack(dtb_pair_solver *ps, int a, uint64_t b0, uint64_
     return pc.at;
 }
 
+typedef struct each_ctx {
+    void (*each)(void *user, int k, uint64_t block);
+    void *user;
+} each_ctx;
+
+static void each_unit(const dtb_pair_solver *ps, void *user, uint64_t blk, uint64_t fblk, int halves)
+{
+    const each_ctx *c = user;
+    c->each(c->user, 0, blk);
+    if (halves == 2)
+        c->each(c->user, ps->self ? 0 : 1, fblk);
+}
+
+void dtb_pair_solver_each_block(const dtb_pair_solver *ps, int a, uint64_t b0, uint64_t b1,
+                                void (*each)(void *user, int k, uint64_t block), void *user)
+{
+    each_ctx c = {each, user};
+    level_units_in(ps, a, b0, b1, each_unit, &c);
+}
+
 /* The first listed unit of level a at or after block blk. */
 static uint64_t listed_at(const dtb_pair_solver *ps, int a, uint64_t blk)
 {

@@ -136,6 +136,12 @@ void dtb_pair_solver_reach(const dtb_pair_solver *ps, int a, uint64_t b0, uint64
  * flevels (unused for a material that is its own flip). For a pair solved in slices. */
 void dtb_pair_solver_levels(const dtb_pair_solver *ps, uint8_t *levels, uint8_t *flevels);
 
+/* Calls each(user, k, block) for every block of level a's units among blocks b0..b1-1: k 0 for a
+ * block of the pair's first material, 1 for one of its flip (0 for both blocks of a unit of a
+ * material that is its own flip). */
+void dtb_pair_solver_each_block(const dtb_pair_solver *ps, int a, uint64_t b0, uint64_t b1,
+                                void (*each)(void *user, int k, uint64_t block), void *user);
+
 /* Whether the pair's tables have long-list entries (distances beyond the byte limit), which
  * dtb_pair_solver_pack does not carry. */
 bool dtb_pair_solver_has_long(const dtb_pair_solver *ps);
@@ -148,15 +154,26 @@ void dtb_pair_solver_stats(const dtb_pair_solver *ps, dtb_solve_stats stats[2]);
 
 typedef struct dtb_sliced_pair dtb_sliced_pair;
 
+/* Where the solvers of a pair's levels put each part of a level as it is solved (the pair's
+ * slice store, dtb_solve_pair_sliced): put stores the values and capture bits of level a's units
+ * among blocks b0..b1-1 from the tables, and with release gives back their pages. Each unit is
+ * put once. */
+typedef struct dtb_part_store {
+    void *ctx;
+    dtb_status (*put)(void *ctx, int a, uint64_t b0, uint64_t b1, bool release, dtb_error *e);
+} dtb_part_store;
+
 /* Solvers of a pair's levels besides this process (the ranks of an MPI job, gen/mpi_build.c).
  * begin is called once the pair solver is made, level for each level from the top (when it
- * returns, every unit of level a is solved into ps: by this process or by others, unpacked),
- * end after the last level, with the stats merged over every solver. */
+ * returns, every unit of level a is solved: by this process, into ps, or by others and, when
+ * store is not NULL, put there part by part; with store NULL they are in ps), end after the last
+ * level, with the stats merged over every solver. */
 typedef struct dtb_level_solvers {
     void *ctx;
     dtb_status (*begin)(void *ctx, dtb_pair_solver *ps, dtb_solve_progress progress, void *user,
                         dtb_error *e);
-    dtb_status (*level)(void *ctx, dtb_pair_solver *ps, int a, dtb_error *e);
+    dtb_status (*level)(void *ctx, dtb_pair_solver *ps, int a, const dtb_part_store *store,
+                        dtb_error *e);
     dtb_status (*end)(void *ctx, dtb_pair_solver *ps, dtb_solve_stats stats[2], dtb_error *e);
 } dtb_level_solvers;
 

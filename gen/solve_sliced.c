@@ -55,12 +55,58 @@ struct dtb_sliced_pair {
     int n;
 };
 
+/* Gives back the pages of both tables that hold only stored levels, level a the last stored. */
+static dtb_status release_level(const dtb_solved *s, dtb_sliced_pair *sp, int a)
+{
+    for (int k = 0; k < sp->n; k++)
+        dtb_sliced_release_level(s, sp->t[k], dtb_slicestore_levels(sp->store, k), a);
+    return DTB_OK;
+}
+
 /* Stores level a of both tables and gives back their pages that hold only stored levels. */
 static dtb_status store_level(const dtb_solved *s, dtb_sliced_pair *sp, int a, dtb_error *e)
 {
     const dtb_status rc = dtb_slicestore_put(sp->store, a, e);
-    for (int k = 0; k < sp->n && rc == DTB_OK; k++)
-        dtb_sliced_release_level(s, sp->t[k], dtb_slicestore_levels(sp->store, k), a);
+    return rc == DTB_OK ? release_level(s, sp, a) : rc;
+}
+
+/* The pair's part store (dtb_part_store) for the solvers of its levels: a part's blocks, table
+ * by table, into the slice store. */
+typedef struct part_sink {
+    const dtb_solved *s;
+    dtb_sliced_pair *sp;
+    const dtb_pair_solver *ps;
+    uint64_t *list[2], n[2];
+} part_sink;
+
+static void collect(void *user, int k, uint64_t block)
+{
+    part_sink *ks = user;
+    ks->list[k][ks->n[k]++] = block;
+}
+
+static dtb_status put_part(void *ctx, int a, uint64_t b0, uint64_t b1, bool release, dtb_error *e)
+{
+    part_sink *ks = ctx;
+    const dtb_sliced_pair *sp = ks->sp;
+    const uint64_t units = dtb_pair_solver_units(ks->ps, a, b0, b1);
+    dtb_status rc = DTB_OK;
+    for (int k = 0; k < 2; k++) {
+        ks->list[k] = malloc((units ? units : 1) * 2 * sizeof *ks->list[k]);
+        ks->n[k] = 0;
+        if (!ks->list[k])
+            rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    }
+    if (rc == DTB_OK)
+        dtb_pair_solver_each_block(ks->ps, a, b0, b1, collect, ks);
+    for (int k = 0; k < sp->n && rc == DTB_OK; k++) {
+        rc = dtb_slicestore_put_blocks(sp->store, k, ks->list[k], ks->n[k], e);
+        const uint64_t K = dtb_index_block_size(sp->t[k]->index);
+        for (uint64_t i = 0; i < ks->n[k] && rc == DTB_OK && release; i++)
+            dtb_solved_release(ks->s, sp->t[k], ks->list[k][i] * K, K);
+    }
+    free(ks->list[0]);
+    free(ks->list[1]);
     return rc;
 }
 
@@ -94,20 +140,24 @@ dtb_status dtb_solve_pair_sliced(dtb_solved *s, dtb_material m, bool in_memory, 
                                self ? NULL : dtb_slicestore_levels(sp->store, 1));
     if (rc == DTB_OK && with)
         rc = with->begin(with->ctx, ps, progress, user, e);
+    part_sink sink = {.s = s, .sp = sp, .ps = ps};
+    const dtb_part_store store = {&sink, put_part};
     int above = -1; /* the level solved before the one being solved */
     for (int a = rc == DTB_OK ? dtb_pair_solver_next_level(ps, DTB_SOLVE_LEVEL_TOP) : -1;
          a >= 0 && rc == DTB_OK; a = dtb_pair_solver_next_level(ps, a)) {
         for (int k = 0; k < sp->n && rc == DTB_OK; k++)
             rc = dtb_sliced_reserve_level(s, sp->t[k], dtb_slicestore_levels(sp->store, k), a, e);
         if (rc == DTB_OK)
-            rc = with ? with->level(with->ctx, ps, a, e)
+            rc = with ? with->level(with->ctx, ps, a, &store, e)
                       : dtb_pair_solver_solve(ps, a, 0, dtb_pair_solver_blocks(ps), progress, user, e);
+        /* The solvers put the level's parts as they came: only its pages are left to give back
+         * once the level below no longer reads it. */
         if (rc == DTB_OK && above >= 0)
-            rc = store_level(s, sp, above, e);
+            rc = with ? release_level(s, sp, above) : store_level(s, sp, above, e);
         above = a;
     }
     if (rc == DTB_OK && above >= 0)
-        rc = store_level(s, sp, above, e);
+        rc = with ? release_level(s, sp, above) : store_level(s, sp, above, e);
     if (rc == DTB_OK && with)
         rc = with->end(with->ctx, ps, stats, e);
     else if (rc == DTB_OK)
