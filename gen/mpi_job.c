@@ -1,0 +1,99 @@
+/* Messages and waiting for the MPI build (gen/mpi_job.h). */
+#include "mpi_job.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+double dtb_mpi_now(void) { return MPI_Wtime(); }
+
+void dtb_mpi_nap(void)
+{
+    const struct timespec t = {0, 200000}; /* 0.2 ms: waiting ranks leave the cores to others */
+    nanosleep(&t, NULL);
+}
+
+dtb_status dtb_mpi_failed(dtb_error *e, int rank, int err, const char *what)
+{
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(err, text, &len) != MPI_SUCCESS)
+        snprintf(text, sizeof text, "error %d", err);
+    return dtb_error_set(e, DTB_E_IO, "rank %d: %s: %s", rank, what, text);
+}
+
+dtb_status dtb_mpi_send_cmd(dtb_mpi *m, int to, const cmd *c, dtb_error *e)
+{
+    const int err = MPI_Send(c, (int)sizeof *c, MPI_BYTE, to, TAG_CMD, m->comm);
+    if (err != MPI_SUCCESS)
+        return dtb_mpi_failed(e, to, err, "sending a command");
+    m->traffic.bytes_sent += sizeof *c;
+    return DTB_OK;
+}
+
+dtb_status dtb_mpi_send_all(dtb_mpi *m, const cmd *c, dtb_error *e)
+{
+    dtb_status rc = DTB_OK;
+    for (int r = 1; r < m->size && rc == DTB_OK; r++)
+        rc = dtb_mpi_send_cmd(m, r, c, e);
+    return rc;
+}
+
+/* Waits for req: MPI_Test in a loop (MPI moves the data along only while it is called), with
+ * naps once the first 10 ms have passed so that a long wait leaves the core to others. *late
+ * when allowed seconds (0: no limit) passed first. */
+int dtb_mpi_wait(MPI_Request *req, double allowed, bool *late)
+{
+    const double t0 = dtb_mpi_now();
+    int err, flag = 0;
+    while ((err = MPI_Test(req, &flag, MPI_STATUS_IGNORE)) == MPI_SUCCESS && !flag) {
+        const double waited = dtb_mpi_now() - t0;
+        if (allowed > 0 && waited > allowed) {
+            *late = true;
+            return MPI_SUCCESS;
+        }
+        if (waited > 0.01)
+            dtb_mpi_nap();
+    }
+    return err;
+}
+
+int dtb_mpi_big_post(bool send, uint8_t *buf, uint64_t n, int peer, int tag, MPI_Comm comm,
+                     dtb_mpi_bigmsg *b)
+{
+    b->n = n ? (int)((n + MSG_MAX - 1) / MSG_MAX) : 1;
+    b->req = malloc((size_t)b->n * sizeof *b->req);
+    if (!b->req) {
+        b->n = 0;
+        return MPI_ERR_NO_MEM;
+    }
+    for (int i = 0; i < b->n; i++) {
+        const uint64_t at = (uint64_t)i * MSG_MAX, len = n - at < MSG_MAX ? n - at : MSG_MAX;
+        const int err = send ? MPI_Isend(buf + at, (int)len, MPI_BYTE, peer, tag, comm, &b->req[i])
+                             : MPI_Irecv(buf + at, (int)len, MPI_BYTE, peer, tag, comm, &b->req[i]);
+        if (err != MPI_SUCCESS) {
+            b->n = i;
+            return err;
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+/* Waits for every piece of b (none: at once) and forgets them. */
+int dtb_mpi_big_wait(dtb_mpi_bigmsg *b)
+{
+    const int err = b->n ? MPI_Waitall(b->n, b->req, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
+    free(b->req);
+    *b = (dtb_mpi_bigmsg){0};
+    return err;
+}
+
+dtb_status dtb_mpi_make_dir(const char *path, dtb_error *e)
+{
+    if (mkdir(path, 0777) == 0 || errno == EEXIST)
+        return DTB_OK;
+    return dtb_error_set(e, DTB_E_IO, "cannot create directory %s: %s", path, strerror(errno));
+}

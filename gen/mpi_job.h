@@ -1,0 +1,135 @@
+/* What the files of dtbgen's MPI build share (gen/mpi_build.c: rank 0 and the other ranks;
+ * gen/mpi_job.c: messages and waiting; gen/mpi_files.c: the ranks' copies of table files;
+ * gen/mpi_levels.c: a level partitioned between the ranks). Internal to the MPI build; the
+ * protocol is described in gen/mpi_build.c. Nothing here prints. */
+#ifndef DTB_MPI_JOB_H
+#define DTB_MPI_JOB_H
+
+#include <mpi.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mpi_build.h"
+#include "solve.h"
+
+enum { TAG_CMD = 1, TAG_RESULT, TAG_STATS, TAG_REPLY, TAG_FILE, TAG_LEVEL };
+
+enum { OP_FILE = 1, OP_ATTACH, OP_DROP, OP_PAIR, OP_RUN, OP_END, OP_STOP, OP_START };
+
+typedef struct cmd {
+    int32_t op, level;
+    int32_t material[4]; /* white kings, white men, black kings, black men */
+    uint64_t b0, b1;
+    uint64_t arg;
+} cmd;
+
+typedef struct dispatch dispatch;
+
+struct dtb_mpi {
+    MPI_Comm comm;
+    int rank, size;
+    dtb_build_peers peers;
+    double started;
+    double timeout;         /* seconds a part may take at least before its rank counts as lost */
+    dtb_mpi_traffic traffic;
+    dispatch *d;            /* rank 0: the pair whose levels are being solved */
+};
+
+static inline cmd dtb_mpi_cmd_of(int op, dtb_material mt)
+{
+    return (cmd){.op = op, .material = {mt.kings[0], mt.men[0], mt.kings[1], mt.men[1]}};
+}
+
+static inline dtb_material dtb_mpi_material_of(const cmd *c)
+{
+    dtb_material mt = {0};
+    mt.kings[0] = c->material[0];
+    mt.men[0] = c->material[1];
+    mt.kings[1] = c->material[2];
+    mt.men[1] = c->material[3];
+    return mt;
+}
+
+/* MPI counts are ints: whole tables go in pieces of at most this. */
+#define MSG_MAX ((uint64_t)1 << 30)
+/* Table files are hashed, sent and written in pieces of this many bytes. */
+#define FILE_CHUNK ((size_t)1 << 22)
+/* A level is cut into parts of at least PART_MIN and at most PART_MAX positions, about four
+ * per rank in between, so that uneven parts even out; parts smaller than PART_MIN cost more
+ * in messages than they save. */
+#define PART_MIN ((uint64_t)1 << 16)
+#define PART_MAX ((uint64_t)1 << 23)
+
+/* ---- messages and waiting (gen/mpi_job.c) ---------------------------------------------------- */
+
+double dtb_mpi_now(void);
+/* A short sleep: a rank that waits leaves the core to others. */
+void dtb_mpi_nap(void);
+/* DTB_E_IO with "rank R: what: MPI's reason". */
+dtb_status dtb_mpi_failed(dtb_error *e, int rank, int err, const char *what);
+/* A command to rank `to`, or to every other rank (rank 0). */
+dtb_status dtb_mpi_send_cmd(dtb_mpi *m, int to, const cmd *c, dtb_error *e);
+dtb_status dtb_mpi_send_all(dtb_mpi *m, const cmd *c, dtb_error *e);
+/* Waits for req (MPI_Test in a loop, napping after 10 ms); *late when allowed seconds (0: no
+ * limit) passed first. An MPI error code. */
+int dtb_mpi_wait(MPI_Request *req, double allowed, bool *late);
+/* A message of any size, as pieces that MPI's int counts hold, sent or received in order under
+ * one tag (a part of one large unit can pass 2^31 bytes); big_wait waits for every piece (none:
+ * at once) and forgets them. */
+typedef struct dtb_mpi_bigmsg {
+    MPI_Request *req;
+    int n;
+} dtb_mpi_bigmsg;
+int dtb_mpi_big_post(bool send, uint8_t *buf, uint64_t n, int peer, int tag, MPI_Comm comm,
+                     dtb_mpi_bigmsg *b);
+int dtb_mpi_big_wait(dtb_mpi_bigmsg *b);
+/* mkdir that accepts an existing directory. */
+dtb_status dtb_mpi_make_dir(const char *path, dtb_error *e);
+
+/* ---- the ranks' copies of table files (gen/mpi_files.c) -------------------------------------- */
+
+/* The size and XXH64 of the file at path: what a rank's copy must match. */
+dtb_status dtb_mpi_file_digest(const char *path, uint64_t *size, uint64_t *hash, dtb_error *e);
+/* Rank 0: its complete table file of metric x of mt at path to every other rank whose copy
+ * differs (a FILE command, each rank's answer, then the bytes). */
+dtb_status dtb_mpi_share_file(dtb_mpi *m, dtb_material mt, dtb_metric x, const char *path,
+                              dtb_error *e);
+/* Another rank, on FILE: its copy in o's table directory kept when it has the same bytes, else
+ * received from rank 0 and written whole or not at all. */
+dtb_status dtb_mpi_receive_file(dtb_mpi *m, const dtb_build_options *o, const cmd *c,
+                                dtb_error *e);
+/* Another rank, on ATTACH: the material read from its copy of the file into s from now on. */
+dtb_status dtb_mpi_attach(dtb_solved *s, const dtb_build_options *o, const cmd *c, dtb_error *e);
+
+/* ---- a level partitioned between the ranks (gen/mpi_levels.c) -------------------------------- */
+
+/* The parts of level a, as every rank cuts them: about four a rank, at least PART_MIN and at
+ * most PART_MAX positions each. A rank owns a contiguous run of them (part k: rank k * ranks /
+ * n), so that its units are neighbours in block order, whose men moves reach fewer units of
+ * other ranks than parts dealt round-robin would (docs/MEASUREMENTS.md, "MPI"). */
+typedef struct dtb_mpi_level {
+    int a;
+    uint64_t n;
+    uint64_t *cuts; /* n + 1 */
+} dtb_mpi_level;
+
+/* Level a's parts, cut for this many ranks: the same on every rank. */
+dtb_status dtb_mpi_cut_level(const dtb_pair_solver *ps, int a, int ranks, dtb_mpi_level *lp,
+                             dtb_error *e);
+/* The rank that owns part k. */
+int dtb_mpi_owner(const dtb_mpi_level *lp, uint64_t k, int ranks);
+/* After level la, before the level lb below it: every rank sends each other rank the values of
+ * its own units of la that the other's parts of lb read by man moves, and receives those its
+ * parts read, one message each way a pair of ranks (every rank calls it). */
+dtb_status dtb_mpi_exchange(dtb_mpi *m, dtb_pair_solver *ps, const dtb_mpi_level *la,
+                            const dtb_mpi_level *lb, dtb_error *e);
+/* Solves this rank's parts of level a: each part's values go to rank 0 through send (workers), or
+ * to the store (rank 0: store not NULL), as they are solved. */
+typedef dtb_status (*dtb_mpi_part_done)(void *ctx, const dtb_mpi_level *lp, uint64_t k,
+                                        dtb_error *e);
+
+dtb_status dtb_mpi_solve_own(dtb_mpi *m, dtb_pair_solver *ps, const dtb_mpi_level *lp,
+                             dtb_mpi_part_done done, void *ctx, dtb_error *e);
+
+#endif
