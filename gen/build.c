@@ -987,6 +987,7 @@ typedef struct build_plan {
     uint64_t room;    /* the disk a pair's work files may take beside the build's table files
                          (set before plan_finish; UINT64_MAX: no limit) */
     uint64_t working; /* the most bytes one step works with beyond them, BASE_BYTES included */
+    uint64_t file_cache; /* the caches of table files read on demand, when they are */
 } build_plan;
 
 static void plan_free(build_plan *pl)
@@ -1003,7 +1004,7 @@ static uint64_t resident_bytes(const plan_pair *p)
     return (p->self ? 1 : 2) * (p->positions + (p->positions / 64 + 1) * 8 + 1024);
 }
 
-static uint64_t file_cache_bytes(int threads);
+static uint64_t file_cache_bytes(int threads, uint64_t positions);
 
 /* Bytes a pair solved in slices holds at once: the values and capture bits of its two largest
  * adjacent levels, and a page a block-run boundary (counted as an eighth more). */
@@ -1303,6 +1304,10 @@ static dtb_status plan_finish(const dtb_build_options *o, bool keep, build_plan 
         p->lean = 2 * p->block_size > UINT32_MAX || (o->ranks > 1 && !o->dtw_byte_max) ||
                   (o->memory_budget && nodes > o->memory_budget);
     }
+    uint64_t positions = 0;
+    for (int i = 0; i < np; i++)
+        positions += (pl->pair[i].self ? 1 : 2) * pl->pair[i].positions;
+    pl->file_cache = file_cache_bytes(threads, positions);
     /* Pairs with men and kings whose values would not fit the budget are solved in slices;
      * under MPI every such pair, so that rank 0 holds two levels of it as the others do. */
     for (int i = 0; i < np; i++) {
@@ -1316,7 +1321,7 @@ static dtb_status plan_finish(const dtb_build_options *o, bool keep, build_plan 
         /* Its live levels stay in memory when they fit beside the solver and the file caches
          * (work files only on --work): the scratch store alone is on disk. */
         const uint64_t live = BASE_BYTES + live_bytes(p) + solver_bytes(p, threads) +
-                              file_cache_bytes(threads);
+                              pl->file_cache;
         p->sliced_in_memory = p->sliced && !o->work_dir && (!o->memory_budget || live <= o->memory_budget);
     }
     uint64_t live = 0;
@@ -1387,10 +1392,12 @@ static uint64_t monitor_cap(const dtb_build_options *o)
     return o->memory_budget > BUDGET_SLACK ? o->memory_budget - BUDGET_SLACK : 0;
 }
 
-/* Bytes of the caches of table files read on demand (gen/solved.c: 256 blocks a thread). */
-static uint64_t file_cache_bytes(int threads)
+/* Bytes of the caches of table files read on demand (gen/solved.c), when the tables read hold
+ * this many positions in all: a thread's cache never holds more than them. */
+static uint64_t file_cache_bytes(int threads, uint64_t positions)
 {
-    return (uint64_t)threads * 256 * DTB_TABLE_DEFAULT_BLOCK_POSITIONS;
+    const uint64_t most = (uint64_t)DTB_SOLVED_FILE_CACHE_BLOCKS * DTB_TABLE_DEFAULT_BLOCK_POSITIONS;
+    return (uint64_t)threads * (positions < most ? positions : most);
 }
 
 /* The disk the build may take of free_bytes free: all of it, or o->disk_budget when less. */
@@ -1456,13 +1463,12 @@ static dtb_build_budget budget_of(const dtb_build_options *o, const build_plan *
     b.read_finished = o->read_finished || b.sliced_pairs || o->ranks > 1 ||
                       (b.use_work_files && free_bytes < pl->tables + table_bytes);
     if (b.read_finished) {
-        const int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
         /* Asked for, or for the disk's sake: the pair being solved in work files too. Under
          * MPI, where every rank reads finished tables from files, only when over budget. */
         b.use_work_files |= o->ranks <= 1;
         b.work_files = b.use_work_files ? pl->solving : 0;
-        b.working += file_cache_bytes(threads);
-        b.minimum += file_cache_bytes(threads);
+        b.working += pl->file_cache;
+        b.minimum += pl->file_cache;
     }
     return b;
 }

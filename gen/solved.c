@@ -44,10 +44,13 @@ typedef struct entry {
     longmap longs;      /* the long list of a table with values (a file's is in the file) */
 } entry;
 
-/* Blocks of table files one thread keeps decoded: direct-mapped by (serial, block). A unit's
- * exits land in a few blocks of each table they reach (one men placement each), and
- * neighbouring units in the same ones. */
-enum { FILE_CACHE_BLOCKS = 256, MAX_CACHES = 256 };
+/* Blocks of table files one thread keeps decoded: direct-mapped by (serial, block), allocated as
+ * they are first used. A unit's exits land in a few blocks of each table they reach (one men
+ * placement each), and neighbouring units in the same ones; but a promotion lands anywhere in
+ * its target table, and a win read from a losses-only table searches its moves, so the blocks
+ * in use at once are many more than the tables read (DTB_SOLVED_FILE_CACHE_BLOCKS). */
+enum { FILE_CACHE_BITS = 10, FILE_CACHE_BLOCKS = 1 << FILE_CACHE_BITS, MAX_CACHES = 256 };
+_Static_assert(FILE_CACHE_BLOCKS == DTB_SOLVED_FILE_CACHE_BLOCKS, "the header says the size");
 
 typedef struct file_cache {
     uint64_t key[FILE_CACHE_BLOCKS]; /* serial << 32 | block, + 1; 0: empty */
@@ -700,7 +703,7 @@ static dtb_value file_byte(const dtb_solved *cs, const dtb_tablefile *tf, uint64
         goto fail_nomem;
     const dtb_tablefile_info *info = dtb_tablefile_get_info(tf);
     const uint64_t blk = idx / info->block_positions, key = (serial << 32 | blk) + 1;
-    const int h = (int)((key * 0x9E3779B97F4A7C15ull) >> 56) & (FILE_CACHE_BLOCKS - 1);
+    const int h = (int)((key * 0x9E3779B97F4A7C15ull) >> (64 - FILE_CACHE_BITS));
     if (fc->key[h] != key) {
         if (!fc->ctx && !(fc->ctx = dtb_tablefile_ctx_create()))
             goto fail_nomem;

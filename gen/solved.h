@@ -115,10 +115,14 @@ bool dtb_solved_long_list(const dtb_solved *s, const dtb_solved_table *t, uint64
 /* Entries in t's long list. */
 uint64_t dtb_solved_long_count(const dtb_solved *s, const dtb_solved_table *t);
 
+/* Blocks of table files each thread keeps decoded for tables read from their files (below), for
+ * memory plans: at most this many table blocks a thread. */
+#define DTB_SOLVED_FILE_CACHE_BLOCKS 1024
+
 /* Adds material m read on demand from its complete full-set DTW file at path, instead of its
  * values in memory: lookups decode the file's blocks into a cache of each OpenMP thread (up to
- * 256 blocks) and give capture positions (don't-care in files) the value of their best capture,
- * as loading would. A DTW file that stores its losses only (docs/FORMAT.md §8.7) is read with
+ * DTB_SOLVED_FILE_CACHE_BLOCKS blocks) and give capture positions (don't-care in files) the
+ * value of their best capture, as loading would. A DTW file that stores its losses only (docs/FORMAT.md §8.7) is read with
  * the WLD file beside it (path with .wld for .dtw), which says which quiet positions are wins,
  * draws and losses; a win's value is then searched from its moves (the shortest to a lost
  * position), so its partner and the tables its promotions and captures reach must be in s too.
