@@ -1309,14 +1309,16 @@ static dtb_status plan_finish(const dtb_build_options *o, bool keep, build_plan 
         positions += (pl->pair[i].self ? 1 : 2) * pl->pair[i].positions;
     pl->file_cache = file_cache_bytes(threads, positions);
     /* Pairs with men and kings whose values would not fit the budget are solved in slices;
-     * under MPI every such pair, so that rank 0 holds two levels of it as the others do. */
+     * under MPI every such pair (rank 0 stores each part as it comes and never holds the pair),
+     * but for MTC tables, which are solved from the whole pair's values. */
     for (int i = 0; i < np; i++) {
         plan_pair *p = &pl->pair[i];
         const uint64_t whole = BASE_BYTES + resident_bytes(p) + solver_bytes(p, threads);
         p->sliced = p->action == PAIR_SOLVE && p->live && p->live != UINT64_MAX &&
                     (o->slices == DTB_SLICES_ALWAYS ||
                      (o->slices == DTB_SLICES_AUTO &&
-                      (o->ranks > 1 || (o->memory_budget && whole > o->memory_budget) ||
+                      ((o->ranks > 1 && !o->mtc) ||
+                       (o->memory_budget && whole > o->memory_budget) ||
                        resident_bytes(p) > pl->room)));
         /* Its live levels stay in memory when they fit beside the solver and the file caches
          * (work files only on --work): the scratch store alone is on disk. */

@@ -1,24 +1,33 @@
 #!/usr/bin/env python3
 """Projected time of an international (10x10) build under MPI (docs/CLUSTER.md, "Cost model").
 
-Walks every pair of 2..N pieces level by level as gen/mpi_build.c shares them out: a level's
-units (one men placement and its colour flip, K king placements each half) are independent,
-cut into parts, and handed to the ranks; a unit is never split between ranks, so a level takes
-at least one unit's time on one node. Then rank 0 writes the pair's tables alone.
+Walks every pair of 2..N pieces level by level as gen/mpi_build.c solves them: a level's units
+(one men placement and its colour flip, K king placements each half) are independent, cut into
+parts, and every node solves its own contiguous share of them; a unit is never split between
+nodes, so a level takes at least one unit's time on one node. Each part's values go to rank 0,
+which stores them and writes the pair's tables alone; between two levels the nodes exchange the
+units the next level reads of each other's shares.
 
     level time = max(level positions / (nodes * cores * rate), unit positions / (cores * rate),
                      level positions * 1.125 * (nodes - 1) / nodes / bandwidth)  (results into
                                                       rank 0, while the level is solved)
-                 + level positions / bandwidth            (the level's broadcast to every node)
+                 + level positions * exchange / nodes / bandwidth   (the units the next level
+                                                      reads, each node's link its share)
     pair time  = sum of its level times + pair positions / (cores * write rate)
 
-Pairs under 2^20 positions are solved by rank 0 alone, as the code does. The inputs are rates
-measured on one machine (docs/MEASUREMENTS.md, "MPI"); the outputs are projections.
+Pairs under 2^20 positions, kingless and kings-only pairs are solved by rank 0 alone, as the
+code does. The inputs are rates measured on one machine (docs/MEASUREMENTS.md, "MPI"); the
+outputs are projections.
 
 usage: cluster_model.py PIECES NODES CORES [--rate R] [--unit-rate U] [--write W] [--bw B]
+                        [--exchange X] [--files F]
   R  positions/s per core solving (default 6.0e6), U the same for units shared by a node's
   threads (kings-only, default 2.25e6), W positions/s per core writing (default 3.5e7), B bytes/s
-  of a node's network link (default 1.25e9: 10 Gbit/s).
+  of a node's network link (default 1.25e9: 10 Gbit/s), X bytes exchanged between the nodes a
+  position of a level, beyond the results (default 0.5, an upper bound of what was measured), F
+  how much slower solving is with finished tables read from their files, as every rank reads
+  them under MPI (default 1: R as measured in memory; docs/MEASUREMENTS.md, "MPI", has the
+  measured factor).
 """
 import argparse
 from math import comb
@@ -61,7 +70,7 @@ def materials(pieces):
                         yield (wk, wm, bk, bm)
 
 
-def project(pieces, nodes, cores, rate, unit_rate, write, bw):
+def project(pieces, nodes, cores, rate, unit_rate, write, bw, exchange, files):
     seen, total = set(), dict(positions=0, solve=0.0, net=0.0, write=0.0, alone=0.0)
     worst = (0, None)
     for m in materials(pieces):
@@ -83,17 +92,17 @@ def project(pieces, nodes, cores, rate, unit_rate, write, bw):
         r_unit = unit_rate if K >= SHARED_UNIT_BIG else rate
         t_pair = 0.0
         for units, lp in parts.values():
-            if nodes == 1:
+            if nodes == 1:  # one process: finished tables in memory
                 t, t_net = lp / (cores * rate), 0.0
-            elif pair < SHARE_MIN:  # rank 0 alone, then broadcast
-                t, t_net = lp / (cores * rate), lp / bw
+            elif pair < SHARE_MIN or wk + bk == 0 or wm + bm == 0:  # rank 0 alone
+                t, t_net = lp * files / (cores * (rate if wm + bm else r_unit)), 0.0
                 total["alone"] += t
             else:
                 # results come in while the level is solved, through rank 0's one link
-                solve = max(lp / (nodes * cores * rate), min(unit, lp) / (cores * r_unit))
+                solve = files * max(lp / (nodes * cores * rate), min(unit, lp) / (cores * r_unit))
                 results = lp * 1.125 * (nodes - 1) / nodes / bw
                 t = solve
-                t_net = max(0.0, results - solve) + lp / bw
+                t_net = max(0.0, results - solve) + lp * exchange / nodes / bw
             total["solve"] += t
             total["net"] += t_net
             t_pair += t + t_net
@@ -119,8 +128,11 @@ def main():
     ap.add_argument("--unit-rate", type=float, default=2.25e6)
     ap.add_argument("--write", type=float, default=3.5e7)
     ap.add_argument("--bw", type=float, default=1.25e9)
+    ap.add_argument("--exchange", type=float, default=0.5)
+    ap.add_argument("--files", type=float, default=1.0)
     a = ap.parse_args()
-    t = project(a.pieces, a.nodes, a.cores, a.rate, a.unit_rate, a.write, a.bw)
+    t = project(a.pieces, a.nodes, a.cores, a.rate, a.unit_rate, a.write, a.bw, a.exchange,
+                a.files)
     hours = (t["solve"] + t["net"] + t["write"]) / 3600
     ideal = t["positions"] / (a.nodes * a.cores * a.rate) / 3600
     print(f"2..{a.pieces} on {a.nodes} node(s) x {a.cores} cores: {t['positions']:.3g} positions, "
