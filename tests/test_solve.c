@@ -708,10 +708,10 @@ static void check_reach(const dtb_board *b, dtb_solved *s, dtb_material m)
                 if (need[y] && lv[y] != a + 1)
                     fail_msg("a unit of level %d reaches block %llu of level %d", a,
                              (unsigned long long)y, lv[y]);
-            dtb_bb wm, bm;
-            dtb_index_block_men(t->index, u, &wm, &bm);
-            const uint64_t fu = dtb_index_block_of(ft->index, dtb_bb_reverse(b, bm),
-                                                   dtb_bb_reverse(b, wm));
+            dtb_pos up, uf; /* a position of block u, and its flip: the unit's other block */
+            dtb_index_pos(t->index, u * K, &up);
+            dtb_pos_flip(b, &up, &uf);
+            const uint64_t fu = dtb_index_of(ft->index, &uf) / K;
             for (int k = 0; k < 2; k++) { /* the unit's block in m, then in its flip */
                 const dtb_solved_table *x = k ? ft : t;
                 for (uint64_t i = (k ? fu : u) * K; i < ((k ? fu : u) + 1) * K; i++) {
@@ -731,9 +731,13 @@ static void check_reach(const dtb_board *b, dtb_solved *s, dtb_material m)
                         const uint64_t y = dtb_index_block_of(t->index, r.men[DTB_WHITE],
                                                               r.men[DTB_BLACK]);
                         /* a self-flip material's unit may be listed from its other block */
-                        const uint64_t fy = dtb_index_block_of(t->index, dtb_bb_reverse(b, r.men[DTB_BLACK]),
-                                                               dtb_bb_reverse(b, r.men[DTB_WHITE]));
-                        if (!need[y] && !(dtb_material_equal(&m, &fm) && need[fy]))
+                        dtb_pos rf;
+                        dtb_pos_flip(b, &r, &rf);
+                        const uint64_t fy = dtb_material_equal(&m, &fm)
+                                                ? dtb_index_block_of(t->index, rf.men[DTB_WHITE],
+                                                                     rf.men[DTB_BLACK])
+                                                : y;
+                        if (!need[y] && !need[fy])
                             fail_msg("a man move from position %llu of a unit of level %d lands "
                                      "in block %llu, which the reach does not mark",
                                      (unsigned long long)i, a, (unsigned long long)y);
