@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "mpi_job.h"
+#include "setfiles.h"
 
 /* Values whose distance is in a long list (beyond 254 plies) travel as escape bytes alone. */
 #define LONG_REFUSED "a distance to win beyond 254 plies: MPI ranks do not share long lists " \
@@ -639,11 +640,11 @@ static dtb_status obey(worker *w, const cmd *c, bool *stop, dtb_error *e)
         if (rc == DTB_OK && o->work_dir) {
             snprintf(w->work, sizeof w->work, "%s", o->work_dir);
         } else if (rc == DTB_OK) {
-            rc = dtb_mpi_make_dir(o->out_dir, e);
+            rc = dtb_setfiles_make_dir(o->out_dir, e);
             snprintf(w->work, sizeof w->work, "%s/%s", o->out_dir, o->variant->name);
         }
         if (rc == DTB_OK)
-            rc = dtb_mpi_make_dir(w->work, e);
+            rc = dtb_setfiles_make_dir(w->work, e);
         return rc == DTB_OK ? dtb_solved_use_work_files(w->s, w->work, budget.monitor_cap, e) : rc;
     }
     case OP_FILE:

@@ -2,6 +2,7 @@
  * from its own copy, which rank 0 sends when it is missing or differs (by size and XXH64). In a
  * directory shared with rank 0 the copy is rank 0's file and nothing is sent. */
 #include "mpi_job.h"
+#include "setfiles.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -138,9 +139,9 @@ dtb_status dtb_mpi_receive_file(dtb_mpi *m, const dtb_build_options *o, const cm
         return DTB_OK;
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/%s", o->out_dir, o->variant->name);
-    dtb_status rc = dtb_mpi_make_dir(o->out_dir, e);
+    dtb_status rc = dtb_setfiles_make_dir(o->out_dir, e);
     if (rc == DTB_OK)
-        rc = dtb_mpi_make_dir(dir, e);
+        rc = dtb_setfiles_make_dir(dir, e);
     uint8_t *buf = malloc(FILE_CHUNK);
     if (rc == DTB_OK && !buf)
         rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");

@@ -1,11 +1,8 @@
 /* Messages and waiting for the MPI build (gen/mpi_job.h). */
 #include "mpi_job.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 double dtb_mpi_now(void) { return MPI_Wtime(); }
@@ -89,11 +86,4 @@ int dtb_mpi_big_wait(dtb_mpi_bigmsg *b)
     free(b->req);
     *b = (dtb_mpi_bigmsg){0};
     return err;
-}
-
-dtb_status dtb_mpi_make_dir(const char *path, dtb_error *e)
-{
-    if (mkdir(path, 0777) == 0 || errno == EEXIST)
-        return DTB_OK;
-    return dtb_error_set(e, DTB_E_IO, "cannot create directory %s: %s", path, strerror(errno));
 }

@@ -84,8 +84,6 @@ typedef struct dtb_mpi_bigmsg {
 int dtb_mpi_big_post(bool send, uint8_t *buf, uint64_t n, int peer, int tag, MPI_Comm comm,
                      dtb_mpi_bigmsg *b);
 int dtb_mpi_big_wait(dtb_mpi_bigmsg *b);
-/* mkdir that accepts an existing directory. */
-dtb_status dtb_mpi_make_dir(const char *path, dtb_error *e);
 
 /* ---- the ranks' copies of table files (gen/mpi_files.c) -------------------------------------- */
 

@@ -58,11 +58,9 @@ static void on_run(void *user, uint64_t y0, uint64_t y1)
 {
     runs_msg *r = user;
     const uint64_t n = dtb_pair_solver_positions(r->ps, r->a, y0, y1);
-    if (r->count)
-        ;
-    else if (r->unpack)
+    if (r->unpack)
         dtb_pair_solver_unpack(r->ps, r->a, y0, y1, r->buf + r->at, NULL);
-    else
+    else if (!r->count)
         dtb_pair_solver_pack(r->ps, r->a, y0, y1, r->buf + r->at, NULL);
     r->at += n;
 }
