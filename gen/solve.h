@@ -34,6 +34,35 @@ dtb_status dtb_solve_pair(dtb_solved *s, dtb_material m, bool lean, dtb_solve_st
 /* Whether material m's pair can be solved lean: no men (one unit, no exit but captures). */
 bool dtb_solve_lean_applies(const dtb_material *m);
 
+/* A kings-only pair solved lean by several processes at once (the ranks of an MPI build,
+ * gen/mpi_lean.c): process `rank` of `ranks` owns positions lo..hi-1 of each member
+ * (dtb_lean_share_range) and holds only their values, capture bits and counts. Both calls are
+ * collective: every process makes them in the same order. allgather sends mine[0..len) to every
+ * other process and gives back each one's bytes (theirs[q], lens[q], malloc'd: the caller frees
+ * them; nothing for q == rank); max replaces v[0..n) by their maximum over the processes. */
+typedef struct dtb_lean_share {
+    void *ctx;
+    int rank, ranks;
+    dtb_status (*allgather)(void *ctx, const uint8_t *mine, uint64_t len, uint8_t **theirs,
+                            uint64_t *lens, dtb_error *e);
+    dtb_status (*max)(void *ctx, int64_t *v, int n, dtb_error *e);
+} dtb_lean_share;
+
+/* The positions of each member (of `positions` each) that process rank of ranks owns: lo..hi-1,
+ * whole words of capture bits (the last process takes the rest; a range may be empty). */
+void dtb_lean_share_range(uint64_t positions, int rank, int ranks, uint64_t *lo, uint64_t *hi);
+
+/* dtb_solve_pair of kings-only material m, lean, shared as sh says: the values and capture bits
+ * of this process's positions are set in the members' tables in s (added when missing; the
+ * caller may add them sliced and reserve its range), the rest is left alone. stats: of this
+ * process's positions (merge the others' with dtb_solve_stats_merge). The values are those of
+ * dtb_solve_pair, whatever the number of processes. The statuses of dtb_solve_pair (lean), those
+ * of sh, DTB_E_CORRUPT when another process's bytes are not what this one sends, DTB_E_IO when
+ * another process failed. */
+dtb_status dtb_solve_pair_lean_shared(dtb_solved *s, dtb_material m, const dtb_lean_share *sh,
+                                      dtb_solve_stats stats[2], dtb_solve_progress progress,
+                                      void *user, dtb_error *e);
+
 /* Bytes the lean solve allocates beyond the tables, for a pair of this many positions (both
  * members) solved by this many threads (for memory plans). */
 uint64_t dtb_solve_lean_bytes(uint64_t positions, int threads);

@@ -14,6 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <omp.h>
+#include <pthread.h>
+
 #include <cmocka.h>
 
 #include "fen.h"
@@ -540,6 +543,212 @@ static void lean_equals_nodes(void **state)
     }
 }
 
+/* ---- a kings-only pair shared by several processes (dtb_solve_pair_lean_shared) ------------ */
+
+/* Processes simulated by threads: each has its own registry (its copies of the smaller tables,
+ * solved alone), and the share's collectives meet at a barrier. */
+typedef struct sim {
+    pthread_barrier_t bar;
+    int ranks;
+    const uint8_t **buf;
+    uint64_t *len;
+    int64_t *v; /* ranks x 2 */
+    bool garble; /* allgather hands rank 0 garbage in place of rank 1's bytes */
+} sim;
+
+typedef struct sim_proc {
+    sim *sm;
+    dtb_lean_share sh;
+    dtb_solved *s;
+    dtb_material m;
+    dtb_solve_stats st[2];
+    dtb_status rc;
+    dtb_error e;
+} sim_proc;
+
+static dtb_status sim_allgather(void *ctx, const uint8_t *mine, uint64_t len, uint8_t **theirs,
+                                uint64_t *lens, dtb_error *e)
+{
+    (void)e;
+    sim_proc *p = ctx;
+    sim *sm = p->sm;
+    sm->buf[p->sh.rank] = mine;
+    sm->len[p->sh.rank] = len;
+    pthread_barrier_wait(&sm->bar);
+    for (int q = 0; q < sm->ranks; q++) {
+        if (q == p->sh.rank)
+            continue;
+        lens[q] = sm->len[q];
+        theirs[q] = malloc(lens[q] ? lens[q] : 1);
+        assert_non_null(theirs[q]);
+        memcpy(theirs[q], sm->buf[q], lens[q]);
+        if (sm->garble && p->sh.rank == 0 && q == 1) {
+            lens[q] = 40;
+            theirs[q] = realloc(theirs[q], lens[q]);
+            memset(theirs[q], 0xff, lens[q]); /* a run that claims more bytes than it has */
+        }
+    }
+    pthread_barrier_wait(&sm->bar);
+    return DTB_OK;
+}
+
+static dtb_status sim_max(void *ctx, int64_t *v, int n, dtb_error *e)
+{
+    (void)e;
+    sim_proc *p = ctx;
+    sim *sm = p->sm;
+    assert_true(n == 2);
+    memcpy(&sm->v[2 * p->sh.rank], v, 2 * sizeof *v);
+    pthread_barrier_wait(&sm->bar);
+    for (int q = 0; q < sm->ranks; q++)
+        for (int k = 0; k < n; k++)
+            v[k] = sm->v[2 * q + k] > v[k] ? sm->v[2 * q + k] : v[k];
+    pthread_barrier_wait(&sm->bar);
+    return DTB_OK;
+}
+
+static void *sim_run(void *arg)
+{
+    sim_proc *p = arg;
+    omp_set_num_threads(1 + p->sh.rank % 2); /* thread counts differ between the processes */
+    p->rc = dtb_solve_pair_lean_shared(p->s, p->m, &p->sh, p->st, NULL, NULL, &p->e);
+    return NULL;
+}
+
+/* Solves, into each registry, the kings-only materials of 2..pieces before m in list order. */
+static void solve_kings_before(const dtb_board *b, int pieces, dtb_material m, dtb_solved *s)
+{
+    (void)b;
+    const int n = dtb_material_list(pieces, NULL, 0);
+    dtb_material *list = malloc((size_t)n * sizeof *list);
+    dtb_material_list(pieces, list, n);
+    for (int i = 0; i < n && !dtb_material_equal(&list[i], &m); i++) {
+        dtb_solve_stats st[2];
+        if (!dtb_solved_find(s, list[i]) && dtb_solve_lean_applies(&list[i]))
+            assert_int_equal(dtb_solve_pair(s, list[i], true, st, NULL, NULL, NULL), DTB_OK);
+    }
+    free(list);
+}
+
+/* Pair m shared by `ranks` simulated processes: each sets the values, capture bits and stats
+ * of its own range as the solve alone (in whole, st_alone) does, and leaves the rest alone. */
+static void check_shared(const dtb_board *b, int pieces, const dtb_solved *whole,
+                         const dtb_solve_stats st_alone[2], dtb_material m, int ranks)
+{
+    sim sm = {.ranks = ranks, .buf = calloc((size_t)ranks, sizeof *sm.buf),
+              .len = calloc((size_t)ranks, sizeof *sm.len), .v = calloc(2 * (size_t)ranks, sizeof *sm.v)};
+    pthread_barrier_init(&sm.bar, NULL, (unsigned)ranks);
+    sim_proc *p = calloc((size_t)ranks, sizeof *p);
+    pthread_t *th = calloc((size_t)ranks, sizeof *th);
+    for (int r = 0; r < ranks; r++) {
+        p[r] = (sim_proc){.sm = &sm, .m = m, .s = dtb_solved_create(b),
+                          .sh = {.ctx = &p[r], .rank = r, .ranks = ranks,
+                                 .allgather = sim_allgather, .max = sim_max}};
+        solve_kings_before(b, pieces, m, p[r].s);
+    }
+    for (int r = 0; r < ranks; r++)
+        assert_int_equal(pthread_create(&th[r], NULL, sim_run, &p[r]), 0);
+    for (int r = 0; r < ranks; r++)
+        pthread_join(th[r], NULL);
+    const dtb_material f = dtb_material_flip(m);
+    const bool self = dtb_material_equal(&f, &m);
+    dtb_solve_stats merged[2];
+    for (int k = 0; k < 2; k++) {
+        merged[k] = p[0].st[k];
+        for (int r = 1; r < ranks; r++)
+            dtb_solve_stats_merge(&merged[k], &p[r].st[k]);
+    }
+    for (int r = 0; r < ranks; r++) {
+        if (p[r].rc != DTB_OK)
+            fail_msg("rank %d of %d: %s", r, ranks, p[r].e.msg);
+        for (int k = 0; k < (self ? 1 : 2); k++) {
+            const dtb_solved_table *a = dtb_solved_find(whole, k ? f : m);
+            const dtb_solved_table *c = dtb_solved_find(p[r].s, k ? f : m);
+            const uint64_t size = dtb_index_size(a->index);
+            uint64_t lo, hi;
+            dtb_lean_share_range(size, r, ranks, &lo, &hi);
+            assert_true(lo % 64 == 0 && (hi % 64 == 0 || hi == size));
+            assert_memory_equal(a->values + lo, c->values + lo, hi - lo);
+            assert_memory_equal(a->captures + lo / 64, c->captures + lo / 64, (hi - lo + 63) / 64 * 8);
+            for (uint64_t i = 0; i < size; i++) /* nothing outside the range: all draws */
+                if ((i < lo || i >= hi) && c->values[i] != DTB_VALUE_DRAW)
+                    fail_msg("rank %d of %d set position %llu outside its range", r, ranks,
+                             (unsigned long long)i);
+        }
+    }
+    for (int k = 0; k < (self ? 1 : 2); k++)
+        assert_true(same_stats(&merged[k], &st_alone[k]));
+    for (int r = 0; r < ranks; r++)
+        dtb_solved_free(p[r].s);
+    pthread_barrier_destroy(&sm.bar);
+    free(p), free(th), free(sm.buf), free(sm.len), free(sm.v);
+}
+
+/* The lean solve shared by 1, 2, 3 and 64 processes (some with nothing to own) gives the values,
+ * capture bits and stats of the solve alone, for every kings-only pair of international 2..4 and
+ * english 2..5; and a process handed bytes that are not whole runs fails, naming them, while
+ * the others stop. */
+static void lean_shared_equals_alone(void **state)
+{
+    (void)state;
+    static const struct { const char *variant; int pieces; } sets[] = {
+        {"international", 4}, {"english", LEAN_ENGLISH_PIECES}};
+    static const int ranks[] = {1, 2, 3, 64};
+    for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++) {
+        dtb_board b;
+        dtb_board_init(&b, dtb_variant_find(sets[k].variant));
+        const int n = dtb_material_list(sets[k].pieces, NULL, 0);
+        dtb_material *list = malloc((size_t)n * sizeof *list);
+        dtb_material_list(sets[k].pieces, list, n);
+        dtb_solve_stats *st = calloc(2 * (size_t)n, sizeof *st);
+        dtb_solved *whole = solve_kings_lean(&b, sets[k].pieces, st);
+        int pairs = 0;
+        for (int i = 0; i < n; i++) {
+            const dtb_material f = dtb_material_flip(list[i]);
+            bool seen = false;
+            for (int j = 0; j < i; j++)
+                seen |= dtb_material_equal(&list[j], &f) || dtb_material_equal(&list[j], &list[i]);
+            if (seen || !dtb_solve_lean_applies(&list[i]))
+                continue;
+            for (size_t r = 0; r < sizeof ranks / sizeof ranks[0]; r++)
+                if (ranks[r] < 64 || i == 0) /* 64 processes: the smallest pair alone */
+                    check_shared(&b, sets[k].pieces, whole, &st[2 * i], list[i], ranks[r]);
+            pairs++;
+        }
+        assert_true(pairs >= 3);
+        dtb_solved_free(whole);
+        free(st);
+        free(list);
+    }
+    /* A corrupt message: rank 0 names it, rank 1 stops with it. */
+    dtb_board b;
+    dtb_board_init(&b, dtb_variant_find("international"));
+    dtb_material m;
+    assert_int_equal(dtb_material_parse("KKvK", &m, NULL), DTB_OK);
+    sim sm = {.ranks = 2, .garble = true, .buf = calloc(2, sizeof *sm.buf),
+              .len = calloc(2, sizeof *sm.len), .v = calloc(4, sizeof *sm.v)};
+    pthread_barrier_init(&sm.bar, NULL, 2);
+    sim_proc p[2];
+    pthread_t th[2];
+    for (int r = 0; r < 2; r++) {
+        p[r] = (sim_proc){.sm = &sm, .m = m, .s = dtb_solved_create(&b),
+                          .sh = {.ctx = &p[r], .rank = r, .ranks = 2,
+                                 .allgather = sim_allgather, .max = sim_max}};
+        solve_kings_before(&b, 3, m, p[r].s);
+        assert_int_equal(pthread_create(&th[r], NULL, sim_run, &p[r]), 0);
+    }
+    for (int r = 0; r < 2; r++)
+        pthread_join(th[r], NULL);
+    assert_int_equal(p[0].rc, DTB_E_CORRUPT);
+    assert_non_null(strstr(p[0].e.msg, "process 1"));
+    assert_int_equal(p[1].rc, DTB_E_IO);
+    assert_non_null(strstr(p[1].e.msg, "another process"));
+    for (int r = 0; r < 2; r++)
+        dtb_solved_free(p[r].s);
+    pthread_barrier_destroy(&sm.bar);
+    free(sm.buf), free(sm.len), free(sm.v);
+}
+
 /* ---- pairs solved in slices (gen/solve_sliced.c) ------------------------------------------- */
 
 /* Solves, into a fresh registry, every material before pair m in list order, then m in slices
@@ -784,6 +993,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(international_two_pieces),
         cmocka_unit_test(lean_equals_nodes),
+        cmocka_unit_test(lean_shared_equals_alone),
         cmocka_unit_test(sliced_equals_whole),
         cmocka_unit_test(reach_covers_man_moves),
         cmocka_unit_test(english_facts),
