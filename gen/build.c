@@ -102,6 +102,12 @@ bool dtb_build_exits(const dtb_material *from, const dtb_material *to)
     return false;
 }
 
+bool dtb_build_side_fits(const dtb_build_options *o, const dtb_material *m)
+{
+    return o->side_max <= 0 || (m->kings[DTB_WHITE] + m->men[DTB_WHITE] <= o->side_max &&
+                                m->kings[DTB_BLACK] + m->men[DTB_BLACK] <= o->side_max);
+}
+
 static int build_list(const dtb_build_options *o, dtb_material **out)
 {
     const int n = dtb_material_list(o->pieces, NULL, 0);
@@ -109,15 +115,11 @@ static int build_list(const dtb_build_options *o, dtb_material **out)
     if (!all)
         return -1;
     dtb_material_list(o->pieces, all, n);
-    if (!o->only) {
-        *out = all;
-        return n;
-    }
     int k = 0;
     for (int i = 0; i < n; i++) {
-        bool need = false;
+        bool need = !o->only && dtb_build_side_fits(o, &all[i]);
         for (int j = 0; j < o->nonly && !need; j++)
-            need = dtb_build_depends(&o->only[j], &all[i]);
+            need = dtb_build_depends(&o->only[j], &all[i]) && dtb_build_side_fits(o, &all[i]);
         if (need)
             all[k++] = all[i];
     }
@@ -964,6 +966,7 @@ typedef struct plan_pair {
     int step;                     /* its place in the run order; -1 when skipped */
     int last;                     /* the step after which no step needs its values */
     bool lean;                    /* solved with the lean state (dtb_solve_pair) */
+    int share;                    /* lean, split between this many MPI ranks (1: alone) */
     uint64_t live;                /* positions live at once if solved in slices; 0: it cannot be
                                      (no men or no kings) */
     bool sliced;                  /* solved in slices (dtb_solve_pair_sliced) */
@@ -1036,8 +1039,10 @@ static uint64_t slice_store_bytes(const dtb_build_options *o, const plan_pair *p
  * allowed) with their first 1024 entries per level, and the fact buffers of shared units. */
 static uint64_t solver_bytes(const plan_pair *p, int threads)
 {
-    if (p->lean)
-        return dtb_solve_lean_bytes((p->self ? 1 : 2) * p->positions, threads);
+    if (p->lean) /* split between ranks: a share of the counts, and the others' runs of a level */
+        return p->share > 1 ? dtb_solve_lean_bytes((p->self ? 1 : 2) * p->positions / (uint64_t)p->share, threads) +
+                                  (p->self ? 1 : 2) * p->positions / 8
+                            : dtb_solve_lean_bytes((p->self ? 1 : 2) * p->positions, threads);
     const uint64_t units = p->self ? (p->blocks + 1) / 2 : p->blocks;
     const uint64_t busy = units < (uint64_t)threads ? units : (uint64_t)threads;
     return dtb_solve_unit_list_bytes(p->blocks, p->block_size) +
@@ -1295,14 +1300,18 @@ static dtb_status plan_finish(const dtb_build_options *o, bool keep, build_plan 
     for (int i = 0; i < np; i++) {
         plan_pair *p = &pl->pair[i];
         p->lean = false;
+        p->share = 1;
         if (p->action != PAIR_SOLVE || !dtb_solve_lean_applies(&p->m))
             continue;
         const uint64_t nodes = BASE_BYTES + resident_bytes(p) + solver_bytes(p, threads);
-        /* Under MPI every rank's memory is the build's limit, and such a pair is one unit that
-         * rank 0 solves alone: lean (a third of the node state's peak, as fast), unless a
-         * lowered byte limit asks for long lists, which only the node state keeps. */
+        /* Under MPI every rank's memory is the build's limit, and such a pair is one unit
+         * that the ranks split (each a range of its positions; small ones rank 0 solves alone):
+         * lean, unless a lowered byte limit asks for long lists, which only the node state
+         * keeps. */
         p->lean = 2 * p->block_size > UINT32_MAX || (o->ranks > 1 && !o->dtw_byte_max) ||
                   (o->memory_budget && nodes > o->memory_budget);
+        p->share = p->lean && o->ranks > 1 &&
+                   (p->self ? 1 : 2) * p->positions >= DTB_BUILD_SHARE_MIN_POSITIONS ? o->ranks : 1;
     }
     uint64_t positions = 0;
     for (int i = 0; i < np; i++)

@@ -50,6 +50,8 @@ typedef struct dtb_build_options {
     int pieces;                   /* materials of 2..pieces pieces */
     const dtb_material *only;     /* when not NULL: these materials (and what they need) only */
     int nonly;
+    int side_max;                 /* > 0: materials of at most this many pieces a side only (a
+                                     closed set: captures and promotions never add a piece) */
     const char *out_dir;          /* tables go to out_dir/<variant>/ */
     int threads;                  /* 0: OpenMP's default */
     uint64_t memory_budget;       /* bytes to stay within; 0: no limit. A build that needs more
@@ -101,10 +103,18 @@ typedef struct dtb_build_options {
                                      values; the plan is each process's */
 } dtb_build_options;
 
+/* Under MPI, pairs of fewer positions than this (both members) are solved by rank 0 alone (a level of
+ * theirs costs less than the messages that would share it); larger kings-only pairs are split
+ * between the ranks (gen/mpi_lean.c). */
+#define DTB_BUILD_SHARE_MIN_POSITIONS ((uint64_t)1 << 20)
+
 /* Solves and writes every material the options ask for, skipping the complete ones. Crash-safe:
  * files appear whole or not at all, so rerunning after a kill resumes. Returns DTB_OK or a status
  * with a one-line message in *e. */
 dtb_status dtb_build(const dtb_build_options *o, dtb_error *e);
+
+/* Whether material m is within o's side_max (true when there is none). */
+bool dtb_build_side_fits(const dtb_build_options *o, const dtb_material *m);
 
 /* True when positions of material `from` can lead to positions of material `to` (or of its
  * colour flip) by moves, captures and promotions, for either side to move: to's pieces fit in

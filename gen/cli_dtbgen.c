@@ -69,13 +69,14 @@ typedef struct dtbgen_options {
                                               limit last, for a rule set with one) */
     int nrule_limits;
     int ranks;                      /* --ranks (--list); 0: one process */
+    int side_max;                   /* --side-max; 0: any */
 } dtbgen_options;
 
 enum {
     OPT_LIST, OPT_OUT, OPT_CHECK, OPT_COMPACT, OPT_MANIFEST, OPT_MATERIAL, OPT_THREADS, OPT_MEMORY,
     OPT_ZSTD_LEVEL, OPT_BLOCK_POSITIONS, OPT_THREATS, OPT_VARIANT, OPT_PIECES, OPT_JSON,
     OPT_QUIET, OPT_HELP, OPT_VERSION, OPT_WORK, OPT_FROM_FILES, OPT_DTW_BYTE_MAX, OPT_DTW_PIECES,
-    OPT_METRICS, OPT_RULE_LIMITS, OPT_SLICES, OPT_DTW_STORE, OPT_CONVERT, OPT_DISK, OPT_NODE_TABLES, OPT_RANKS, NOPTIONS
+    OPT_METRICS, OPT_RULE_LIMITS, OPT_SLICES, OPT_DTW_STORE, OPT_CONVERT, OPT_DISK, OPT_NODE_TABLES, OPT_RANKS, OPT_SIDE_MAX, NOPTIONS
 };
 
 static const dtb_cli_option options[NOPTIONS] = {
@@ -95,6 +96,8 @@ static const dtb_cli_option options[NOPTIONS] = {
     [OPT_WORK] = {"--work", DTB_CLI_TEXT, "DIR", "solved values in work files there (default: only those over --memory, next to the tables)"},
     [OPT_FROM_FILES] = {"--from-files", DTB_CLI_FLAG, NULL,
                         "finished tables a build still reads are read from their files, not kept uncompressed (default: only when the work files would not fit the disk)"},
+    [OPT_SIDE_MAX] = {"--side-max", DTB_CLI_INT, "N",
+                      "only materials of at most N pieces a side (--pieces 8 --side-max 5: the international 2..8 of Kingsrow's set)", 1, 12},
     [OPT_RANKS] = {"--ranks", DTB_CLI_INT, "N",
                    "--list: the plan of each rank of an MPI job of N ranks (docs/CLUSTER.md)", 1, 1 << 20},
     [OPT_NODE_TABLES] = {"--node-tables", DTB_CLI_TEXT, "DIR",
@@ -126,15 +129,15 @@ static const dtb_cli_option options[NOPTIONS] = {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: dtbgen --variant V --pieces N --out DIR [--material NAME ...] [--threads T]\n"
-               "              [--memory GIB] [--disk GIB] [--quiet]\n"
+    fprintf(f, "usage: dtbgen --variant V --pieces N --out DIR [--material NAME ...] [--side-max N]\n"
+               "              [--threads T] [--memory GIB] [--disk GIB] [--quiet]\n"
                "       dtbgen --check DIR --variant V [--pieces N] [--material NAME ...] [--threads T]\n"
                "       dtbgen --compact FULL --out DIR [--variant V] [--pieces N] [--threads T]\n"
                "              [--block-positions N] [--zstd-level L] [--threats] [--json]\n"
                "       dtbgen --convert FROM --out DIR [--dtw-store losses|full] [--variant V] [--pieces N]\n"
                "              [--threads T] [--json]\n"
-               "       dtbgen --list --variant V --pieces N [--memory GIB] [--disk GIB] [--out DIR] [--dtw-pieces N]\n"
-               "              [--ranks N] [--json]   (exit status 1 when the plan does not fit)\n"
+               "       dtbgen --list --variant V --pieces N [--side-max N] [--memory GIB] [--disk GIB] [--out DIR]\n"
+               "              [--dtw-pieces N] [--ranks N] [--json]   (exit status 1 when the plan does not fit)\n"
                "       dtbgen --manifest DIR [--variant V] [--threads T]\n"
                "       dtbgen --help | --version\n"
                "       mpirun -np N dtbgen --variant V --pieces N --out DIR [--node-tables DIR] ...\n"
@@ -217,6 +220,7 @@ static int options_from_args(const dtb_cli_args *a, dtbgen_options *o)
     o->from_files = a->given[OPT_FROM_FILES];
     o->node_tables = a->text[OPT_NODE_TABLES];
     o->ranks = (int)a->number[OPT_RANKS];
+    o->side_max = (int)a->number[OPT_SIDE_MAX];
     o->dtw_byte_max = (int)a->number[OPT_DTW_BYTE_MAX];
     o->dtw_pieces = (int)a->number[OPT_DTW_PIECES];
     static const char *const slices[] = {[DTB_SLICES_AUTO] = "auto", [DTB_SLICES_ALWAYS] = "always",
@@ -475,8 +479,9 @@ static int run_list(const dtbgen_options *o)
     if (o->json)
         printf("{\"variant\":\"%s\",\"pieces\":%d,\"materials\":[", v->name, o->pieces);
     else
-        printf("# %s, materials of 2..%d pieces in dependency order\n%-16s %20s %14s %12s\n",
-               v->name, o->pieces, "material", "positions", "blocks", "block_size");
+        printf("# %s, materials of 2..%d pieces%s%.0d%s in dependency order\n%-16s %20s %14s %12s\n",
+               v->name, o->pieces, o->side_max ? ", at most " : "", o->side_max,
+               o->side_max ? " a side," : "", "material", "positions", "blocks", "block_size");
     __extension__ unsigned __int128 total = 0, total_blocks = 0;
     int listed = 0, skipped = 0, status = 0;
     for (int i = 0; i < n && status == 0; i++) {
@@ -487,7 +492,8 @@ static int run_list(const dtbgen_options *o)
             const dtb_material f = dtb_material_flip(list[i]);
             needed = dtb_build_depends(&want[j], &list[i]) || dtb_build_depends(&want[j], &f);
         }
-        if (!needed)
+        const dtb_build_options sides = {.side_max = o->side_max};
+        if (!needed || !dtb_build_side_fits(&sides, &list[i]))
             continue;
         dtb_index *ix;
         const dtb_status st = dtb_index_create(&b, list[i], &ix);
@@ -543,7 +549,7 @@ static int run_list(const dtbgen_options *o)
                                 .work_dir = o->work_dir, .only = o->nonly ? only : NULL,
                                 .read_finished = o->from_files, .dtw_pieces = o->dtw_pieces,
                                 .dtw_full = o->dtw_full, .slices = o->slices,
-                                .nonly = o->nonly, .ranks = o->ranks};
+                                .nonly = o->nonly, .ranks = o->ranks, .side_max = o->side_max};
         dtb_error e;
         if (dtb_build_plan_budget(&bo, &budget, &e) != DTB_OK) {
             fprintf(stderr, "dtbgen: %s\n", e.msg);
@@ -776,12 +782,13 @@ static void print_traffic(const dtb_mpi *mpi, const char *when)
     const double bytes = (double)(t.bytes_sent + t.bytes_received + t.bytes_between);
     fprintf(stderr, "dtbgen: %s: %d ranks, %llu units, %llu positions, %.2f M positions/s summed "
                     "over the ranks (rank 0 solved %.0f%%), %.1f MB exchanged (%.2f bytes a "
-                    "position), %llu levels shared, %.1f s in exchanges\n",
+                    "position), %llu levels shared, %llu kings-only units split, %.1f s in "
+                    "exchanges\n",
             when, t.ranks, (unsigned long long)t.units, (unsigned long long)t.positions,
             t.seconds > 0 ? (double)t.positions / t.seconds / 1e6 : 0.0,
             t.positions ? 100.0 * (double)t.positions_rank0 / (double)t.positions : 0.0,
             bytes / 1e6, t.positions ? bytes / (double)t.positions : 0.0,
-            (unsigned long long)t.levels, t.exchange_seconds);
+            (unsigned long long)t.levels, (unsigned long long)t.split_units, t.exchange_seconds);
 }
 
 static void on_build(void *user, dtb_build_event ev, const char *name, uint64_t done,
@@ -886,6 +893,7 @@ static int run_build(const dtbgen_options *o, dtb_mpi *mpi)
         .pieces = pieces,
         .only = o->nonly ? only : NULL,
         .nonly = o->nonly,
+        .side_max = o->side_max,
         .out_dir = o->dir,
         .threads = o->threads,
         .memory_budget = budget,

@@ -52,12 +52,11 @@
 #define LONG_REFUSED "a distance to win beyond 254 plies: MPI ranks do not share long lists " \
                      "yet; build this pair in one process"
 
-/* Pairs under this many positions are solved by rank 0 alone: a level of theirs costs less than
- * the messages that would share it. So are kingless pairs: their units are
- * single positions, and finding, packing and unpacking them one by one cost as much as solving
- * them (MMMvMM, 2.5e7 positions, 2 ranks of one thread: 30.3 s shared against 14.9 s for one
- * process of two threads; docs/MEASUREMENTS.md, "MPI"). */
-#define SHARE_MIN_POSITIONS ((uint64_t)1 << 20)
+/* Pairs under DTB_BUILD_SHARE_MIN_POSITIONS are solved by rank 0 alone. So are kingless pairs:
+ * their units are single positions, and finding, packing and unpacking them one by one cost as
+ * much as solving them (MMMvMM, 2.5e7 positions, 2 ranks of one thread: 30.3 s shared against
+ * 14.9 s for one process of two threads; docs/MEASUREMENTS.md, "MPI"). */
+#define SHARE_MIN_POSITIONS DTB_BUILD_SHARE_MIN_POSITIONS
 /* Results a rank has on their way to rank 0 at once: it solves its next part while they go. */
 enum { DEPTH = 2 };
 
@@ -318,30 +317,7 @@ static dtb_status gather_stats(dtb_mpi *m, dtb_pair_solver *ps, dtb_solve_stats 
                                dtb_error *e)
 {
     dtb_pair_solver_stats(ps, stats);
-    for (int r = 1; r < m->size; r++) {
-        int64_t w[15];
-        MPI_Request req;
-        int err = MPI_Irecv(w, 15, MPI_INT64_T, r, TAG_STATS, m->comm, &req);
-        bool late = false;
-        if (err == MPI_SUCCESS)
-            err = dtb_mpi_wait(&req, m->timeout, &late);
-        if (late)
-            return dtb_error_set(e, DTB_E_IO, "rank %d sent no stats for %.0f s: it died or "
-                                 "hangs; rerun the same command to resume", r, m->timeout);
-        if (err != MPI_SUCCESS)
-            return dtb_mpi_failed(e, r, err, "receiving stats");
-        m->traffic.bytes_received += sizeof w;
-        m->traffic.bytes_between += (uint64_t)w[14];
-        for (int k = 0; k < 2; k++) {
-            const int64_t *x = w + 7 * k;
-            const dtb_solve_stats st = {
-                .positions = (uint64_t)x[0], .wins = (uint64_t)x[1], .draws = (uint64_t)x[2],
-                .losses = (uint64_t)x[3], .captures = (uint64_t)x[4], .longest_win = (int)x[5],
-                .longest_win_at = (uint64_t)x[6]};
-            dtb_solve_stats_merge(&stats[k], &st);
-        }
-    }
-    return DTB_OK;
+    return dtb_mpi_gather_stats(m, stats, e);
 }
 
 /* The pair of ps begins (dtb_level_solvers): shared out when it is large enough and has kings,
@@ -412,15 +388,20 @@ static dtb_status lead_solve_pair(void *ctx, dtb_solved *s, dtb_material mt, boo
                                   void *user, dtb_error *e)
 {
     dtb_mpi *m = ctx;
-    /* A kings-only pair is one unit: solved alone (the workers read it from its files, if a
+    const dtb_material fm = dtb_material_flip(mt);
+    const dtb_solved_table *t = dtb_solved_add(s, mt, e), *ft = t ? dtb_solved_add(s, fm, e) : NULL;
+    if (!t || !ft)
+        return DTB_E_NOMEM;
+    const uint64_t positions = dtb_index_size(t->index) + (t == ft ? 0 : dtb_index_size(ft->index));
+    /* A kings-only pair is one unit: split between the ranks (each a range of its positions)
+     * when it is large enough, else solved alone (the workers read it from its files, if a
      * later pair does). */
+    if (lean && m->size > 1 && positions >= SHARE_MIN_POSITIONS)
+        return dtb_mpi_lean_lead(m, s, mt, stats, progress, user, e);
     if (lean) {
         const dtb_status rc = dtb_solve_pair(s, mt, true, stats, progress, user, e);
-        const dtb_material fm = dtb_material_flip(mt);
-        const uint64_t n = stats[0].positions +
-                           (dtb_material_equal(&mt, &fm) ? 0 : stats[1].positions);
-        m->traffic.positions += rc == DTB_OK ? n : 0;
-        m->traffic.positions_rank0 += rc == DTB_OK ? n : 0;
+        m->traffic.positions += rc == DTB_OK ? positions : 0;
+        m->traffic.positions_rank0 += rc == DTB_OK ? positions : 0;
         m->traffic.units += rc == DTB_OK;
         return rc;
     }
@@ -519,17 +500,7 @@ static dtb_status send_stats(dtb_mpi *m, const dtb_pair_solver *ps, dtb_error *e
 {
     dtb_solve_stats st[2];
     dtb_pair_solver_stats(ps, st);
-    int64_t w[15];
-    w[14] = (int64_t)m->traffic.bytes_between; /* since the last pair's stats */
-    m->traffic.bytes_between = 0;
-    for (int k = 0; k < 2; k++) {
-        int64_t *x = w + 7 * k;
-        x[0] = (int64_t)st[k].positions, x[1] = (int64_t)st[k].wins, x[2] = (int64_t)st[k].draws;
-        x[3] = (int64_t)st[k].losses, x[4] = (int64_t)st[k].captures, x[5] = st[k].longest_win;
-        x[6] = (int64_t)st[k].longest_win_at;
-    }
-    const int err = MPI_Send(w, 15, MPI_INT64_T, 0, TAG_STATS, m->comm);
-    return err == MPI_SUCCESS ? DTB_OK : dtb_mpi_failed(e, 0, err, "sending stats");
+    return dtb_mpi_send_stats(m, st, e);
 }
 
 /* A worker's state: its registry, and the pair being shared with its levels' bookkeeping. */
@@ -656,6 +627,8 @@ static dtb_status obey(worker *w, const cmd *c, bool *stop, dtb_error *e)
         return DTB_OK;
     case OP_PAIR:
         return begin_pair(w, dtb_mpi_material_of(c), e);
+    case OP_LEAN:
+        return dtb_mpi_lean_serve(w->m, w->s, c, e);
     case OP_RUN:
         return w->ps ? worker_level(w, c->level, e)
                      : dtb_error_set(e, DTB_E_INVALID, "internal error: a level without its pair");

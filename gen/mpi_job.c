@@ -82,8 +82,54 @@ int dtb_mpi_big_post(bool send, uint8_t *buf, uint64_t n, int peer, int tag, MPI
 /* Waits for every piece of b (none: at once) and forgets them. */
 int dtb_mpi_big_wait(dtb_mpi_bigmsg *b)
 {
-    const int err = b->n ? MPI_Waitall(b->n, b->req, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
+    int err = MPI_SUCCESS;
+    bool late = false;
+    for (int i = 0; i < b->n && err == MPI_SUCCESS; i++) /* napping: a waiting rank leaves the core */
+        err = dtb_mpi_wait(&b->req[i], 0, &late);
     free(b->req);
     *b = (dtb_mpi_bigmsg){0};
     return err;
+}
+
+dtb_status dtb_mpi_gather_stats(dtb_mpi *m, dtb_solve_stats stats[2], dtb_error *e)
+{
+    for (int r = 1; r < m->size; r++) {
+        int64_t w[15];
+        MPI_Request req;
+        int err = MPI_Irecv(w, 15, MPI_INT64_T, r, TAG_STATS, m->comm, &req);
+        bool late = false;
+        if (err == MPI_SUCCESS)
+            err = dtb_mpi_wait(&req, m->timeout, &late);
+        if (late)
+            return dtb_error_set(e, DTB_E_IO, "rank %d sent no stats for %.0f s: it died or "
+                                 "hangs; rerun the same command to resume", r, m->timeout);
+        if (err != MPI_SUCCESS)
+            return dtb_mpi_failed(e, r, err, "receiving stats");
+        m->traffic.bytes_received += sizeof w;
+        m->traffic.bytes_between += (uint64_t)w[14];
+        for (int k = 0; k < 2; k++) {
+            const int64_t *x = w + 7 * k;
+            const dtb_solve_stats st = {
+                .positions = (uint64_t)x[0], .wins = (uint64_t)x[1], .draws = (uint64_t)x[2],
+                .losses = (uint64_t)x[3], .captures = (uint64_t)x[4], .longest_win = (int)x[5],
+                .longest_win_at = (uint64_t)x[6]};
+            dtb_solve_stats_merge(&stats[k], &st);
+        }
+    }
+    return DTB_OK;
+}
+
+dtb_status dtb_mpi_send_stats(dtb_mpi *m, const dtb_solve_stats st[2], dtb_error *e)
+{
+    int64_t w[15];
+    w[14] = (int64_t)m->traffic.bytes_between; /* since the last pair's stats */
+    m->traffic.bytes_between = 0;
+    for (int k = 0; k < 2; k++) {
+        int64_t *x = w + 7 * k;
+        x[0] = (int64_t)st[k].positions, x[1] = (int64_t)st[k].wins, x[2] = (int64_t)st[k].draws;
+        x[3] = (int64_t)st[k].losses, x[4] = (int64_t)st[k].captures, x[5] = st[k].longest_win;
+        x[6] = (int64_t)st[k].longest_win_at;
+    }
+    const int err = MPI_Send(w, 15, MPI_INT64_T, 0, TAG_STATS, m->comm);
+    return err == MPI_SUCCESS ? DTB_OK : dtb_mpi_failed(e, 0, err, "sending stats");
 }

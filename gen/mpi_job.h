@@ -13,9 +13,9 @@
 #include "mpi_build.h"
 #include "solve.h"
 
-enum { TAG_CMD = 1, TAG_RESULT, TAG_STATS, TAG_REPLY, TAG_FILE, TAG_LEVEL };
+enum { TAG_CMD = 1, TAG_RESULT, TAG_STATS, TAG_REPLY, TAG_FILE, TAG_LEVEL, TAG_LEAN };
 
-enum { OP_FILE = 1, OP_ATTACH, OP_DROP, OP_PAIR, OP_RUN, OP_END, OP_STOP, OP_START };
+enum { OP_FILE = 1, OP_ATTACH, OP_DROP, OP_PAIR, OP_RUN, OP_END, OP_STOP, OP_START, OP_LEAN };
 
 typedef struct cmd {
     int32_t op, level;
@@ -85,6 +85,12 @@ int dtb_mpi_big_post(bool send, uint8_t *buf, uint64_t n, int peer, int tag, MPI
                      dtb_mpi_bigmsg *b);
 int dtb_mpi_big_wait(dtb_mpi_bigmsg *b);
 
+/* A worker's stats of a pair (and the bytes it sent to ranks other than 0 since its last stats)
+ * to rank 0; rank 0 merges every worker's into stats (which hold its own), each within the
+ * job's timeout. */
+dtb_status dtb_mpi_send_stats(dtb_mpi *m, const dtb_solve_stats st[2], dtb_error *e);
+dtb_status dtb_mpi_gather_stats(dtb_mpi *m, dtb_solve_stats stats[2], dtb_error *e);
+
 /* ---- the ranks' copies of table files (gen/mpi_files.c) -------------------------------------- */
 
 /* The size and XXH64 of the file at path: what a rank's copy must match. */
@@ -129,5 +135,15 @@ typedef dtb_status (*dtb_mpi_part_done)(void *ctx, const dtb_mpi_level *lp, uint
 
 dtb_status dtb_mpi_solve_own(dtb_mpi *m, dtb_pair_solver *ps, const dtb_mpi_level *lp,
                              dtb_mpi_part_done done, void *ctx, dtb_error *e);
+
+/* ---- a kings-only pair split between the ranks (gen/mpi_lean.c) ----------------------------- */
+
+/* Rank 0: kings-only pair mt solved lean by every rank (LEAN), each a range of its positions;
+ * the others' ranges come into rank 0's tables in s, stats merged over every rank. */
+dtb_status dtb_mpi_lean_lead(dtb_mpi *m, dtb_solved *s, dtb_material mt, dtb_solve_stats stats[2],
+                             dtb_solve_progress progress, void *user, dtb_error *e);
+/* Another rank, on LEAN: its range solved with the others and sent to rank 0, then its stats;
+ * its pages are given back (the tables stay in s until rank 0 attaches or drops them). */
+dtb_status dtb_mpi_lean_serve(dtb_mpi *m, dtb_solved *s, const cmd *c, dtb_error *e);
 
 #endif

@@ -478,7 +478,8 @@ static dtb_status lean_swap(const lean_own *own, const lean_runs *mine, lean_hea
     return st;
 }
 
-/* Solves the one unit of the kings-only pair u (set up, halves of u->K positions) the lean way:
+/* Solves the one unit of the kings-only pair u (set up, halves of u->K positions) the lean way
+ * (from the caller's main thread: the share's collectives are made by the master thread):
  * the positions own names, with the processes it shares them with. lanes: one per thread, for
  * their stats. DTB_OK, or what the share failed with (lanes report the solve's own failures). */
 static dtb_status solve_lean(const unit *u, const lean_own *own, lane *lanes, int nlanes,
@@ -534,7 +535,7 @@ static dtb_status solve_lean(const unit *u, const lean_own *own, lane *lanes, in
 #pragma omp critical(dtb_lean_top)
         top = top > mytop ? top : mytop;
 #pragma omp barrier
-#pragma omp single
+#pragma omp master
         { /* the highest level any process set */
             int64_t v[2] = {top, dtb_unit_lanes_failed(lanes, nlanes)};
             failed = lean_agree(own, v, e);
@@ -542,6 +543,7 @@ static dtb_status solve_lean(const unit *u, const lean_own *own, lane *lanes, in
                 failed = dtb_error_set(e, DTB_E_IO, "another process sharing the pair failed");
             top = v[1] ? -1 : (int)v[0];
         }
+#pragma omp barrier
         /* Level by level. The capture positions' levels are known from the start; beyond them, a
          * level with no position ends the solve. Sharing, the runs of each chunk's level-d
          * positions go to the others, whose runs are then heard. */
@@ -558,7 +560,7 @@ static dtb_status solve_lean(const unit *u, const lean_own *own, lane *lanes, in
 #pragma omp atomic
             level_resolved += mine;
 #pragma omp barrier
-#pragma omp single
+#pragma omp master
             { /* every fact of level d is in: this process's, then the others' */
                 bool nomem = false;
                 if (runs) {
@@ -578,6 +580,7 @@ static dtb_status solve_lean(const unit *u, const lean_own *own, lane *lanes, in
                     failed = lean_swap(own, all, &heard, e);
                 }
             }
+#pragma omp barrier
 #pragma omp for schedule(dynamic, 1)
             for (int64_t k = 0; k < heard.nruns; k++) {
                 bool bad = false;
@@ -587,7 +590,7 @@ static dtb_status solve_lean(const unit *u, const lean_own *own, lane *lanes, in
                 if (bad)
                     __atomic_store_n(&heard_bad, true, __ATOMIC_RELAXED);
             }
-#pragma omp single
+#pragma omp master
             {
                 heard_free(&heard, runs ? own->sh->ranks : 0);
                 if (heard_bad && failed == DTB_OK)
@@ -614,6 +617,7 @@ static dtb_status solve_lean(const unit *u, const lean_own *own, lane *lanes, in
                 }
                 level_resolved = 0;
             }
+#pragma omp barrier
         }
 #pragma omp for schedule(dynamic, 1)
         for (uint64_t c = 0; c < nchunks; c++) {

@@ -124,6 +124,22 @@ if [ -z "$peak4" ] || [ "$peak4" -ge "$peak" ] || ! grep -q '"ranks":4' <<<"$jso
   failures=$((failures + 1))
 fi
 
+# At most N pieces a side (--side-max): 2..4 with at most 2 a side is 4 materials of 1v1, 12 of
+# 2v1 and 1v2 (3 sides of two x 2 of one, both ways) and 9 of 2v2; a build makes only those.
+expect 0 '^total .*\(25 materials\)' --list --variant international --pieces 4 --side-max 2
+expect 0 '2..4 pieces, at most 2 a side' --list --variant international --pieces 4 --side-max 2
+if "$dtbgen" --list --variant international --pieces 4 --side-max 2 | grep -q -E '^(KKKvK|KvKKK|KKMvM) '; then
+  echo "FAIL: --side-max 2 lists a material with three pieces a side" >&2
+  failures=$((failures + 1))
+fi
+expect 2 "--side-max: '0' is not a number" --list --variant international --pieces 4 --side-max 0
+"$dtbgen" --variant english --pieces 3 --side-max 1 --threads 1 --out "$work/side" >/dev/null 2>&1
+made=$(cd "$work/side/english" 2>/dev/null && ls ./*.wld 2>/dev/null | tr '\n' ' ')
+if [ "$made" != "./KvK.wld ./KvM.wld ./MvK.wld ./MvM.wld " ]; then
+  echo "FAIL: --pieces 3 --side-max 1 made '$made', not the four 1v1 tables" >&2
+  failures=$((failures + 1))
+fi
+
 # A full disk: the table's .tmp is a link to /dev/full (no privileges needed).
 if [ -c /dev/full ]; then
   mkdir -p "$work/full/international"

@@ -7,7 +7,8 @@
 #           own (--node-tables, as on a node's own disk), one copy damaged and one removed
 #           between the two runs; every table's digest (dtbgen --manifest) must be
 #           tables/MANIFEST's, every 2..4 line of MANIFEST made, and every copy the same bytes
-#           as rank 0's file, the damaged and the removed one again. A build with long lists
+#           as rank 0's file, the damaged and the removed one again; the two kings-only pairs
+#           over 2^20 positions are split between the ranks. A build with long lists
 #           (--dtw-byte-max 5) stops, saying why.
 #           (Pairs with men and kings are solved in slices on every rank, as under MPI by default.)
 #   killed: international 2..4 under `mpirun -np 2`, every rank reading the table directory and
@@ -78,6 +79,10 @@ same)
   "$mpiexec" -np 3 "$dtbgen" "${build[@]}" --out "$work/t" --node-tables "$work/copies" \
     >"$work/log" 2>&1 || fail "mpirun -np 3 dtbgen failed: $(tail -5 "$work/log")"
   grep -q "MPI job: 3 ranks" "$work/log" || fail "no MPI job summary: $(tail -3 "$work/log")"
+  # The kings-only pairs over 2^20 positions, KKKvK (2 x 921,200) and KKvKK (1,381,800), are
+  # each one unit, split between the three ranks (each a range of it).
+  grep -q "MPI job: .* 2 kings-only units split" "$work/log" ||
+    fail "KKKvK and KKvKK were not split between the ranks: $(grep "MPI job:" "$work/log")"
   same_as_manifest "$work/t"
   n=0
   for f in "$c"/*; do
