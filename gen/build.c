@@ -967,6 +967,7 @@ typedef struct plan_pair {
     int last;                     /* the step after which no step needs its values */
     bool lean;                    /* solved with the lean state (dtb_solve_pair) */
     int share;                    /* lean, split between this many MPI ranks (1: alone) */
+    uint64_t level_units;         /* the most units in one level of men advancement */
     uint64_t live;                /* positions live at once if solved in slices; 0: it cannot be
                                      (no men or no kings) */
     bool sliced;                  /* solved in slices (dtb_solve_pair_sliced) */
@@ -1036,15 +1037,16 @@ static uint64_t slice_store_bytes(const dtb_build_options *o, const plan_pair *p
  * its units (dtb_solve_unit_list_bytes), for each thread that
  * gets a unit, 4 bytes of state per position of a unit (two blocks) and the level queues (4 bytes
  * per queued position: under one byte per position of the unit measured on king-only pairs, 2
- * allowed) with their first 1024 entries per level, and the fact buffers of shared units. */
+ * allowed) with their first 1024 entries per level, and the fact buffers of shared units. The
+ * solver gives each thread a unit of its own only where a level has one for every thread; a
+ * level of fewer units is shared by all of them (one unit's state). */
 static uint64_t solver_bytes(const plan_pair *p, int threads)
 {
     if (p->lean) /* split between ranks: a share of the counts, and the others' runs of a level */
         return p->share > 1 ? dtb_solve_lean_bytes((p->self ? 1 : 2) * p->positions / (uint64_t)p->share, threads) +
                                   (p->self ? 1 : 2) * p->positions / 8
                             : dtb_solve_lean_bytes((p->self ? 1 : 2) * p->positions, threads);
-    const uint64_t units = p->self ? (p->blocks + 1) / 2 : p->blocks;
-    const uint64_t busy = units < (uint64_t)threads ? units : (uint64_t)threads;
+    const uint64_t busy = p->level_units >= (uint64_t)threads ? (uint64_t)threads : 1;
     return dtb_solve_unit_list_bytes(p->blocks, p->block_size) +
            busy * (2 * p->block_size * (4 + 2) + (DTB_MAX_DTW + 2) * 4096ull) +
            (uint64_t)threads * dtb_solve_shared_bytes(p->block_size, threads);
@@ -1213,6 +1215,10 @@ static dtb_status plan_list(const dtb_build_options *o, build_plan *pl, dtb_erro
                                       ? dtb_solve_sliced_live_blocks(&b, list[i])
                                       : 0;
             p->live = live == UINT64_MAX ? UINT64_MAX : live * p->block_size * (p->self ? 1 : 2);
+            const uint64_t level = p->blocks > 1 && p->block_size > 1
+                                       ? dtb_solve_level_blocks_max(&b, list[i])
+                                       : p->blocks;
+            p->level_units = level == UINT64_MAX ? p->blocks : p->self ? (level + 1) / 2 : level;
         }
     }
     free(list);
@@ -1340,6 +1346,8 @@ static dtb_status plan_finish(const dtb_build_options *o, bool keep, build_plan 
     pl->tables = pl->solving = 0;
     for (int s = 0; s < pl->nsteps; s++) {
         const plan_pair *p = &pl->pair[pl->order[s]];
+        /* Read from their files, finished tables hold no memory (the file caches are the
+         * working memory's): a pair's values live for its own step alone. */
         live += pair_bytes(p);
         /* On disk while it is solved: its values (live levels, or all) in work files, and a
          * sliced pair's store. */
@@ -1356,7 +1364,7 @@ static dtb_status plan_finish(const dtb_build_options *o, bool keep, build_plan 
         if (work > pl->working)
             pl->working = work;
         for (int j = 0; j < np; j++)
-            if (pl->pair[j].last == s)
+            if (pl->files ? pl->order[s] == j : pl->pair[j].last == s)
                 live -= pair_bytes(&pl->pair[j]);
     }
     return DTB_OK;

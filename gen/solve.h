@@ -252,6 +252,11 @@ void dtb_sliced_release_level(const dtb_solved *s, const dtb_solved_table *t, co
  * plans. */
 uint64_t dtb_solve_sliced_live_blocks(const dtb_board *b, dtb_material m);
 
+/* The most blocks of material m in one level of men advancement (a level's units: as many, or
+ * half as many for a material that is its own flip). UINT64_MAX when out of memory. For memory
+ * plans: the solver gives whole units to its threads only where a level has one for each. */
+uint64_t dtb_solve_level_blocks_max(const dtb_board *b, dtb_material m);
+
 /* ---- MTC: moves to conversion (gen/solve_mtc.c; docs/FORMAT.md §8.5) ------------------------ */
 
 /* What an MTC solve found in one table, for the stats log: the longest MTC of its wins and of

@@ -195,7 +195,9 @@ void dtb_sliced_pair_free(dtb_sliced_pair *sp)
 /* Men placements by advancement, counted square by square: cnt[w][k][a] placements of w white
  * and k black men (on squares where men may stand) with advancement a. The largest sum of two
  * adjacent levels' counts. */
-uint64_t dtb_solve_sliced_live_blocks(const dtb_board *b, dtb_material m)
+/* The blocks of material m in its most populous level (one level: *one; two adjacent: the
+ * return value), counted by advancement over the squares; UINT64_MAX when out of memory. */
+static uint64_t level_blocks(const dtb_board *b, dtb_material m, uint64_t *one)
 {
     const int W = m.men[0], B = m.men[1], A = (W + B) * b->size + 1;
     const size_t n = (size_t)(W + 1) * (size_t)(B + 1) * (size_t)A;
@@ -203,6 +205,7 @@ uint64_t dtb_solve_sliced_live_blocks(const dtb_board *b, dtb_material m)
     if (!cnt || !next) {
         free(cnt);
         free(next);
+        *one = UINT64_MAX;
         return UINT64_MAX;
     }
 #define AT(w, k, a) (((size_t)(w) * (size_t)(B + 1) + (size_t)(k)) * (size_t)A + (size_t)(a))
@@ -228,13 +231,28 @@ uint64_t dtb_solve_sliced_live_blocks(const dtb_board *b, dtb_material m)
         cnt = next;
         next = swap;
     }
-    double most = 0;
+    double most = 0, single = 0;
     for (int a = 0; a < A; a++) {
         const double two = cnt[AT(W, B, a)] + (a + 1 < A ? cnt[AT(W, B, a + 1)] : 0);
         most = two > most ? two : most;
+        single = cnt[AT(W, B, a)] > single ? cnt[AT(W, B, a)] : single;
     }
 #undef AT
     free(cnt);
     free(next);
+    *one = (uint64_t)single;
     return (uint64_t)most;
+}
+
+uint64_t dtb_solve_sliced_live_blocks(const dtb_board *b, dtb_material m)
+{
+    uint64_t one;
+    return level_blocks(b, m, &one);
+}
+
+uint64_t dtb_solve_level_blocks_max(const dtb_board *b, dtb_material m)
+{
+    uint64_t one = UINT64_MAX;
+    level_blocks(b, m, &one);
+    return one;
 }

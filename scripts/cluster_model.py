@@ -1,38 +1,48 @@
 #!/usr/bin/env python3
-"""Projected time of an international (10x10) build under MPI (docs/CLUSTER.md, "Cost model").
+"""Projected time of an international (10x10) or english (8x8) build under MPI (docs/CLUSTER.md,
+"Cost model").
 
-Walks every pair of 2..N pieces level by level as gen/mpi_build.c solves them: a level's units
-(one men placement and its colour flip, K king placements each half) are independent, cut into
-parts, and every node solves its own contiguous share of them; a unit is never split between
-nodes, so a level takes at least one unit's time on one node. Each part's values go to rank 0,
-which stores them and writes the pair's tables alone; between two levels the nodes exchange the
-units the next level reads of each other's shares.
+Walks every pair of 2..N pieces (at most --side-max a side) level by level as gen/mpi_build.c
+solves them: a level's units (one men placement and its colour flip, K king placements each
+half) are independent, cut into parts, and every node solves its own contiguous share of them; a
+unit with men is never split between nodes, so a level takes at least one unit's time on one
+node. Each part's values go to rank 0, which stores them and writes the pair's tables alone;
+between two levels the nodes exchange the units the next level reads of each other's shares.
+A kings-only pair (one unit) is split by position ranges (gen/mpi_lean.c): each node solves its
+range, but every node generates the predecessors of every resolved position (a share P of the
+work that does not shrink), and receives the others' resolved positions (L bytes a position).
 
     level time = max(level positions / (nodes * cores * rate), unit positions / (cores * rate),
                      level positions * 1.125 * (nodes - 1) / nodes / bandwidth)  (results into
                                                       rank 0, while the level is solved)
                  + level positions * exchange / nodes / bandwidth   (the units the next level
                                                       reads, each node's link its share)
+    kings-only = positions * ((1 - P) / nodes + P) / (cores * unit rate)
+                 + positions * (1.125 + L) * (nodes - 1) / nodes / bandwidth
     pair time  = sum of its level times + pair positions / (cores * write rate)
 
-Pairs under 2^20 positions, kingless and kings-only pairs are solved by rank 0 alone, as the
-code does. The inputs are rates measured on one machine (docs/MEASUREMENTS.md, "MPI"); the
-outputs are projections.
+Pairs under 2^20 positions and kingless pairs are solved by rank 0 alone, as the code does. The
+inputs are rates measured on one machine (docs/MEASUREMENTS.md, "MPI"); the outputs are
+projections.
 
-usage: cluster_model.py PIECES NODES CORES [--rate R] [--unit-rate U] [--write W] [--bw B]
-                        [--exchange X] [--files F]
+usage: cluster_model.py PIECES NODES CORES [--variant V] [--side-max S] [--rate R]
+                        [--unit-rate U] [--write W] [--bw B] [--exchange X] [--files F]
+                        [--lean-redundant P] [--lean-bytes L]
   R  positions/s per core solving (default 6.0e6), U the same for units shared by a node's
   threads (kings-only, default 2.25e6), W positions/s per core writing (default 3.5e7), B bytes/s
   of a node's network link (default 1.25e9: 10 Gbit/s), X bytes exchanged between the nodes a
   position of a level, beyond the results (default 0.5, an upper bound of what was measured), F
   how much slower solving is with finished tables read from their files, as every rank reads
   them under MPI (default 1: R as measured in memory; docs/MEASUREMENTS.md, "MPI", has the
-  measured factor).
+  measured factor), P and L of a split kings-only pair (defaults 0.11 and 0.35, measured on
+  KKKKvKK).
 """
 import argparse
 from math import comb
 
-SQUARES, ROWS, PER_ROW = 50, 10, 5
+# squares, rows, playable squares a row
+BOARDS = {"international": (50, 10, 5), "english": (32, 8, 4)}
+SQUARES, ROWS, PER_ROW = BOARDS["international"]
 SHARE_MIN = 1 << 20
 SHARED_UNIT_BIG = 1 << 20  # units of this many positions a half are shared by a node's threads
 
@@ -60,20 +70,21 @@ def placements_by_advancement(wm, bm):
     return state.get((wm, bm), {})
 
 
-def materials(pieces):
+def materials(pieces, side_max):
     for n in range(2, pieces + 1):
         for wk in range(n + 1):
             for wm in range(n - wk + 1):
                 for bk in range(n - wk - wm + 1):
                     bm = n - wk - wm - bk
-                    if wk + wm and bk + bm:
+                    if wk + wm and bk + bm and max(wk + wm, bk + bm) <= side_max:
                         yield (wk, wm, bk, bm)
 
 
-def project(pieces, nodes, cores, rate, unit_rate, write, bw, exchange, files):
+def project(pieces, nodes, cores, rate, unit_rate, write, bw, exchange, files, side_max=99,
+            lean_redundant=0.11, lean_bytes=0.35):
     seen, total = set(), dict(positions=0, solve=0.0, net=0.0, write=0.0, alone=0.0)
     worst = (0, None)
-    for m in materials(pieces):
+    for m in materials(pieces, side_max):
         f = (m[2], m[3], m[0], m[1])
         if f in seen:
             continue
@@ -94,6 +105,9 @@ def project(pieces, nodes, cores, rate, unit_rate, write, bw, exchange, files):
         for units, lp in parts.values():
             if nodes == 1:  # one process: finished tables in memory
                 t, t_net = lp / (cores * rate), 0.0
+            elif wm + bm == 0 and pair >= SHARE_MIN:  # kings-only, split by ranges
+                t = files * lp * ((1 - lean_redundant) / nodes + lean_redundant) / (cores * r_unit)
+                t_net = lp * (1.125 + lean_bytes) * (nodes - 1) / nodes / bw
             elif pair < SHARE_MIN or wk + bk == 0 or wm + bm == 0:  # rank 0 alone
                 t, t_net = lp * files / (cores * (rate if wm + bm else r_unit)), 0.0
                 total["alone"] += t
@@ -124,6 +138,10 @@ def main():
     ap.add_argument("pieces", type=int)
     ap.add_argument("nodes", type=int)
     ap.add_argument("cores", type=int)
+    ap.add_argument("--variant", choices=sorted(BOARDS), default="international")
+    ap.add_argument("--side-max", type=int, default=99)
+    ap.add_argument("--lean-redundant", type=float, default=0.11)
+    ap.add_argument("--lean-bytes", type=float, default=0.35)
     ap.add_argument("--rate", type=float, default=6.0e6)
     ap.add_argument("--unit-rate", type=float, default=2.25e6)
     ap.add_argument("--write", type=float, default=3.5e7)
@@ -131,11 +149,14 @@ def main():
     ap.add_argument("--exchange", type=float, default=0.5)
     ap.add_argument("--files", type=float, default=1.0)
     a = ap.parse_args()
+    global SQUARES, ROWS, PER_ROW
+    SQUARES, ROWS, PER_ROW = BOARDS[a.variant]
     t = project(a.pieces, a.nodes, a.cores, a.rate, a.unit_rate, a.write, a.bw, a.exchange,
-                a.files)
+                a.files, a.side_max, a.lean_redundant, a.lean_bytes)
     hours = (t["solve"] + t["net"] + t["write"]) / 3600
     ideal = t["positions"] / (a.nodes * a.cores * a.rate) / 3600
-    print(f"2..{a.pieces} on {a.nodes} node(s) x {a.cores} cores: {t['positions']:.3g} positions, "
+    sides = f" (at most {a.side_max} a side)" if a.side_max < 99 else ""
+    print(f"{a.variant} 2..{a.pieces}{sides} on {a.nodes} node(s) x {a.cores} cores: {t['positions']:.3g} positions, "
           f"projected {hours:.1f} h (solving {t['solve'] / 3600:.1f} h, network "
           f"{t['net'] / 3600:.1f} h, writing on rank 0 {t['write'] / 3600:.1f} h); perfect "
           f"scaling of the solving would be {ideal:.1f} h; longest pair "
