@@ -1,8 +1,11 @@
 /* The compressed finished levels of a pair solved in slices (slicestore.h). A block's record is
  * its K value bytes and then its K capture bits (a byte per 8 positions); a level's blocks are
  * stored in block order, grouped into chunks of about CHUNK_RAW bytes, each one zstd frame in
- * the scratch file. A directory says, for every block of each table, its chunk and its offset
- * there; the writer's reads then cost a decoded chunk per thread and cache slot. */
+ * the scratch file. A record larger than a chunk is cut into pieces of CHUNK_RAW bytes, one
+ * chunk each, with consecutive ids (blocks of 3e9 positions in the one-man pairs of 8 pieces:
+ * whole, a reader would decode 3.4 GB to read 64 KiB, and hold 32 of them). A directory says,
+ * for every block of each table, its (first) chunk and its offset there; the writer's reads
+ * then cost a decoded chunk per thread and cache slot. */
 #define _GNU_SOURCE /* pread */
 #include "slicestore.h"
 
@@ -40,6 +43,7 @@ struct dtb_slicestore {
     uint8_t *levels[2];
     int n;
     uint64_t K, nblocks[2], record; /* positions a block, blocks a table, bytes a record */
+    uint64_t chunk_raw;             /* CHUNK_RAW (tests: DTB_SLICESTORE_CHUNK, smaller) */
     bool win_distances;             /* false: wins stored as a win in 1 */
     place *where[2];
     chunk *chunks;
@@ -58,6 +62,10 @@ dtb_status dtb_slicestore_create(const char *dir, const dtb_solved_table *const 
                            .win_distances = win_distances,
                            .K = dtb_index_block_size(t[0]->index)};
     st->record = st->K + (st->K + 7) / 8;
+    st->chunk_raw = CHUNK_RAW;
+    const char *small = getenv("DTB_SLICESTORE_CHUNK"); /* tests: records cut into pieces */
+    if (small && atoi(small) >= 16 && atoi(small) < CHUNK_RAW)
+        st->chunk_raw = (uint64_t)atoi(small);
     for (int k = 0; k < n; k++) {
         st->nblocks[k] = dtb_index_blocks(t[k]->index);
         st->where[k] = malloc((st->nblocks[k] ? st->nblocks[k] : 1) * sizeof *st->where[k]);
@@ -98,31 +106,45 @@ uint8_t *dtb_slicestore_levels(dtb_slicestore *st, int k) { return st->levels[k]
 
 uint64_t dtb_slicestore_bytes(const dtb_slicestore *st) { return st->end; }
 
-/* One chunk being made: blocks list[first..last) of a level, its frame. */
+/* One chunk being made: blocks list[first..last) of a level, or (a record cut into pieces)
+ * bytes x0..x0+len-1 of list[first]'s record; its frame. */
 typedef struct pending {
     uint64_t first, last;
+    uint64_t x0, len; /* len 0: whole records */
     void *frame;
     size_t size, raw;
     dtb_status status;   /* DTB_OK, or why compressing it failed (failure) */
     const char *failure;
 } pending;
 
-/* The record of block blk of t into out. A capture position's value is don't-care in every
- * table written from the store, so it is stored as the value before it (runs compress). */
-static void record_of(const dtb_slicestore *st, const dtb_solved_table *t, uint64_t blk,
-                      uint8_t *out)
+/* Bytes x0..x0+len-1 of the record of block blk of t into out. A capture position's value is
+ * don't-care in every table written from the store, so it is stored as the value before it in
+ * its block (runs compress), whichever piece holds it. */
+static void record_part(const dtb_slicestore *st, const dtb_solved_table *t, uint64_t blk,
+                        uint64_t x0, uint64_t len, uint8_t *out)
 {
-    const uint64_t K = st->K, base = blk * K;
-    uint8_t *bits = out + K, prev = 0;
-    memset(bits, 0, (K + 7) / 8);
-    for (uint64_t i = 0; i < K; i++) {
-        const unsigned cap = t->captures[(base + i) / 64] >> ((base + i) % 64) & 1;
-        bits[i / 8] |= (uint8_t)(cap << (i % 8));
+    const uint64_t K = st->K, base = blk * K, x1 = x0 + len;
+#define CAP(i) ((unsigned)(t->captures[(base + (i)) / 64] >> ((base + (i)) % 64) & 1))
+    uint8_t prev = 0;
+    for (uint64_t i = x0 < K ? x0 : 0; i-- > 0;) /* the value before the piece's first */
+        if (!CAP(i)) {
+            prev = st->win_distances || !dtb_value_is_win(t->values[base + i])
+                       ? t->values[base + i] : dtb_value_win(1);
+            break;
+        }
+    for (uint64_t i = x0; i < x1 && i < K; i++) {
         dtb_value v = t->values[base + i];
         if (!st->win_distances && dtb_value_is_win(v))
             v = dtb_value_win(1);
-        out[i] = prev = cap ? prev : v;
+        out[i - x0] = prev = CAP(i) ? prev : v;
     }
+    for (uint64_t x = x0 > K ? x0 : K; x < x1; x++) { /* capture bits, a byte 8 positions */
+        uint8_t bits = 0;
+        for (uint64_t i = (x - K) * 8; i < (x - K) * 8 + 8 && i < K; i++)
+            bits |= (uint8_t)(CAP(i) << (i % 8));
+        out[x - x0] = bits;
+    }
+#undef CAP
 }
 
 /* Compresses the chunks p[0..np) of table k's blocks list[...] and appends them. */
@@ -137,7 +159,7 @@ static dtb_status put_chunks(dtb_slicestore *st, int k, const uint64_t *list, pe
         size_t raw_cap = 0;
 #pragma omp for schedule(dynamic, 1)
         for (int c = 0; c < np; c++) {
-            const size_t len = (size_t)((p[c].last - p[c].first) * st->record);
+            const size_t len = (size_t)(p[c].len ? p[c].len : (p[c].last - p[c].first) * st->record);
             if (len > raw_cap) {
                 free(raw);
                 raw_cap = len;
@@ -150,8 +172,11 @@ static dtb_status put_chunks(dtb_slicestore *st, int k, const uint64_t *list, pe
                 p[c].failure = "out of memory";
                 continue;
             }
-            for (uint64_t i = p[c].first; i < p[c].last; i++)
-                record_of(st, t, list[i], raw + (i - p[c].first) * st->record);
+            if (p[c].len)
+                record_part(st, t, list[p[c].first], p[c].x0, p[c].len, raw);
+            else
+                for (uint64_t i = p[c].first; i < p[c].last; i++)
+                    record_part(st, t, list[i], 0, st->record, raw + (i - p[c].first) * st->record);
             const size_t r = ZSTD_compressCCtx(cctx, p[c].frame, bound, raw, len, ZSTD_LEVEL);
             if (ZSTD_isError(r)) {
                 p[c].status = DTB_E_IO;
@@ -184,7 +209,7 @@ static dtb_status put_chunks(dtb_slicestore *st, int k, const uint64_t *list, pe
             const uint32_t id = (uint32_t)st->nchunks++;
             st->chunks[id] = (chunk){st->end, (uint32_t)p[c].size, (uint32_t)p[c].raw};
             st->end += p[c].size;
-            for (uint64_t i = p[c].first; i < p[c].last; i++)
+            for (uint64_t i = p[c].first; i < p[c].last && p[c].x0 == 0; i++)
                 st->where[k][list[i]] = (place){id, (uint32_t)((i - p[c].first) * st->record)};
         }
         free(p[c].frame);
@@ -195,14 +220,26 @@ static dtb_status put_chunks(dtb_slicestore *st, int k, const uint64_t *list, pe
 dtb_status dtb_slicestore_put_blocks(dtb_slicestore *st, int k, const uint64_t *list,
                                      uint64_t count, dtb_error *e)
 {
-    /* Chunks of whole records, at least CHUNK_RAW bytes each (but the last), a batch at a time. */
-    const uint64_t per = st->record >= CHUNK_RAW ? 1 : CHUNK_RAW / st->record;
+    /* Chunks of whole records, at least a chunk's bytes each (but the last), or the pieces of
+     * records larger than a chunk; a batch at a time. */
+    const uint64_t C = st->chunk_raw, per = st->record >= C ? 1 : C / st->record;
+    const bool cut = st->record > C;
     pending p[BATCH];
     dtb_status rc = DTB_OK;
-    for (uint64_t i = 0; i < count && rc == DTB_OK;) {
+    for (uint64_t i = 0, x = 0; i < count && rc == DTB_OK;) {
         int np = 0;
-        for (; np < BATCH && i < count; np++, i += per)
-            p[np] = (pending){.first = i, .last = count - i < per ? count : i + per};
+        for (; np < BATCH && i < count; np++) {
+            if (cut) {
+                const uint64_t len = st->record - x < C ? st->record - x : C;
+                p[np] = (pending){.first = i, .last = i + 1, .x0 = x, .len = len};
+                x += len;
+                if (x == st->record)
+                    i++, x = 0;
+            } else {
+                p[np] = (pending){.first = i, .last = count - i < per ? count : i + per};
+                i += per;
+            }
+        }
         rc = put_chunks(st, k, list, p, np, e);
     }
     return rc;
@@ -241,8 +278,8 @@ typedef struct reader {
 
 uint64_t dtb_slicestore_reader_bytes(uint64_t block_size, uint64_t positions)
 {
-    const uint64_t block = block_size + (block_size + 7) / 8, all = positions + positions / 8;
-    const uint64_t cache = (uint64_t)CACHE * (block > CHUNK_RAW ? block : CHUNK_RAW);
+    (void)block_size; /* records larger than a chunk are cut into chunks */
+    const uint64_t all = positions + positions / 8, cache = (uint64_t)CACHE * CHUNK_RAW;
     return cache < all + CHUNK_RAW ? cache : all + CHUNK_RAW; /* a small table: all of it */
 }
 
@@ -293,6 +330,27 @@ static const uint8_t *decoded(const dtb_slicestore *st, reader *r, uint32_t id, 
     return r->raw[slot];
 }
 
+/* Bytes x..x+n-1 of the record of table k's block blk into out, across the pieces of a record
+ * cut into chunks. NULL or what failed. */
+static const char *record_bytes(const dtb_slicestore *st, reader *r, int k, uint64_t blk,
+                                uint64_t x, uint64_t n, uint8_t *out)
+{
+    const place w = st->where[k][blk];
+    const bool cut = st->record > st->chunk_raw;
+    while (n > 0) {
+        const uint32_t id = cut ? w.chunk + (uint32_t)(x / st->chunk_raw) : w.chunk;
+        const uint64_t off = cut ? x % st->chunk_raw : w.offset + x;
+        const char *why = NULL;
+        const uint8_t *raw = decoded(st, r, id, &why);
+        if (!raw)
+            return why;
+        const uint64_t take = st->chunks[id].raw - off < n ? st->chunks[id].raw - off : n;
+        memcpy(out, raw + off, take);
+        out += take, x += take, n -= take;
+    }
+    return NULL;
+}
+
 const char *dtb_slicestore_read(const dtb_slicestore *st, int k, void **state, uint64_t start,
                                 size_t len, uint8_t *values, uint64_t *captures)
 {
@@ -313,17 +371,22 @@ const char *dtb_slicestore_read(const dtb_slicestore *st, int k, void **state, u
         const uint64_t n = K - j < len - at ? K - j : len - at;
         if (blk >= st->nblocks[k] || st->where[k][blk].chunk == NO_CHUNK)
             return "a block was read from the slices before it was stored";
-        const char *why = NULL;
-        const uint8_t *raw = decoded(st, r, st->where[k][blk].chunk, &why);
-        if (!raw)
-            return why;
-        const uint8_t *rec = raw + st->where[k][blk].offset;
-        memcpy(values + at, rec + j, n);
-        const uint8_t *bits = rec + K;
-        for (uint64_t i = 0; i < n; i++) {
-            const uint64_t x = j + i, y = at + i;
-            captures[y / 64] |= (uint64_t)(bits[x / 8] >> (x % 8) & 1) << (y % 64);
+        const char *why = record_bytes(st, r, k, blk, j, n, values + at);
+        /* the capture bits of positions j..j+n-1, a few thousand bytes at a time */
+        for (uint64_t i = 0; i < n && !why;) {
+            uint8_t bits[4096];
+            const uint64_t x = j + i, b0 = x / 8;
+            const uint64_t m = n - i < 8 * (sizeof bits - 1) ? n - i : 8 * (sizeof bits - 1);
+            const uint64_t nb = (x + m - 1) / 8 - b0 + 1;
+            why = record_bytes(st, r, k, blk, K + b0, nb, bits);
+            for (uint64_t q = 0; q < m && !why; q++) {
+                const uint64_t xx = x + q, y = at + i + q;
+                captures[y / 64] |= (uint64_t)(bits[xx / 8 - b0] >> (xx % 8) & 1) << (y % 64);
+            }
+            i += m;
         }
+        if (why)
+            return why;
         at += n;
     }
     return NULL;
