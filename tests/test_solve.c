@@ -499,22 +499,36 @@ static bool same_stats(const dtb_solve_stats *a, const dtb_solve_stats *b)
            a->longest_win == b->longest_win && a->longest_win_at == b->longest_win_at;
 }
 
+/* The sets the lean solves are checked on: flying kings (international, 4 pieces) and short
+ * ones (english). */
+static const struct {
+    const char *variant;
+    int pieces;
+} lean_sets[] = {{"international", 4}, {"english", LEAN_ENGLISH_PIECES}};
+
+/* Set k's board into *b and its materials (*n of them, list order; the caller frees them). */
+static dtb_material *lean_set(size_t k, dtb_board *b, int *n)
+{
+    dtb_board_init(b, dtb_variant_find(lean_sets[k].variant));
+    *n = dtb_material_list(lean_sets[k].pieces, NULL, 0);
+    dtb_material *list = malloc((size_t)*n * sizeof *list);
+    assert_non_null(list);
+    dtb_material_list(lean_sets[k].pieces, list, *n);
+    return list;
+}
+
 /* The lean solve of kings-only pairs gives the node solve's values, capture bits and stats, on
  * boards with flying kings (international, 4 pieces) and without (english, 5 pieces). */
 static void lean_equals_nodes(void **state)
 {
     (void)state;
-    static const struct { const char *variant; int pieces; } sets[] = {
-        {"international", 4}, {"english", LEAN_ENGLISH_PIECES}};
-    for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++) {
+    for (size_t k = 0; k < sizeof lean_sets / sizeof lean_sets[0]; k++) {
         dtb_board b;
-        dtb_board_init(&b, dtb_variant_find(sets[k].variant));
-        const int n = dtb_material_list(sets[k].pieces, NULL, 0);
-        dtb_material *list = malloc((size_t)n * sizeof *list);
-        dtb_material_list(sets[k].pieces, list, n);
+        int n;
+        dtb_material *list = lean_set(k, &b, &n);
         dtb_solve_stats *st_lean = calloc(2 * (size_t)n, sizeof *st_lean);
         dtb_solve_stats *st_nodes = calloc(2 * (size_t)n, sizeof *st_nodes);
-        dtb_solved *lean = solve_kings_lean(&b, sets[k].pieces, st_lean);
+        dtb_solved *lean = solve_kings_lean(&b, lean_sets[k].pieces, st_lean);
         dtb_solved *nodes = dtb_solved_create(&b);
         int pairs = 0;
         for (int i = 0; i < n; i++) {
@@ -691,17 +705,13 @@ static void check_shared(const dtb_board *b, int pieces, const dtb_solved *whole
 static void lean_shared_equals_alone(void **state)
 {
     (void)state;
-    static const struct { const char *variant; int pieces; } sets[] = {
-        {"international", 4}, {"english", LEAN_ENGLISH_PIECES}};
     static const int ranks[] = {1, 2, 3, 64};
-    for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++) {
+    for (size_t k = 0; k < sizeof lean_sets / sizeof lean_sets[0]; k++) {
         dtb_board b;
-        dtb_board_init(&b, dtb_variant_find(sets[k].variant));
-        const int n = dtb_material_list(sets[k].pieces, NULL, 0);
-        dtb_material *list = malloc((size_t)n * sizeof *list);
-        dtb_material_list(sets[k].pieces, list, n);
+        int n;
+        dtb_material *list = lean_set(k, &b, &n);
         dtb_solve_stats *st = calloc(2 * (size_t)n, sizeof *st);
-        dtb_solved *whole = solve_kings_lean(&b, sets[k].pieces, st);
+        dtb_solved *whole = solve_kings_lean(&b, lean_sets[k].pieces, st);
         int pairs = 0;
         for (int i = 0; i < n; i++) {
             const dtb_material f = dtb_material_flip(list[i]);
@@ -712,7 +722,7 @@ static void lean_shared_equals_alone(void **state)
                 continue;
             for (size_t r = 0; r < sizeof ranks / sizeof ranks[0]; r++)
                 if (ranks[r] < 64 || i == 0) /* 64 processes: the smallest pair alone */
-                    check_shared(&b, sets[k].pieces, whole, &st[2 * i], list[i], ranks[r]);
+                    check_shared(&b, lean_sets[k].pieces, whole, &st[2 * i], list[i], ranks[r]);
             pairs++;
         }
         assert_true(pairs >= 3);
