@@ -595,7 +595,8 @@ static dtb_status sim_allgather(void *ctx, const uint8_t *mine, uint64_t len, ui
         lens[q] = sm->len[q];
         theirs[q] = malloc(lens[q] ? lens[q] : 1);
         assert_non_null(theirs[q]);
-        memcpy(theirs[q], sm->buf[q], lens[q]);
+        if (lens[q]) /* an empty buffer may be NULL */
+            memcpy(theirs[q], sm->buf[q], lens[q]);
         if (sm->garble && p->sh.rank == 0 && q == 1) {
             lens[q] = 40;
             theirs[q] = realloc(theirs[q], lens[q]);
