@@ -900,7 +900,9 @@ static dtb_status solve_and_write(const dtb_build_options *o, dtb_solved *s,
                                    o->dtw_full && dtb_build_writes_dtw(o, m),
                                    o->peers ? &o->peers->levels : NULL, st, &sp, on_progress,
                                    &pc, e)
-        : o->peers ? o->peers->solve_pair(o->peers->ctx, s, *m, lean, st, on_progress, &pc, e)
+        : o->peers ? o->peers->solve_pair(o->peers->ctx, s, *m, lean, work_dir_of(o, scratch),
+                                          o->dtw_full && dtb_build_writes_dtw(o, m),
+                                          o->mtc ? NULL : &sp, st, on_progress, &pc, e)
                  : dtb_solve_pair(s, *m, lean, st, on_progress, &pc, e);
     if (rc == DTB_OK) /* a solve that read a damaged block of a table file is not written */
         rc = dtb_solved_read_status(s, e);
@@ -967,6 +969,8 @@ typedef struct plan_pair {
     int last;                     /* the step after which no step needs its values */
     bool lean;                    /* solved with the lean state (dtb_solve_pair) */
     int share;                    /* lean, split between this many MPI ranks (1: alone) */
+    bool stored;                  /* split, its ranges go one at a time to a slice store on rank
+                                     0 (never whole: but for MTC tables, solved from the pair) */
     uint64_t level_units;         /* the most units in one level of men advancement */
     uint64_t live;                /* positions live at once if solved in slices; 0: it cannot be
                                      (no men or no kings) */
@@ -1020,7 +1024,11 @@ static uint64_t live_bytes(const plan_pair *p)
 /* Bytes of a pair in memory or work files while it is solved and read. */
 static uint64_t pair_bytes(const plan_pair *p)
 {
-    return p->sliced ? live_bytes(p) : resident_bytes(p);
+    /* split: a rank's range of both members while it is solved (rank 0's store takes one
+     * range of one member at a time afterwards) */
+    return p->sliced ? live_bytes(p)
+           : p->stored ? (resident_bytes(p) + (uint64_t)p->share - 1) / (uint64_t)p->share
+                       : resident_bytes(p);
 }
 
 /* Disk of a pair's slice store (gen/slicestore.c): its values compressed by zstd's fastest
@@ -1060,7 +1068,7 @@ static uint64_t writer_bytes(const plan_pair *p, int threads)
 {
     const uint64_t cap = (uint64_t)320 << 20;
     const uint64_t per_thread =
-        (8u << 20) + (p->sliced ? dtb_slicestore_reader_bytes(p->block_size, p->positions) : 0);
+        (8u << 20) + (p->sliced || p->stored ? dtb_slicestore_reader_bytes(p->block_size, p->positions) : 0);
     return (2 * p->positions < cap ? 2 * p->positions : cap) + (uint64_t)threads * per_thread;
 }
 
@@ -1307,6 +1315,7 @@ static dtb_status plan_finish(const dtb_build_options *o, bool keep, build_plan 
         plan_pair *p = &pl->pair[i];
         p->lean = false;
         p->share = 1;
+        p->stored = false;
         if (p->action != PAIR_SOLVE || !dtb_solve_lean_applies(&p->m))
             continue;
         const uint64_t nodes = BASE_BYTES + resident_bytes(p) + solver_bytes(p, threads);
@@ -1318,6 +1327,7 @@ static dtb_status plan_finish(const dtb_build_options *o, bool keep, build_plan 
                   (o->memory_budget && nodes > o->memory_budget);
         p->share = p->lean && o->ranks > 1 &&
                    (p->self ? 1 : 2) * p->positions >= DTB_BUILD_SHARE_MIN_POSITIONS ? o->ranks : 1;
+        p->stored = p->share > 1 && !o->mtc;
     }
     uint64_t positions = 0;
     for (int i = 0; i < np; i++)
@@ -1352,7 +1362,7 @@ static dtb_status plan_finish(const dtb_build_options *o, bool keep, build_plan 
         /* On disk while it is solved: its values (live levels, or all) in work files, and a
          * sliced pair's store. */
         const uint64_t solving = (p->sliced_in_memory ? 0 : pair_bytes(p)) +
-                                 (p->sliced ? slice_store_bytes(o, p) : 0);
+                                 (p->sliced || p->stored ? slice_store_bytes(o, p) : 0);
         if (p->action == PAIR_SOLVE && solving > pl->solving)
             pl->solving = solving;
         const uint64_t work = BASE_BYTES + step_bytes(p, threads);

@@ -30,9 +30,14 @@ typedef void (*dtb_build_log)(void *user, dtb_build_event ev, const char *name, 
  * with a message naming the process at fault. */
 typedef struct dtb_build_peers {
     void *ctx;
-    /* Solves pair m into s as dtb_solve_pair does (the same values and stats). */
-    dtb_status (*solve_pair)(void *ctx, dtb_solved *s, dtb_material m, bool lean, dtb_solve_stats stats[2],
-                             dtb_solve_progress progress, void *user, dtb_error *e);
+    /* Solves pair m into s as dtb_solve_pair does (the same values and stats). With out not
+     * NULL the values may go to a slice store instead (in scratch_dir, win_distances as
+     * dtb_solve_pair_sliced), *out then set and the tables left in s without values: so a
+     * kings-only pair split between the ranks is never gathered whole. */
+    dtb_status (*solve_pair)(void *ctx, dtb_solved *s, dtb_material m, bool lean,
+                             const char *scratch_dir, bool win_distances, dtb_sliced_pair **out,
+                             dtb_solve_stats stats[2], dtb_solve_progress progress, void *user,
+                             dtb_error *e);
     /* Material m is read from its complete table file at path from now on (metric: DTW, or
      * WLD for a WLD-only table; a losses-only DTW file has its WLD file beside it), in place of
      * any values the peers hold of it. */

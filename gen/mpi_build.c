@@ -384,20 +384,27 @@ static dtb_status lead_end(void *ctx, dtb_pair_solver *ps, dtb_solve_stats stats
 }
 
 static dtb_status lead_solve_pair(void *ctx, dtb_solved *s, dtb_material mt, bool lean,
-                                  dtb_solve_stats stats[2], dtb_solve_progress progress,
-                                  void *user, dtb_error *e)
+                                  const char *scratch_dir, bool win_distances,
+                                  dtb_sliced_pair **out, dtb_solve_stats stats[2],
+                                  dtb_solve_progress progress, void *user, dtb_error *e)
 {
     dtb_mpi *m = ctx;
     const dtb_material fm = dtb_material_flip(mt);
-    const dtb_solved_table *t = dtb_solved_add(s, mt, e), *ft = t ? dtb_solved_add(s, fm, e) : NULL;
-    if (!t || !ft)
-        return DTB_E_NOMEM;
-    const uint64_t positions = dtb_index_size(t->index) + (t == ft ? 0 : dtb_index_size(ft->index));
+    const bool self = dtb_material_equal(&mt, &fm);
+    dtb_index *ix = NULL; /* its size, before the tables are added (whole, or sliced) */
+    const dtb_status ist = dtb_index_create(dtb_solved_board(s), mt, &ix);
+    if (ist != DTB_OK)
+        return dtb_error_set(e, ist, "cannot index the material");
+    const uint64_t positions = (self ? 1 : 2) * dtb_index_size(ix); /* a flip: as many */
+    dtb_index_free(ix);
     /* A kings-only pair is one unit: split between the ranks (each a range of its positions)
      * when it is large enough, else solved alone (the workers read it from its files, if a
      * later pair does). */
     if (lean && m->size > 1 && positions >= SHARE_MIN_POSITIONS)
-        return dtb_mpi_lean_lead(m, s, mt, stats, progress, user, e);
+        return dtb_mpi_lean_lead(m, s, mt, scratch_dir, win_distances, out, stats, progress,
+                                 user, e);
+    if (!dtb_solved_add(s, mt, e) || !dtb_solved_add(s, fm, e))
+        return DTB_E_NOMEM;
     if (lean) {
         const dtb_status rc = dtb_solve_pair(s, mt, true, stats, progress, user, e);
         m->traffic.positions += rc == DTB_OK ? positions : 0;

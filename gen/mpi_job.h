@@ -138,10 +138,14 @@ dtb_status dtb_mpi_solve_own(dtb_mpi *m, dtb_pair_solver *ps, const dtb_mpi_leve
 
 /* ---- a kings-only pair split between the ranks (gen/mpi_lean.c) ----------------------------- */
 
-/* Rank 0: kings-only pair mt solved lean by every rank (LEAN), each a range of its positions;
- * the others' ranges come into rank 0's tables in s, stats merged over every rank. */
-dtb_status dtb_mpi_lean_lead(dtb_mpi *m, dtb_solved *s, dtb_material mt, dtb_solve_stats stats[2],
-                             dtb_solve_progress progress, void *user, dtb_error *e);
+/* Rank 0: kings-only pair mt solved lean by every rank (LEAN), each a range of its positions,
+ * stats merged over every rank. With out not NULL the tables are sliced in s and every range
+ * goes, one at a time, to a slice store made in scratch_dir (*out, as dtb_sliced_pair_create);
+ * else the others' ranges come into rank 0's tables in s, whole. */
+dtb_status dtb_mpi_lean_lead(dtb_mpi *m, dtb_solved *s, dtb_material mt, const char *scratch_dir,
+                             bool win_distances, dtb_sliced_pair **out,
+                             dtb_solve_stats stats[2], dtb_solve_progress progress, void *user,
+                             dtb_error *e);
 /* Another rank, on LEAN: its range solved with the others and sent to rank 0, then its stats;
  * its pages are given back (the tables stay in s until rank 0 attaches or drops them). */
 dtb_status dtb_mpi_lean_serve(dtb_mpi *m, dtb_solved *s, const cmd *c, dtb_error *e);

@@ -1,6 +1,7 @@
 /* A kings-only pair split between the ranks of an MPI build (gen/mpi_job.h): its one unit solved
  * lean by every rank at once (dtb_solve_pair_lean_shared), each rank owning a range of each
- * member's positions, and the ranges gathered in rank 0's tables, which it writes.
+ * member's positions; rank 0 takes the ranges one at a time into the pair's slice store (or,
+ * for a build that needs the whole pair's values, into its tables), from which it writes.
  *
  * The share's collectives are MPI's, made from the main thread (MPI_THREAD_FUNNELED: the lean
  * solve calls them from its master thread): the bytes of a level's resolved positions go from
@@ -99,11 +100,63 @@ static void range_of(const dtb_solved_table *t, int r, int ranks, uint64_t *lo, 
 
 static uint64_t capture_bytes(uint64_t lo, uint64_t hi) { return (hi - lo + 63) / 64 * 8; }
 
-dtb_status dtb_mpi_lean_lead(dtb_mpi *m, dtb_solved *s, dtb_material mt, dtb_solve_stats stats[2],
-                             dtb_solve_progress progress, void *user, dtb_error *e)
+/* Receives rank r's range of table k (values, then capture bits) into its place in k's table. */
+static dtb_status receive_range(dtb_mpi *m, dtb_solved_table *t, int r, dtb_error *e)
+{
+    uint64_t lo, hi;
+    range_of(t, r, m->size, &lo, &hi);
+    dtb_mpi_bigmsg msg[2] = {{0}};
+    int err = dtb_mpi_big_post(false, t->values + lo, hi - lo, r, TAG_RESULT, m->comm, &msg[0]);
+    if (err == MPI_SUCCESS)
+        err = dtb_mpi_big_post(false, (uint8_t *)(t->captures + lo / 64), capture_bytes(lo, hi), r,
+                               TAG_RESULT, m->comm, &msg[1]);
+    dtb_status rc = err == MPI_SUCCESS
+                        ? DTB_OK
+                        : dtb_mpi_failed(e, r, err, "receiving a kings-only pair's range");
+    for (int x = 0; x < 2; x++) {
+        const int werr = dtb_mpi_big_wait(&msg[x]);
+        if (rc == DTB_OK && werr != MPI_SUCCESS)
+            rc = dtb_mpi_failed(e, r, werr, "receiving a kings-only pair's range");
+    }
+    m->traffic.bytes_received += hi - lo + capture_bytes(lo, hi);
+    return rc;
+}
+
+/* Every rank's range of the pair's tables t[0..nt) into sp (rank 0's own first), one range of
+ * one table in memory at a time: received into its place, stored compressed, its pages given
+ * back. */
+static dtb_status store_ranges(dtb_mpi *m, dtb_solved *s, dtb_solved_table *t[2], int nt,
+                               dtb_sliced_pair *sp, dtb_error *e)
+{
+    dtb_status rc = DTB_OK;
+    for (int r = 0; r < m->size && rc == DTB_OK; r++)
+        for (int k = 0; k < nt && rc == DTB_OK; k++) {
+            uint64_t lo, hi;
+            range_of(t[k], r, m->size, &lo, &hi);
+            if (hi == lo)
+                continue;
+            if (r > 0 && (rc = dtb_solved_reserve(s, t[k], lo, hi - lo, e)) == DTB_OK)
+                rc = receive_range(m, t[k], r, e);
+            if (rc == DTB_OK)
+                rc = dtb_sliced_pair_put_positions(sp, k, lo, hi - lo, e);
+            dtb_solved_release(s, t[k], lo, hi - lo);
+        }
+    return rc;
+}
+
+dtb_status dtb_mpi_lean_lead(dtb_mpi *m, dtb_solved *s, dtb_material mt, const char *scratch_dir,
+                             bool win_distances, dtb_sliced_pair **out,
+                             dtb_solve_stats stats[2], dtb_solve_progress progress, void *user,
+                             dtb_error *e)
 {
     dtb_solved_table *t[2];
-    dtb_status rc = pair_tables(s, mt, false, t, e);
+    dtb_status rc = pair_tables(s, mt, out != NULL, t, e);
+    const int nt = t[1] ? 2 : 1;
+    for (int k = 0; k < nt && rc == DTB_OK && out; k++) {
+        uint64_t lo, hi;
+        range_of(t[k], 0, m->size, &lo, &hi);
+        rc = dtb_solved_reserve(s, t[k], lo, hi - lo, e);
+    }
     const cmd c = dtb_mpi_cmd_of(OP_LEAN, mt);
     if (rc == DTB_OK)
         rc = dtb_mpi_send_all(m, &c, e);
@@ -112,33 +165,16 @@ dtb_status dtb_mpi_lean_lead(dtb_mpi *m, dtb_solved *s, dtb_material mt, dtb_sol
                                .allgather = lean_allgather, .max = lean_max};
     if (rc == DTB_OK)
         rc = dtb_solve_pair_lean_shared(s, mt, &sh, stats, progress, user, e);
-    /* the other ranks' ranges into the tables, straight from the messages */
-    const int nt = t[1] ? 2 : 1;
-    dtb_mpi_bigmsg *msg = rc == DTB_OK ? calloc((size_t)m->size * 4, sizeof *msg) : NULL;
-    if (rc == DTB_OK && !msg)
-        rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
-    for (int r = 1; r < m->size && rc == DTB_OK; r++)
-        for (int k = 0; k < nt && rc == DTB_OK; k++) {
-            uint64_t lo, hi;
-            range_of(t[k], r, m->size, &lo, &hi);
-            if (hi == lo)
-                continue;
-            int err = dtb_mpi_big_post(false, t[k]->values + lo, hi - lo, r, TAG_RESULT, m->comm,
-                                       &msg[4 * r + 2 * k]);
-            if (err == MPI_SUCCESS)
-                err = dtb_mpi_big_post(false, (uint8_t *)(t[k]->captures + lo / 64),
-                                       capture_bytes(lo, hi), r, TAG_RESULT, m->comm,
-                                       &msg[4 * r + 2 * k + 1]);
-            if (err != MPI_SUCCESS)
-                rc = dtb_mpi_failed(e, r, err, "receiving a kings-only pair's range");
-            m->traffic.bytes_received += hi - lo + capture_bytes(lo, hi);
-        }
-    for (size_t x = 0; msg && x < (size_t)m->size * 4; x++) {
-        const int werr = dtb_mpi_big_wait(&msg[x]);
-        if (rc == DTB_OK && werr != MPI_SUCCESS)
-            rc = dtb_mpi_failed(e, (int)(x / 4), werr, "receiving a kings-only pair's range");
-    }
-    free(msg);
+    /* the ranges into a slice store, or (no store asked for) into the tables, whole */
+    dtb_sliced_pair *sp = NULL;
+    if (rc == DTB_OK && out)
+        rc = dtb_sliced_pair_create((const dtb_solved_table *const *)t, nt, scratch_dir,
+                                    win_distances, &sp, e);
+    if (rc == DTB_OK && out)
+        rc = store_ranges(m, s, t, nt, sp, e);
+    for (int r = 1; r < m->size && rc == DTB_OK && !out; r++)
+        for (int k = 0; k < nt && rc == DTB_OK; k++)
+            rc = receive_range(m, t[k], r, e);
     if (rc == DTB_OK)
         rc = dtb_mpi_gather_stats(m, stats, e);
     if (rc == DTB_OK) {
@@ -152,6 +188,10 @@ dtb_status dtb_mpi_lean_lead(dtb_mpi *m, dtb_solved *s, dtb_material mt, dtb_sol
         m->traffic.units++;
         m->traffic.split_units++;
     }
+    if (rc != DTB_OK)
+        dtb_sliced_pair_free(sp);
+    else if (out)
+        *out = sp;
     return rc;
 }
 

@@ -1,11 +1,14 @@
 /* The compressed finished levels of a pair solved in slices (slicestore.h). A block's record is
  * its K value bytes and then its K capture bits (a byte per 8 positions); a level's blocks are
  * stored in block order, grouped into chunks of about CHUNK_RAW bytes, each one zstd frame in
- * the scratch file. A record larger than a chunk is cut into pieces of CHUNK_RAW bytes, one
- * chunk each, with consecutive ids (blocks of 3e9 positions in the one-man pairs of 8 pieces:
- * whole, a reader would decode 3.4 GB to read 64 KiB, and hold 32 of them). A directory says,
- * for every block of each table, its (first) chunk and its offset there; the writer's reads
- * then cost a decoded chunk per thread and cache slot. */
+ * the scratch file. A record larger than a chunk is stored in pieces instead: runs of
+ * consecutive positions, each its values and then its capture bits, one chunk a piece (blocks of
+ * 3e9 positions in the one-man pairs of 8 pieces: whole, a reader would decode 3.4 GB to read
+ * 64 KiB, and hold 32 of them). So are positions put by range (dtb_slicestore_put_positions: a
+ * kings-only pair's one block, as its ranges come from the ranks that solved them). A directory
+ * says, for every block of each table, its chunk and its offset there, or that it is in pieces,
+ * which a sorted list of each table's pieces finds; the writer's reads then cost a decoded chunk
+ * per thread and cache slot. */
 #define _GNU_SOURCE /* pread */
 #include "slicestore.h"
 
@@ -28,10 +31,18 @@ enum {
                             in use must stay decoded (a cache smaller than the levels thrashes) */
 };
 #define NO_CHUNK UINT32_MAX
+#define IN_PIECES (UINT32_MAX - 1) /* a block's positions are in pieces (the table's list) */
 
 typedef struct place {
     uint32_t chunk, offset; /* NO_CHUNK: not stored yet */
 } place;
+
+/* A run of positions start..start+len-1 of a table (index positions, not block offsets), in
+ * chunk `chunk`: their values, then their capture bits, a byte per 8 positions. */
+typedef struct piece {
+    uint64_t start;
+    uint32_t len, chunk;
+} piece;
 
 typedef struct chunk {
     uint64_t at;          /* offset in the scratch file */
@@ -46,6 +57,8 @@ struct dtb_slicestore {
     uint64_t chunk_raw;             /* CHUNK_RAW (tests: DTB_SLICESTORE_CHUNK, smaller) */
     bool win_distances;             /* false: wins stored as a win in 1 */
     place *where[2];
+    piece *pieces[2];               /* each table's, sorted by start */
+    uint64_t npieces[2], piece_cap[2];
     chunk *chunks;
     uint64_t nchunks, cap, end;
     int fd;
@@ -98,6 +111,8 @@ void dtb_slicestore_free(dtb_slicestore *st)
     free(st->where[1]);
     free(st->levels[0]);
     free(st->levels[1]);
+    free(st->pieces[0]);
+    free(st->pieces[1]);
     free(st->chunks);
     free(st);
 }
@@ -106,48 +121,65 @@ uint8_t *dtb_slicestore_levels(dtb_slicestore *st, int k) { return st->levels[k]
 
 uint64_t dtb_slicestore_bytes(const dtb_slicestore *st) { return st->end; }
 
-/* One chunk being made: blocks list[first..last) of a level, or (a record cut into pieces)
- * bytes x0..x0+len-1 of list[first]'s record; its frame. */
+/* One chunk being made: blocks list[first..last) of a level (whole records), or a piece of
+ * table k (len > 0): positions start..start+len-1; its frame. */
 typedef struct pending {
     uint64_t first, last;
-    uint64_t x0, len; /* len 0: whole records */
+    uint64_t start, len;
     void *frame;
     size_t size, raw;
     dtb_status status;   /* DTB_OK, or why compressing it failed (failure) */
     const char *failure;
 } pending;
 
-/* Bytes x0..x0+len-1 of the record of block blk of t into out. A capture position's value is
- * don't-care in every table written from the store, so it is stored as the value before it in
- * its block (runs compress), whichever piece holds it. */
-static void record_part(const dtb_slicestore *st, const dtb_solved_table *t, uint64_t blk,
-                        uint64_t x0, uint64_t len, uint8_t *out)
+/* The value byte position i of t is stored as: a capture position's is don't-care in every
+ * table written from the store, so it takes the value before it (runs compress, prev); wins are
+ * a win in 1 unless the store keeps their distances. */
+static inline uint8_t stored_value(const dtb_slicestore *st, const dtb_solved_table *t,
+                                   uint64_t i, uint8_t *prev)
 {
-    const uint64_t K = st->K, base = blk * K, x1 = x0 + len;
-#define CAP(i) ((unsigned)(t->captures[(base + (i)) / 64] >> ((base + (i)) % 64) & 1))
-    uint8_t prev = 0;
-    for (uint64_t i = x0 < K ? x0 : 0; i-- > 0;) /* the value before the piece's first */
-        if (!CAP(i)) {
-            prev = st->win_distances || !dtb_value_is_win(t->values[base + i])
-                       ? t->values[base + i] : dtb_value_win(1);
-            break;
-        }
-    for (uint64_t i = x0; i < x1 && i < K; i++) {
-        dtb_value v = t->values[base + i];
-        if (!st->win_distances && dtb_value_is_win(v))
-            v = dtb_value_win(1);
-        out[i - x0] = prev = CAP(i) ? prev : v;
-    }
-    for (uint64_t x = x0 > K ? x0 : K; x < x1; x++) { /* capture bits, a byte 8 positions */
-        uint8_t bits = 0;
-        for (uint64_t i = (x - K) * 8; i < (x - K) * 8 + 8 && i < K; i++)
-            bits |= (uint8_t)(CAP(i) << (i % 8));
-        out[x - x0] = bits;
-    }
-#undef CAP
+    if (t->captures[i / 64] >> (i % 64) & 1)
+        return *prev;
+    const dtb_value v = t->values[i];
+    return *prev = st->win_distances || !dtb_value_is_win(v) ? v : dtb_value_win(1);
 }
 
-/* Compresses the chunks p[0..np) of table k's blocks list[...] and appends them. */
+/* Positions start..start+len-1 of t into out: their stored values, then their capture bits (a
+ * byte 8 positions): a block's record (start at a block, len K), or a piece. */
+static void run_bytes(const dtb_slicestore *st, const dtb_solved_table *t, uint64_t start,
+                      uint64_t len, uint8_t *out)
+{
+    uint8_t prev = 0;
+    for (uint64_t i = 0; i < len; i++)
+        out[i] = stored_value(st, t, start + i, &prev);
+    for (uint64_t x = 0; x < (len + 7) / 8; x++) {
+        uint8_t bits = 0;
+        for (uint64_t i = x * 8; i < x * 8 + 8 && i < len; i++)
+            bits |= (uint8_t)((t->captures[(start + i) / 64] >> ((start + i) % 64) & 1) << (i % 8));
+        out[len + x] = bits;
+    }
+}
+
+/* Adds piece pc to table k's list, which stays sorted (pieces mostly come in order). */
+static dtb_status add_piece(dtb_slicestore *st, int k, piece pc, dtb_error *e)
+{
+    if (st->npieces[k] == st->piece_cap[k]) {
+        const uint64_t cap = st->piece_cap[k] ? 2 * st->piece_cap[k] : 256;
+        piece *grown = realloc(st->pieces[k], cap * sizeof *grown);
+        if (!grown)
+            return dtb_error_set(e, DTB_E_NOMEM, "out of memory for the slices' pieces");
+        st->pieces[k] = grown, st->piece_cap[k] = cap;
+    }
+    piece *ps = st->pieces[k];
+    uint64_t at = st->npieces[k]++;
+    for (; at > 0 && ps[at - 1].start > pc.start; at--)
+        ps[at] = ps[at - 1];
+    ps[at] = pc;
+    return DTB_OK;
+}
+
+/* Compresses the chunks p[0..np) of table k (whole records of blocks list[...], or pieces) and
+ * appends them. */
 static dtb_status put_chunks(dtb_slicestore *st, int k, const uint64_t *list, pending *p, int np,
                              dtb_error *e)
 {
@@ -159,7 +191,8 @@ static dtb_status put_chunks(dtb_slicestore *st, int k, const uint64_t *list, pe
         size_t raw_cap = 0;
 #pragma omp for schedule(dynamic, 1)
         for (int c = 0; c < np; c++) {
-            const size_t len = (size_t)(p[c].len ? p[c].len : (p[c].last - p[c].first) * st->record);
+            const size_t len = (size_t)(p[c].len ? p[c].len + (p[c].len + 7) / 8
+                                                 : (p[c].last - p[c].first) * st->record);
             if (len > raw_cap) {
                 free(raw);
                 raw_cap = len;
@@ -173,10 +206,10 @@ static dtb_status put_chunks(dtb_slicestore *st, int k, const uint64_t *list, pe
                 continue;
             }
             if (p[c].len)
-                record_part(st, t, list[p[c].first], p[c].x0, p[c].len, raw);
+                run_bytes(st, t, p[c].start, p[c].len, raw);
             else
                 for (uint64_t i = p[c].first; i < p[c].last; i++)
-                    record_part(st, t, list[i], 0, st->record, raw + (i - p[c].first) * st->record);
+                    run_bytes(st, t, list[i] * st->K, st->K, raw + (i - p[c].first) * st->record);
             const size_t r = ZSTD_compressCCtx(cctx, p[c].frame, bound, raw, len, ZSTD_LEVEL);
             if (ZSTD_isError(r)) {
                 p[c].status = DTB_E_IO;
@@ -200,7 +233,7 @@ static dtb_status put_chunks(dtb_slicestore *st, int k, const uint64_t *list, pe
             else
                 st->chunks = grown, st->cap = cap;
         }
-        if (rc == DTB_OK && st->nchunks >= NO_CHUNK)
+        if (rc == DTB_OK && st->nchunks >= IN_PIECES)
             rc = dtb_error_set(e, DTB_E_RANGE, "too many slice chunks");
         int err;
         if (rc == DTB_OK && (err = dtb_write_all(st->fd, p[c].frame, p[c].size, st->end)) != 0)
@@ -209,7 +242,9 @@ static dtb_status put_chunks(dtb_slicestore *st, int k, const uint64_t *list, pe
             const uint32_t id = (uint32_t)st->nchunks++;
             st->chunks[id] = (chunk){st->end, (uint32_t)p[c].size, (uint32_t)p[c].raw};
             st->end += p[c].size;
-            for (uint64_t i = p[c].first; i < p[c].last && p[c].x0 == 0; i++)
+            if (p[c].len)
+                rc = add_piece(st, k, (piece){p[c].start, (uint32_t)p[c].len, id}, e);
+            for (uint64_t i = p[c].first; i < p[c].last && !p[c].len; i++)
                 st->where[k][list[i]] = (place){id, (uint32_t)((i - p[c].first) * st->record)};
         }
         free(p[c].frame);
@@ -217,32 +252,60 @@ static dtb_status put_chunks(dtb_slicestore *st, int k, const uint64_t *list, pe
     return rc;
 }
 
+/* Positions a piece holds: about a chunk's bytes with their capture bits, a multiple of 8. */
+static uint64_t piece_positions(const dtb_slicestore *st)
+{
+    const uint64_t n = st->chunk_raw * 8 / 9 / 8 * 8;
+    return n ? n : 8;
+}
+
+/* Table k's positions start..start+len-1 as pieces, a batch of chunks at a time. */
+static dtb_status put_pieces(dtb_slicestore *st, int k, uint64_t start, uint64_t len,
+                             dtb_error *e)
+{
+    const uint64_t P = piece_positions(st);
+    pending p[BATCH];
+    dtb_status rc = DTB_OK;
+    for (uint64_t at = start, end = start + len; at < end && rc == DTB_OK;) {
+        int np = 0;
+        for (; np < BATCH && at < end; np++, at += p[np - 1].len)
+            p[np] = (pending){.start = at, .len = end - at < P ? end - at : P};
+        rc = put_chunks(st, k, NULL, p, np, e);
+    }
+    return rc;
+}
+
 dtb_status dtb_slicestore_put_blocks(dtb_slicestore *st, int k, const uint64_t *list,
                                      uint64_t count, dtb_error *e)
 {
-    /* Chunks of whole records, at least a chunk's bytes each (but the last), or the pieces of
-     * records larger than a chunk; a batch at a time. */
-    const uint64_t C = st->chunk_raw, per = st->record >= C ? 1 : C / st->record;
-    const bool cut = st->record > C;
-    pending p[BATCH];
     dtb_status rc = DTB_OK;
-    for (uint64_t i = 0, x = 0; i < count && rc == DTB_OK;) {
-        int np = 0;
-        for (; np < BATCH && i < count; np++) {
-            if (cut) {
-                const uint64_t len = st->record - x < C ? st->record - x : C;
-                p[np] = (pending){.first = i, .last = i + 1, .x0 = x, .len = len};
-                x += len;
-                if (x == st->record)
-                    i++, x = 0;
-            } else {
-                p[np] = (pending){.first = i, .last = count - i < per ? count : i + per};
-                i += per;
-            }
+    if (st->record > st->chunk_raw) { /* each block in pieces */
+        for (uint64_t i = 0; i < count && rc == DTB_OK; i++) {
+            st->where[k][list[i]].chunk = IN_PIECES;
+            rc = put_pieces(st, k, list[i] * st->K, st->K, e);
         }
+        return rc;
+    }
+    /* Chunks of whole records, at least a chunk's bytes each (but the last), a batch at a time. */
+    const uint64_t per = st->chunk_raw / st->record;
+    pending p[BATCH];
+    for (uint64_t i = 0; i < count && rc == DTB_OK;) {
+        int np = 0;
+        for (; np < BATCH && i < count; np++, i += per)
+            p[np] = (pending){.first = i, .last = count - i < per ? count : i + per};
         rc = put_chunks(st, k, list, p, np, e);
     }
     return rc;
+}
+
+dtb_status dtb_slicestore_put_positions(dtb_slicestore *st, int k, uint64_t start, uint64_t len,
+                                        dtb_error *e)
+{
+    if (!len)
+        return DTB_OK;
+    for (uint64_t b = start / st->K; b <= (start + len - 1) / st->K; b++)
+        st->where[k][b].chunk = IN_PIECES;
+    return put_pieces(st, k, start, len, e);
 }
 
 dtb_status dtb_slicestore_put(dtb_slicestore *st, int a, dtb_error *e)
@@ -278,7 +341,7 @@ typedef struct reader {
 
 uint64_t dtb_slicestore_reader_bytes(uint64_t block_size, uint64_t positions)
 {
-    (void)block_size; /* records larger than a chunk are cut into chunks */
+    (void)block_size; /* records larger than a chunk are stored in pieces */
     const uint64_t all = positions + positions / 8, cache = (uint64_t)CACHE * CHUNK_RAW;
     return cache < all + CHUNK_RAW ? cache : all + CHUNK_RAW; /* a small table: all of it */
 }
@@ -330,25 +393,33 @@ static const uint8_t *decoded(const dtb_slicestore *st, reader *r, uint32_t id, 
     return r->raw[slot];
 }
 
-/* Bytes x..x+n-1 of the record of table k's block blk into out, across the pieces of a record
- * cut into chunks. NULL or what failed. */
-static const char *record_bytes(const dtb_slicestore *st, reader *r, int k, uint64_t blk,
-                                uint64_t x, uint64_t n, uint8_t *out)
+/* The run of table k that holds position pos: a block's whole record, or a piece; its chunk,
+ * its offset there, its first position and its length. false: not stored. */
+static bool run_of(const dtb_slicestore *st, int k, uint64_t pos, uint32_t *id, uint64_t *off,
+                   uint64_t *start, uint64_t *len)
 {
+    const uint64_t blk = pos / st->K;
+    if (blk >= st->nblocks[k] || st->where[k][blk].chunk == NO_CHUNK)
+        return false;
     const place w = st->where[k][blk];
-    const bool cut = st->record > st->chunk_raw;
-    while (n > 0) {
-        const uint32_t id = cut ? w.chunk + (uint32_t)(x / st->chunk_raw) : w.chunk;
-        const uint64_t off = cut ? x % st->chunk_raw : w.offset + x;
-        const char *why = NULL;
-        const uint8_t *raw = decoded(st, r, id, &why);
-        if (!raw)
-            return why;
-        const uint64_t take = st->chunks[id].raw - off < n ? st->chunks[id].raw - off : n;
-        memcpy(out, raw + off, take);
-        out += take, x += take, n -= take;
+    if (w.chunk != IN_PIECES) {
+        *id = w.chunk, *off = w.offset, *start = blk * st->K, *len = st->K;
+        return true;
     }
-    return NULL;
+    const piece *ps = st->pieces[k];
+    uint64_t lo = 0, hi = st->npieces[k]; /* lo: the pieces starting at or before pos */
+    while (lo < hi) {
+        const uint64_t mid = lo + (hi - lo) / 2;
+        if (ps[mid].start <= pos)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0 || pos - ps[lo - 1].start >= ps[lo - 1].len)
+        return false;
+    lo--;
+    *id = ps[lo].chunk, *off = 0, *start = ps[lo].start, *len = ps[lo].len;
+    return true;
 }
 
 const char *dtb_slicestore_read(const dtb_slicestore *st, int k, void **state, uint64_t start,
@@ -365,28 +436,24 @@ const char *dtb_slicestore_read(const dtb_slicestore *st, int k, void **state, u
         *state = r;
     }
     memset(captures, 0, (len + 63) / 64 * sizeof *captures);
-    const uint64_t K = st->K;
     for (uint64_t at = 0; at < len;) {
-        const uint64_t pos = start + at, blk = pos / K, j = pos % K;
-        const uint64_t n = K - j < len - at ? K - j : len - at;
-        if (blk >= st->nblocks[k] || st->where[k][blk].chunk == NO_CHUNK)
+        const uint64_t pos = start + at;
+        uint32_t id;
+        uint64_t off, r0, rlen;
+        if (!run_of(st, k, pos, &id, &off, &r0, &rlen))
             return "a block was read from the slices before it was stored";
-        const char *why = record_bytes(st, r, k, blk, j, n, values + at);
-        /* the capture bits of positions j..j+n-1, a few thousand bytes at a time */
-        for (uint64_t i = 0; i < n && !why;) {
-            uint8_t bits[4096];
-            const uint64_t x = j + i, b0 = x / 8;
-            const uint64_t m = n - i < 8 * (sizeof bits - 1) ? n - i : 8 * (sizeof bits - 1);
-            const uint64_t nb = (x + m - 1) / 8 - b0 + 1;
-            why = record_bytes(st, r, k, blk, K + b0, nb, bits);
-            for (uint64_t q = 0; q < m && !why; q++) {
-                const uint64_t xx = x + q, y = at + i + q;
-                captures[y / 64] |= (uint64_t)(bits[xx / 8 - b0] >> (xx % 8) & 1) << (y % 64);
-            }
-            i += m;
-        }
-        if (why)
+        const char *why = NULL;
+        const uint8_t *raw = decoded(st, r, id, &why);
+        if (!raw)
             return why;
+        /* the run's values from position j on, then its capture bits */
+        const uint64_t j = pos - r0, n = rlen - j < len - at ? rlen - j : len - at;
+        memcpy(values + at, raw + off + j, n);
+        const uint8_t *bits = raw + off + rlen;
+        for (uint64_t q = 0; q < n; q++) {
+            const uint64_t x = j + q, y = at + q;
+            captures[y / 64] |= (uint64_t)(bits[x / 8] >> (x % 8) & 1) << (y % 64);
+        }
         at += n;
     }
     return NULL;

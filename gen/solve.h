@@ -223,6 +223,18 @@ dtb_status dtb_solve_pair_sliced(dtb_solved *s, dtb_material m, bool in_memory, 
                                  dtb_solve_stats stats[2], dtb_sliced_pair **out,
                                  dtb_solve_progress progress, void *user, dtb_error *e);
 
+/* A sliced pair whose values are put a range of positions at a time by the caller (MPI rank 0
+ * of a kings-only pair split between the ranks, gen/mpi_lean.c): tables t[0..n) (the pair's,
+ * added to a registry sliced, outliving the pair), its store's scratch file in scratch_dir,
+ * win_distances as dtb_solve_pair_sliced. Statuses of dtb_slicestore_create. */
+dtb_status dtb_sliced_pair_create(const dtb_solved_table *const *t, int n,
+                                  const char *scratch_dir, bool win_distances,
+                                  dtb_sliced_pair **out, dtb_error *e);
+/* Stores positions start..start+len-1 of table k from its values and capture bits (written
+ * there by then; the caller may give their pages back afterwards). Each position once. */
+dtb_status dtb_sliced_pair_put_positions(dtb_sliced_pair *sp, int k, uint64_t start,
+                                         uint64_t len, dtb_error *e);
+
 /* Positions start..start+len-1 of the pair's table k (0: m, 1: its flip): values and capture
  * bits, as dtb_slicestore_read (gen/slicestore.h) gives them. Thread-safe with distinct states
  * (NULL at first, freed with dtb_sliced_pair_state_free). NULL or what failed. */

@@ -118,23 +118,21 @@ dtb_status dtb_solve_pair_sliced(dtb_solved *s, dtb_material m, bool in_memory, 
     *out = NULL;
     const dtb_material fm = dtb_material_flip(m);
     const bool self = dtb_material_equal(&m, &fm);
-    dtb_sliced_pair *sp = calloc(1, sizeof *sp);
-    if (!sp)
-        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
-    sp->n = self ? 1 : 2;
     /* Sliced first: the pair solver then finds the tables in s and keeps them. */
     dtb_status rc = DTB_OK;
     const dtb_material ms[2] = {m, fm};
-    for (int k = 0; k < sp->n && rc == DTB_OK; k++)
-        if (!(sp->t[k] = dtb_solved_add_sliced(s, ms[k], in_memory, e)))
+    const dtb_solved_table *t[2] = {NULL, NULL};
+    for (int k = 0; k < (self ? 1 : 2) && rc == DTB_OK; k++)
+        if (!(t[k] = dtb_solved_add_sliced(s, ms[k], in_memory, e)))
             rc = DTB_E_NOMEM;
     dtb_pair_solver *ps = NULL;
     if (rc == DTB_OK)
         rc = dtb_pair_solver_create(s, m, &ps, e);
     if (rc == DTB_OK && dtb_pair_solver_kingless(ps))
         rc = dtb_error_set(e, DTB_E_INVALID, "a pair without kings is not solved in slices");
+    dtb_sliced_pair *sp = NULL;
     if (rc == DTB_OK)
-        rc = dtb_slicestore_create(scratch_dir, sp->t, sp->n, win_distances, &sp->store, e);
+        rc = dtb_sliced_pair_create(t, self ? 1 : 2, scratch_dir, win_distances, &sp, e);
     if (rc == DTB_OK)
         dtb_pair_solver_levels(ps, dtb_slicestore_levels(sp->store, 0),
                                self ? NULL : dtb_slicestore_levels(sp->store, 1));
@@ -169,6 +167,30 @@ dtb_status dtb_solve_pair_sliced(dtb_solved *s, dtb_material m, bool in_memory, 
     }
     *out = sp;
     return DTB_OK;
+}
+
+dtb_status dtb_sliced_pair_create(const dtb_solved_table *const *t, int n,
+                                  const char *scratch_dir, bool win_distances,
+                                  dtb_sliced_pair **out, dtb_error *e)
+{
+    *out = NULL;
+    dtb_sliced_pair *sp = calloc(1, sizeof *sp);
+    if (!sp)
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    *sp = (dtb_sliced_pair){.t = {t[0], n > 1 ? t[1] : NULL}, .n = n};
+    const dtb_status rc = dtb_slicestore_create(scratch_dir, t, n, win_distances, &sp->store, e);
+    if (rc != DTB_OK) {
+        free(sp);
+        return rc;
+    }
+    *out = sp;
+    return DTB_OK;
+}
+
+dtb_status dtb_sliced_pair_put_positions(dtb_sliced_pair *sp, int k, uint64_t start,
+                                         uint64_t len, dtb_error *e)
+{
+    return dtb_slicestore_put_positions(sp->store, k, start, len, e);
 }
 
 const char *dtb_sliced_pair_read(const dtb_sliced_pair *sp, int k, void **state, uint64_t start,

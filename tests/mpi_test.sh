@@ -83,6 +83,12 @@ same)
   # each one unit, split between the three ranks (each a range of it).
   grep -q "MPI job: .* 2 kings-only units split" "$work/log" ||
     fail "KKKvK and KKvKK were not split between the ranks: $(grep "MPI job:" "$work/log")"
+  # Rank 0 never gathers them whole: their ranges go one at a time to a slice store, which
+  # the tables are written from.
+  for m in KKKvK KvKKK KKvKK; do
+    grep -q '"slice_store_bytes":[1-9]' "$work/t/international/$m.stats" ||
+      fail "$m was not written from a slice store: $(cat "$work/t/international/$m.stats")"
+  done
   same_as_manifest "$work/t"
   n=0
   for f in "$c"/*; do
