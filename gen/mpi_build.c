@@ -13,6 +13,8 @@
  *                       layout), then the ranks exchange the units of level a that the others'
  *                       parts of the level below read by man moves (TAG_LEVEL,
  *                       dtb_pair_solver_reach), one message each way a pair of ranks;
+ *   LEAN m              a kings-only pair split between the ranks (gen/mpi_lean.c).
+ * Values and capture bits travel compressed (dtb_mpi_zsend: a frame's size, then the frame).
  *   END                 the pair is done: the worker sends its stats (TAG_STATS);
  *   STOP                the build is over.
  * A rank that fails reports why, naming itself, and ends the job (dtb_mpi_close).
@@ -179,7 +181,7 @@ typedef struct inbox {
     const dtb_mpi_level *lp;
     uint64_t *next;     /* per rank: its next part to come (lp->n when none is left) */
     uint8_t **buf;
-    dtb_mpi_bigmsg *msg;
+    dtb_mpi_zmsg *msg;  /* compressed (dtb_mpi_zsend) */
     double *since;      /* when the rank's last part came (or the level began) */
     int waiting;        /* ranks with a part to come */
 } inbox;
@@ -205,8 +207,8 @@ static dtb_status post_next(inbox *in, int r, dtb_error *e)
     in->buf[r] = malloc(result_bytes(n) ? result_bytes(n) : 1);
     if (!in->buf[r])
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
-    const int err = dtb_mpi_big_post(false, in->buf[r], result_bytes(n), r, TAG_RESULT, m->comm,
-                                     &in->msg[r]);
+    const int err = dtb_mpi_zrecv(in->buf[r], result_bytes(n), r, TAG_RESULT, m->comm,
+                                  &in->msg[r]);
     return err == MPI_SUCCESS ? DTB_OK : dtb_mpi_failed(e, r, err, "receiving a result");
 }
 
@@ -224,8 +226,8 @@ static dtb_status take_in(inbox *in, int *got, dtb_error *e)
             continue;
         const uint64_t b0 = lp->cuts[k], b1 = lp->cuts[k + 1];
         const uint64_t n = dtb_pair_solver_positions(d->ps, lp->a, b0, b1);
-        int flag = 0;
-        const int err = MPI_Testall(in->msg[r].n, in->msg[r].req, &flag, MPI_STATUSES_IGNORE);
+        bool flag = false;
+        const int err = dtb_mpi_ztest(&in->msg[r], &flag);
         if (err != MPI_SUCCESS)
             return dtb_mpi_failed(e, r, err, "receiving a result");
         if (!flag) {
@@ -237,12 +239,12 @@ static dtb_status take_in(inbox *in, int *got, dtb_error *e)
                                      (unsigned long long)n);
             continue;
         }
-        dtb_mpi_big_wait(&in->msg[r]);
         (*got)++;
         dtb_pair_solver_unpack(d->ps, lp->a, b0, b1, in->buf[r], in->buf[r] + n);
         free(in->buf[r]);
         in->buf[r] = NULL;
-        m->traffic.bytes_received += result_bytes(n);
+        m->traffic.bytes_received += dtb_mpi_zbytes(&in->msg[r]);
+        dtb_mpi_zfree(&in->msg[r]);
         report(d, n, dtb_pair_solver_units(d->ps, lp->a, b0, b1), false);
         if (in->store)
             rc = in->store->put(in->store->ctx, lp->a, b0, b1, true, e);
@@ -306,6 +308,8 @@ static dtb_status lead_level(dispatch *d, int a, const dtb_part_store *store, dt
     /* After a failure the job is aborted (dtb_mpi_close): outstanding receives stay. */
     for (int r = 0; in.buf && r < N; r++)
         free(in.buf[r]);
+    for (int r = 0; in.msg && r < N; r++)
+        dtb_mpi_zfree(&in.msg[r]);
     free(in.next), free(in.buf), free(in.msg), free(in.since);
     free(la.cuts);
     free(lb.cuts);
@@ -476,10 +480,9 @@ static dtb_status next_cmd(dtb_mpi *m, cmd *c, dtb_error *e)
     return err == MPI_SUCCESS ? DTB_OK : dtb_mpi_failed(e, 0, err, "receiving a command");
 }
 
-/* A worker's sends of results: the buffer of each stays until its send completes. */
+/* A worker's sends of results (compressed: each frame stays until its send completes). */
 typedef struct outbox {
-    uint8_t *buf[DEPTH];
-    dtb_mpi_bigmsg msg[DEPTH];
+    dtb_mpi_zmsg msg[DEPTH];
     int next;
 } outbox;
 
@@ -488,18 +491,20 @@ static dtb_status send_result(dtb_mpi *m, outbox *ob, dtb_pair_solver *ps, int a
 {
     const int k = ob->next;
     ob->next = (k + 1) % DEPTH;
-    int err = dtb_mpi_big_wait(&ob->msg[k]);
+    int err = dtb_mpi_zwait(&ob->msg[k]);
     if (err != MPI_SUCCESS)
         return dtb_mpi_failed(e, 0, err, "sending a result");
-    free(ob->buf[k]);
     const uint64_t n = dtb_pair_solver_positions(ps, a, b0, b1);
-    ob->buf[k] = malloc(result_bytes(n) ? result_bytes(n) : 1);
-    if (!ob->buf[k])
+    uint8_t *buf = malloc(result_bytes(n) ? result_bytes(n) : 1);
+    if (!buf)
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
-    if (dtb_pair_solver_has_long(ps))
+    if (dtb_pair_solver_has_long(ps)) {
+        free(buf);
         return dtb_error_set(e, DTB_E_RANGE, LONG_REFUSED);
-    dtb_pair_solver_pack(ps, a, b0, b1, ob->buf[k], ob->buf[k] + n);
-    err = dtb_mpi_big_post(true, ob->buf[k], result_bytes(n), 0, TAG_RESULT, m->comm, &ob->msg[k]);
+    }
+    dtb_pair_solver_pack(ps, a, b0, b1, buf, buf + n);
+    err = dtb_mpi_zsend(buf, result_bytes(n), 0, TAG_RESULT, m->comm, &ob->msg[k]);
+    free(buf);
     return err == MPI_SUCCESS ? DTB_OK : dtb_mpi_failed(e, 0, err, "sending a result");
 }
 
@@ -669,9 +674,10 @@ dtb_status dtb_mpi_serve(dtb_mpi *m, const dtb_build_options *o, dtb_error *e)
         if (rc == DTB_OK)
             rc = obey(&w, &c, &stop, e);
     }
-    for (int k = 0; k < DEPTH && rc == DTB_OK; k++) {
-        dtb_mpi_big_wait(&w.ob.msg[k]);
-        free(w.ob.buf[k]);
+    for (int k = 0; k < DEPTH; k++) {
+        const int err = dtb_mpi_zwait(&w.ob.msg[k]);
+        if (rc == DTB_OK && err != MPI_SUCCESS)
+            rc = dtb_mpi_failed(e, 0, err, "sending a result");
     }
     end_pair(&w);
     dtb_solved_free(w.s);

@@ -17,7 +17,9 @@ dtb_status dtb_mpi_failed(dtb_error *e, int rank, int err, const char *what)
 {
     char text[MPI_MAX_ERROR_STRING];
     int len = 0;
-    if (MPI_Error_string(err, text, &len) != MPI_SUCCESS)
+    if (err == DTB_MPI_ZCORRUPT)
+        snprintf(text, sizeof text, "a compressed message does not decompress to its size");
+    else if (MPI_Error_string(err, text, &len) != MPI_SUCCESS)
         snprintf(text, sizeof text, "error %d", err);
     return dtb_error_set(e, DTB_E_IO, "rank %d: %s: %s", rank, what, text);
 }

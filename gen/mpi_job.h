@@ -1,5 +1,6 @@
 /* What the files of dtbgen's MPI build share (gen/mpi_build.c: rank 0 and the other ranks;
- * gen/mpi_job.c: messages and waiting; gen/mpi_files.c: the ranks' copies of table files;
+ * gen/mpi_job.c: messages and waiting; gen/mpi_compressed.c: messages sent compressed;
+ * gen/mpi_files.c: the ranks' copies of table files;
  * gen/mpi_levels.c: a level partitioned between the ranks). Internal to the MPI build; the
  * protocol is described in gen/mpi_build.c. Nothing here prints. */
 #ifndef DTB_MPI_JOB_H
@@ -84,6 +85,34 @@ typedef struct dtb_mpi_bigmsg {
 int dtb_mpi_big_post(bool send, uint8_t *buf, uint64_t n, int peer, int tag, MPI_Comm comm,
                      dtb_mpi_bigmsg *b);
 int dtb_mpi_big_wait(dtb_mpi_bigmsg *b);
+
+/* A message sent compressed (gen/mpi_compressed.c): its zstd frame's size, then the frame,
+ * under one tag. zsend compresses raw[0..n) (raw may be reused at once) and posts both sends;
+ * zrecv posts the receive of the size of a message of n raw bytes, to be decompressed into raw
+ * (post a peer's next message of the same tag only once this one is complete). ztest moves it
+ * along without waiting (*done once complete, a receiver's bytes in raw); zwait waits (napping),
+ * then frees it like zfree (which also drops a message given up on) but for its size. An MPI
+ * error code, or DTB_MPI_ZCORRUPT: a frame that does not decompress to the raw size. zbytes:
+ * bytes on the wire (for a receiver, once the size has come). */
+typedef struct dtb_mpi_zmsg {
+    bool send;
+    int stage;            /* 0 not posted, 1 size posted, 2 frame posted, 3 complete */
+    uint64_t size;        /* the frame's bytes */
+    MPI_Request head;
+    dtb_mpi_bigmsg body;
+    uint8_t *frame, *raw; /* raw: a receiver's n bytes */
+    uint64_t n;
+    int peer, tag;
+    MPI_Comm comm;
+} dtb_mpi_zmsg;
+#define DTB_MPI_ZCORRUPT (-1)
+int dtb_mpi_zsend(const uint8_t *raw, uint64_t n, int peer, int tag, MPI_Comm comm,
+                  dtb_mpi_zmsg *z);
+int dtb_mpi_zrecv(uint8_t *raw, uint64_t n, int peer, int tag, MPI_Comm comm, dtb_mpi_zmsg *z);
+int dtb_mpi_ztest(dtb_mpi_zmsg *z, bool *done);
+int dtb_mpi_zwait(dtb_mpi_zmsg *z);
+void dtb_mpi_zfree(dtb_mpi_zmsg *z);
+static inline uint64_t dtb_mpi_zbytes(const dtb_mpi_zmsg *z) { return 8 + z->size; }
 
 /* A worker's stats of a pair (and the bytes it sent to ranks other than 0 since its last stats)
  * to rank 0; rank 0 merges every worker's into stats (which hold its own), each within the

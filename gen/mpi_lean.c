@@ -5,8 +5,8 @@
  *
  * The share's collectives are MPI's, made from the main thread (MPI_THREAD_FUNNELED: the lean
  * solve calls them from its master thread): the bytes of a level's resolved positions go from
- * every rank to every other one (their lengths by MPI_Allgather, the bytes by one message each
- * way a pair of ranks), and the level's agreement is an MPI_Allreduce; non-blocking, waited for
+ * every rank to every other one (their lengths by MPI_Allgather, the bytes by one compressed
+ * message each way a pair of ranks), and the level's agreement is an MPI_Allreduce; non-blocking, waited for
  * with naps (a waiting rank leaves its core to the others). A rank that dies inside a collective
  * is the launcher's to report: the others wait in it until the job is ended. */
 #include "mpi_job.h"
@@ -31,7 +31,7 @@ static dtb_status lean_allgather(void *ctx, const uint8_t *mine, uint64_t len, u
     if (err != MPI_SUCCESS)
         return dtb_mpi_failed(e, me, err, "gathering the lengths of a level's positions");
     lens[me] = 0;
-    dtb_mpi_bigmsg *msg = calloc((size_t)N * 2, sizeof *msg);
+    dtb_mpi_zmsg *msg = calloc((size_t)N * 2, sizeof *msg); /* compressed */
     if (!msg)
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
     dtb_status rc = DTB_OK;
@@ -44,21 +44,23 @@ static dtb_status lean_allgather(void *ctx, const uint8_t *mine, uint64_t len, u
             break;
         }
         if (lens[q])
-            err = dtb_mpi_big_post(false, theirs[q], lens[q], q, TAG_LEAN, m->comm, &msg[q]);
-        if (err == MPI_SUCCESS && len) /* MPI does not write what it sends */
-            err = dtb_mpi_big_post(true, (uint8_t *)(uintptr_t)mine, len, q, TAG_LEAN, m->comm,
-                                   &msg[N + q]);
+            err = dtb_mpi_zrecv(theirs[q], lens[q], q, TAG_LEAN, m->comm, &msg[q]);
+        if (err == MPI_SUCCESS && len)
+            err = dtb_mpi_zsend(mine, len, q, TAG_LEAN, m->comm, &msg[N + q]);
         if (err != MPI_SUCCESS)
             rc = dtb_mpi_failed(e, q, err, "exchanging a level's positions");
-        else if (me == 0)
-            m->traffic.bytes_sent += len, m->traffic.bytes_received += lens[q];
-        else if (q != 0)
-            m->traffic.bytes_between += len; /* reported with the pair's stats */
     }
     for (size_t x = 0; x < (size_t)N * 2; x++) {
-        const int werr = dtb_mpi_big_wait(&msg[x]);
+        const int q = (int)(x % (size_t)N), werr = dtb_mpi_zwait(&msg[x]);
         if (rc == DTB_OK && werr != MPI_SUCCESS)
-            rc = dtb_mpi_failed(e, (int)(x % (size_t)N), werr, "exchanging a level's positions");
+            rc = dtb_mpi_failed(e, q, werr, "exchanging a level's positions");
+        const bool sent = x >= (size_t)N;
+        if (q == me || !(sent ? len : lens[q]))
+            continue;
+        if (me == 0)
+            *(sent ? &m->traffic.bytes_sent : &m->traffic.bytes_received) += dtb_mpi_zbytes(&msg[x]);
+        else if (sent && q != 0)
+            m->traffic.bytes_between += dtb_mpi_zbytes(&msg[x]); /* reported with the pair's stats */
     }
     free(msg);
     m->traffic.exchange_seconds += me == 0 ? dtb_mpi_now() - started : 0;
@@ -100,25 +102,24 @@ static void range_of(const dtb_solved_table *t, int r, int ranks, uint64_t *lo, 
 
 static uint64_t capture_bytes(uint64_t lo, uint64_t hi) { return (hi - lo + 63) / 64 * 8; }
 
-/* Receives rank r's range of table k (values, then capture bits) into its place in k's table. */
+/* Receives rank r's range of table k (values, then capture bits; compressed) into its place in
+ * k's table. */
 static dtb_status receive_range(dtb_mpi *m, dtb_solved_table *t, int r, dtb_error *e)
 {
     uint64_t lo, hi;
     range_of(t, r, m->size, &lo, &hi);
-    dtb_mpi_bigmsg msg[2] = {{0}};
-    int err = dtb_mpi_big_post(false, t->values + lo, hi - lo, r, TAG_RESULT, m->comm, &msg[0]);
-    if (err == MPI_SUCCESS)
-        err = dtb_mpi_big_post(false, (uint8_t *)(t->captures + lo / 64), capture_bytes(lo, hi), r,
-                               TAG_RESULT, m->comm, &msg[1]);
-    dtb_status rc = err == MPI_SUCCESS
-                        ? DTB_OK
-                        : dtb_mpi_failed(e, r, err, "receiving a kings-only pair's range");
-    for (int x = 0; x < 2; x++) {
-        const int werr = dtb_mpi_big_wait(&msg[x]);
-        if (rc == DTB_OK && werr != MPI_SUCCESS)
-            rc = dtb_mpi_failed(e, r, werr, "receiving a kings-only pair's range");
+    uint8_t *const into[2] = {t->values + lo, (uint8_t *)(t->captures + lo / 64)};
+    const uint64_t n[2] = {hi - lo, capture_bytes(lo, hi)};
+    dtb_status rc = DTB_OK;
+    for (int x = 0; x < 2 && rc == DTB_OK; x++) { /* one after the other: same peer and tag */
+        dtb_mpi_zmsg z;
+        int err = dtb_mpi_zrecv(into[x], n[x], r, TAG_RESULT, m->comm, &z);
+        if (err == MPI_SUCCESS && (err = dtb_mpi_zwait(&z)) == MPI_SUCCESS)
+            m->traffic.bytes_received += dtb_mpi_zbytes(&z);
+        dtb_mpi_zfree(&z);
+        if (err != MPI_SUCCESS)
+            rc = dtb_mpi_failed(e, r, err, "receiving a kings-only pair's range");
     }
-    m->traffic.bytes_received += hi - lo + capture_bytes(lo, hi);
     return rc;
 }
 
@@ -212,21 +213,21 @@ dtb_status dtb_mpi_lean_serve(dtb_mpi *m, dtb_solved *s, const cmd *c, dtb_error
     dtb_solve_stats st[2];
     if (rc == DTB_OK)
         rc = dtb_solve_pair_lean_shared(s, mt, &sh, st, NULL, NULL, e);
-    dtb_mpi_bigmsg msg[4] = {{0}};
+    dtb_mpi_zmsg z[4] = {{0}}; /* compressed at once: the range's pages go back sooner */
     for (int k = 0; k < nt && rc == DTB_OK; k++) {
         if (hi[k] == lo[k])
             continue;
-        int err = dtb_mpi_big_post(true, t[k]->values + lo[k], hi[k] - lo[k], 0, TAG_RESULT,
-                                   m->comm, &msg[2 * k]);
+        int err = dtb_mpi_zsend(t[k]->values + lo[k], hi[k] - lo[k], 0, TAG_RESULT, m->comm,
+                                &z[2 * k]);
         if (err == MPI_SUCCESS)
-            err = dtb_mpi_big_post(true, (uint8_t *)(t[k]->captures + lo[k] / 64),
-                                   capture_bytes(lo[k], hi[k]), 0, TAG_RESULT, m->comm,
-                                   &msg[2 * k + 1]);
+            err = dtb_mpi_zsend((uint8_t *)(t[k]->captures + lo[k] / 64),
+                                capture_bytes(lo[k], hi[k]), 0, TAG_RESULT, m->comm,
+                                &z[2 * k + 1]);
         if (err != MPI_SUCCESS)
             rc = dtb_mpi_failed(e, 0, err, "sending a kings-only pair's range");
     }
     for (int x = 0; x < 4; x++) {
-        const int werr = dtb_mpi_big_wait(&msg[x]);
+        const int werr = dtb_mpi_zwait(&z[x]);
         if (rc == DTB_OK && werr != MPI_SUCCESS)
             rc = dtb_mpi_failed(e, 0, werr, "sending a kings-only pair's range");
     }

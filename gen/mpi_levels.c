@@ -77,7 +77,7 @@ dtb_status dtb_mpi_exchange(dtb_mpi *m, dtb_pair_solver *ps, const dtb_mpi_level
     const uint64_t nb = dtb_pair_solver_blocks(ps);
     uint8_t *need = calloc((size_t)N * nb, 1);
     uint8_t **buf = calloc((size_t)N * 2, sizeof *buf);
-    dtb_mpi_bigmsg *msg = calloc((size_t)N * 2, sizeof *msg);
+    dtb_mpi_zmsg *msg = calloc((size_t)N * 2, sizeof *msg); /* compressed */
     uint64_t *len = calloc((size_t)N * 2, sizeof *len);
     if (!need || !buf || !msg || !len) {
         free(need), free(buf), free(msg), free(len);
@@ -107,22 +107,26 @@ dtb_status dtb_mpi_exchange(dtb_mpi *m, dtb_pair_solver *ps, const dtb_mpi_level
                 runs_msg p = {.ps = ps, .a = la->a, .buf = buf[x]};
                 each_run(la, me, N, need + (size_t)q * nb, on_run, &p);
             }
-            err = dtb_mpi_big_post(way == 1, buf[x], len[x], q, TAG_LEVEL, m->comm, &msg[x]);
+            err = way ? dtb_mpi_zsend(buf[x], len[x], q, TAG_LEVEL, m->comm, &msg[x])
+                      : dtb_mpi_zrecv(buf[x], len[x], q, TAG_LEVEL, m->comm, &msg[x]);
             if (err != MPI_SUCCESS)
                 rc = dtb_mpi_failed(e, q, err, way ? "sending a level's units"
                                                    : "receiving a level's units");
-            else if (me == 0)
-                *(way ? &m->traffic.bytes_sent : &m->traffic.bytes_received) += len[x];
-            else if (way && q != 0)
-                m->traffic.bytes_between += len[x]; /* reported with the pair's stats */
         }
     }
     /* Every message is waited for (a rank that died: the launcher ends the job, or rank 0's
      * deadlines on its next receive); then the received runs are unpacked. */
     for (size_t x = 0; x < (size_t)N * 2; x++) {
-        const int werr = dtb_mpi_big_wait(&msg[x]);
+        const int q = (int)(x % (size_t)N), werr = dtb_mpi_zwait(&msg[x]);
         if (rc == DTB_OK && werr != MPI_SUCCESS)
-            rc = dtb_mpi_failed(e, (int)(x % (size_t)N), werr, "exchanging a level's units");
+            rc = dtb_mpi_failed(e, q, werr, "exchanging a level's units");
+        if (!len[x])
+            continue;
+        const bool sent = x >= (size_t)N;
+        if (me == 0)
+            *(sent ? &m->traffic.bytes_sent : &m->traffic.bytes_received) += dtb_mpi_zbytes(&msg[x]);
+        else if (sent && q != 0)
+            m->traffic.bytes_between += dtb_mpi_zbytes(&msg[x]); /* reported with the pair's stats */
     }
     for (int q = 0; q < N && rc == DTB_OK; q++)
         if (q != me && len[q]) {
