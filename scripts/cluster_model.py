@@ -13,12 +13,12 @@ range, but every node generates the predecessors of every resolved position (a s
 work that does not shrink), and receives the others' resolved positions (L bytes a position).
 
     level time = max(level positions / (nodes * cores * rate), unit positions / (cores * rate),
-                     level positions * 1.125 * (nodes - 1) / nodes / bandwidth)  (results into
+                     level positions * Z * (nodes - 1) / nodes / bandwidth)  (results into
                                                       rank 0, while the level is solved)
                  + level positions * exchange / nodes / bandwidth   (the units the next level
                                                       reads, each node's link its share)
     kings-only = positions * ((1 - P) / nodes + P) / (cores * unit rate)
-                 + positions * (1.125 + L) * (nodes - 1) / nodes / bandwidth
+                 + positions * (Z + L) * (nodes - 1) / nodes / bandwidth
     pair time  = sum of its level times + pair positions / (cores * write rate)
 
 Pairs under 2^20 positions and kingless pairs are solved by rank 0 alone, as the code does. The
@@ -27,7 +27,7 @@ projections.
 
 usage: cluster_model.py PIECES NODES CORES [--variant V] [--side-max S] [--rate R]
                         [--unit-rate U] [--write W] [--bw B] [--exchange X] [--files F]
-                        [--lean-redundant P] [--lean-bytes L]
+                        [--lean-redundant P] [--lean-bytes L] [--result-bytes Z]
   R  positions/s per core solving (default 6.0e6), U the same for units shared by a node's
   threads (kings-only, default 2.25e6), W positions/s per core writing (default 3.5e7), B bytes/s
   of a node's network link (default 1.25e9: 10 Gbit/s), X bytes exchanged between the nodes a
@@ -35,7 +35,8 @@ usage: cluster_model.py PIECES NODES CORES [--variant V] [--side-max S] [--rate 
   how much slower solving is with finished tables read from their files, as every rank reads
   them under MPI (default 1: R as measured in memory; docs/MEASUREMENTS.md, "MPI", has the
   measured factor), P and L of a split kings-only pair (defaults 0.11 and 0.35, measured on
-  KKKKvKK).
+  KKKKvKK), Z bytes a position of a result into rank 0 (values and capture bits, 1.125 raw;
+  default 0.25: they travel compressed, and 2..5's bytes exchanged fell 4.6x when they did).
 """
 import argparse
 from math import comb
@@ -81,7 +82,7 @@ def materials(pieces, side_max):
 
 
 def project(pieces, nodes, cores, rate, unit_rate, write, bw, exchange, files, side_max=99,
-            lean_redundant=0.11, lean_bytes=0.35):
+            lean_redundant=0.11, lean_bytes=0.35, result_bytes=0.25):
     seen, total = set(), dict(positions=0, solve=0.0, net=0.0, write=0.0, alone=0.0)
     worst = (0, None)
     for m in materials(pieces, side_max):
@@ -107,14 +108,14 @@ def project(pieces, nodes, cores, rate, unit_rate, write, bw, exchange, files, s
                 t, t_net = lp / (cores * rate), 0.0
             elif wm + bm == 0 and pair >= SHARE_MIN:  # kings-only, split by ranges
                 t = files * lp * ((1 - lean_redundant) / nodes + lean_redundant) / (cores * r_unit)
-                t_net = lp * (1.125 + lean_bytes) * (nodes - 1) / nodes / bw
+                t_net = lp * (result_bytes + lean_bytes) * (nodes - 1) / nodes / bw
             elif pair < SHARE_MIN or wk + bk == 0 or wm + bm == 0:  # rank 0 alone
                 t, t_net = lp * files / (cores * (rate if wm + bm else r_unit)), 0.0
                 total["alone"] += t
             else:
                 # results come in while the level is solved, through rank 0's one link
                 solve = files * max(lp / (nodes * cores * rate), min(unit, lp) / (cores * r_unit))
-                results = lp * 1.125 * (nodes - 1) / nodes / bw
+                results = lp * result_bytes * (nodes - 1) / nodes / bw
                 t = solve
                 t_net = max(0.0, results - solve) + lp * exchange / nodes / bw
             total["solve"] += t
@@ -148,11 +149,12 @@ def main():
     ap.add_argument("--bw", type=float, default=1.25e9)
     ap.add_argument("--exchange", type=float, default=0.5)
     ap.add_argument("--files", type=float, default=1.0)
+    ap.add_argument("--result-bytes", type=float, default=0.25)
     a = ap.parse_args()
     global SQUARES, ROWS, PER_ROW
     SQUARES, ROWS, PER_ROW = BOARDS[a.variant]
     t = project(a.pieces, a.nodes, a.cores, a.rate, a.unit_rate, a.write, a.bw, a.exchange,
-                a.files, a.side_max, a.lean_redundant, a.lean_bytes)
+                a.files, a.side_max, a.lean_redundant, a.lean_bytes, a.result_bytes)
     hours = (t["solve"] + t["net"] + t["write"]) / 3600
     ideal = t["positions"] / (a.nodes * a.cores * a.rate) / 3600
     sides = f" (at most {a.side_max} a side)" if a.side_max < 99 else ""
