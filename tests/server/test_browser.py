@@ -11,6 +11,7 @@ import pytest
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.action_chains import ActionChains
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as EC
@@ -51,6 +52,14 @@ def wait_text(driver, element_id, predicate, timeout=10):
     return WebDriverWait(driver, timeout).until(check)
 
 
+def wait_piece(driver, square, piece, timeout=10):
+    """Waits until the board shows piece on square (fails after timeout): a redraw replaces the
+    board's elements, so one found a moment before may be stale when it is read."""
+    WebDriverWait(driver, timeout, ignored_exceptions=(StaleElementReferenceException,)).until(
+        lambda d: d.find_element(By.CSS_SELECTOR, f'#board circle[data-square="{square}"]')
+        .get_attribute("data-piece") == piece)
+
+
 def set_fen(driver, fen):
     box = driver.find_element(By.ID, "fen")
     box.clear()
@@ -86,8 +95,7 @@ def test_page(server, browser):
     assert d.find_element(By.ID, "side").text == "black to move"
     assert "in 2 plies" in d.find_element(By.ID, "dtw").text
     to = int(move.split("-")[-1])
-    assert d.find_element(By.CSS_SELECTOR, f'#board circle[data-square="{to}"]').get_attribute(
-        "data-piece") == "wk"
+    wait_piece(d, to, "wk")
     # Back returns to the position before the move.
     d.find_element(By.ID, "back").click()
     wait_text(d, "dtw", lambda t: "white to move" in t)
@@ -96,8 +104,7 @@ def test_page(server, browser):
     d.find_element(By.CSS_SELECTOR, '#palette button[data-piece="bk"]').click()
     d.find_element(By.CSS_SELECTOR, '#board rect[data-square="50"]').click()
     wait_text(d, "value", lambda t: t in ("White wins", "Black wins", "Draw"))
-    assert d.find_element(By.CSS_SELECTOR, '#board circle[data-square="50"]').get_attribute(
-        "data-piece") == "bk"
+    wait_piece(d, 50, "bk")
 
     # A bad FEN: an error, the board still there, and the page still works afterwards.
     set_fen(d, "W:W99:B1")
@@ -113,10 +120,8 @@ def test_page(server, browser):
     WebDriverWait(d, 10).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#board rect")) == 64)
     set_fen(d, "W:WKc1:BKh8")
     wait_text(d, "value", lambda t: t in ("White wins", "Black wins", "Draw"))
-    assert d.find_element(By.CSS_SELECTOR, '#board circle[data-square="30"]').get_attribute(
-        "data-piece") == "wk"
-    assert d.find_element(By.CSS_SELECTOR, '#board circle[data-square="4"]').get_attribute(
-        "data-piece") == "bk"
+    wait_piece(d, 30, "wk")
+    wait_piece(d, 4, "bk")
     assert d.find_element(By.ID, "fen").get_attribute("value") == "W:WKc1:BKh8"
     moves = [r.get_attribute("data-move") for r in d.find_elements(By.CSS_SELECTOR, "#moves tr[data-move]")]
     shown = [r.find_element(By.TAG_NAME, "td").text for r in d.find_elements(By.CSS_SELECTOR, "#moves tr[data-move]")]
@@ -135,8 +140,7 @@ def test_page(server, browser):
     to = api["moves"][0]["move"].split("-")[-1]
     to_square = 1 + [n for n in json.loads(server.get("/api/variants")[2])["variants"]
                      if n["name"] == "russian"][0]["names"].index(to)
-    assert d.find_element(By.CSS_SELECTOR, f'#board circle[data-square="{to_square}"]').get_attribute(
-        "data-piece") == "wk"
+    wait_piece(d, to_square, "wk")
     assert d.find_element(By.ID, "fen").get_attribute("value") == api["moves"][0]["fen"]
     shots = os.environ.get("DTB_SCREENSHOT_DIR")
     if shots:
