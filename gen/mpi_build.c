@@ -13,10 +13,11 @@
  *                       layout), then the ranks exchange the units of level a that the others'
  *                       parts of the level below read by man moves (TAG_LEVEL,
  *                       dtb_pair_solver_reach), one message each way a pair of ranks;
- *   LEAN m              a kings-only pair split between the ranks (gen/mpi_lean.c).
- * Values and capture bits travel compressed (dtb_mpi_zsend: a frame's size, then the frame).
  *   END                 the pair is done: the worker sends its stats (TAG_STATS);
+ *   LEAN m              a kings-only pair split between the ranks (gen/mpi_lean.c);
  *   STOP                the build is over.
+ * Values, capture bits and resolved positions travel compressed (dtb_mpi_zsend: a frame's size,
+ * then the frame).
  * A rank that fails reports why, naming itself, and ends the job (dtb_mpi_close).
  *
  * Memory: no rank holds a finished table's values. Each reads finished tables from its copy of

@@ -102,3 +102,11 @@ void dtb_mpi_zfree(dtb_mpi_zmsg *z)
     free(z->body.req);
     *z = (dtb_mpi_zmsg){0};
 }
+
+void dtb_mpi_count(dtb_mpi *m, int q, bool sent, const dtb_mpi_zmsg *z)
+{
+    if (m->rank == 0)
+        *(sent ? &m->traffic.bytes_sent : &m->traffic.bytes_received) += dtb_mpi_zbytes(z);
+    else if (sent && q != 0)
+        m->traffic.bytes_between += dtb_mpi_zbytes(z);
+}

@@ -113,6 +113,9 @@ int dtb_mpi_ztest(dtb_mpi_zmsg *z, bool *done);
 int dtb_mpi_zwait(dtb_mpi_zmsg *z);
 void dtb_mpi_zfree(dtb_mpi_zmsg *z);
 static inline uint64_t dtb_mpi_zbytes(const dtb_mpi_zmsg *z) { return 8 + z->size; }
+/* Counts z's bytes in m's traffic once it is complete: sent to or received from rank q by
+ * rank 0, or sent between two other ranks (reported with the pair's stats). */
+void dtb_mpi_count(dtb_mpi *m, int q, bool sent, const dtb_mpi_zmsg *z);
 
 /* A worker's stats of a pair (and the bytes it sent to ranks other than 0 since its last stats)
  * to rank 0; rank 0 merges every worker's into stats (which hold its own), each within the

@@ -6,8 +6,8 @@
  * The share's collectives are MPI's, made from the main thread (MPI_THREAD_FUNNELED: the lean
  * solve calls them from its master thread): the bytes of a level's resolved positions go from
  * every rank to every other one (their lengths by MPI_Allgather, the bytes by one compressed
- * message each way a pair of ranks), and the level's agreement is an MPI_Allreduce; non-blocking, waited for
- * with naps (a waiting rank leaves its core to the others). A rank that dies inside a collective
+ * message each way a pair of ranks), and the level's agreement is an MPI_Allreduce;
+ * non-blocking, waited for with naps (a waiting rank leaves its core to the others). A rank that dies inside a collective
  * is the launcher's to report: the others wait in it until the job is ended. */
 #include "mpi_job.h"
 
@@ -55,12 +55,8 @@ static dtb_status lean_allgather(void *ctx, const uint8_t *mine, uint64_t len, u
         if (rc == DTB_OK && werr != MPI_SUCCESS)
             rc = dtb_mpi_failed(e, q, werr, "exchanging a level's positions");
         const bool sent = x >= (size_t)N;
-        if (q == me || !(sent ? len : lens[q]))
-            continue;
-        if (me == 0)
-            *(sent ? &m->traffic.bytes_sent : &m->traffic.bytes_received) += dtb_mpi_zbytes(&msg[x]);
-        else if (sent && q != 0)
-            m->traffic.bytes_between += dtb_mpi_zbytes(&msg[x]); /* reported with the pair's stats */
+        if (q != me && (sent ? len : lens[q]))
+            dtb_mpi_count(m, q, sent, &msg[x]);
     }
     free(msg);
     m->traffic.exchange_seconds += me == 0 ? dtb_mpi_now() - started : 0;
@@ -115,7 +111,7 @@ static dtb_status receive_range(dtb_mpi *m, dtb_solved_table *t, int r, dtb_erro
         dtb_mpi_zmsg z;
         int err = dtb_mpi_zrecv(into[x], n[x], r, TAG_RESULT, m->comm, &z);
         if (err == MPI_SUCCESS && (err = dtb_mpi_zwait(&z)) == MPI_SUCCESS)
-            m->traffic.bytes_received += dtb_mpi_zbytes(&z);
+            dtb_mpi_count(m, r, false, &z);
         dtb_mpi_zfree(&z);
         if (err != MPI_SUCCESS)
             rc = dtb_mpi_failed(e, r, err, "receiving a kings-only pair's range");
@@ -123,11 +119,11 @@ static dtb_status receive_range(dtb_mpi *m, dtb_solved_table *t, int r, dtb_erro
     return rc;
 }
 
-/* Every rank's range of the pair's tables t[0..nt) into sp (rank 0's own first), one range of
- * one table in memory at a time: received into its place, stored compressed, its pages given
- * back. */
-static dtb_status store_ranges(dtb_mpi *m, dtb_solved *s, dtb_solved_table *t[2], int nt,
-                               dtb_sliced_pair *sp, dtb_error *e)
+/* The other ranks' ranges of the pair's tables t[0..nt) into their places in them, one range of
+ * one table at a time; with sp, every range (rank 0's own first) is then stored compressed in
+ * sp and its pages given back, so the pair is never whole. */
+static dtb_status take_ranges(dtb_mpi *m, dtb_solved *s, dtb_solved_table *t[2], int nt,
+                              dtb_sliced_pair *sp, dtb_error *e)
 {
     dtb_status rc = DTB_OK;
     for (int r = 0; r < m->size && rc == DTB_OK; r++)
@@ -136,11 +132,14 @@ static dtb_status store_ranges(dtb_mpi *m, dtb_solved *s, dtb_solved_table *t[2]
             range_of(t[k], r, m->size, &lo, &hi);
             if (hi == lo)
                 continue;
-            if (r > 0 && (rc = dtb_solved_reserve(s, t[k], lo, hi - lo, e)) == DTB_OK)
+            if (r > 0 && sp)
+                rc = dtb_solved_reserve(s, t[k], lo, hi - lo, e);
+            if (r > 0 && rc == DTB_OK)
                 rc = receive_range(m, t[k], r, e);
-            if (rc == DTB_OK)
+            if (sp && rc == DTB_OK)
                 rc = dtb_sliced_pair_put_positions(sp, k, lo, hi - lo, e);
-            dtb_solved_release(s, t[k], lo, hi - lo);
+            if (sp)
+                dtb_solved_release(s, t[k], lo, hi - lo);
         }
     return rc;
 }
@@ -171,11 +170,8 @@ dtb_status dtb_mpi_lean_lead(dtb_mpi *m, dtb_solved *s, dtb_material mt, const c
     if (rc == DTB_OK && out)
         rc = dtb_sliced_pair_create((const dtb_solved_table *const *)t, nt, scratch_dir,
                                     win_distances, &sp, e);
-    if (rc == DTB_OK && out)
-        rc = store_ranges(m, s, t, nt, sp, e);
-    for (int r = 1; r < m->size && rc == DTB_OK && !out; r++)
-        for (int k = 0; k < nt && rc == DTB_OK; k++)
-            rc = receive_range(m, t[k], r, e);
+    if (rc == DTB_OK)
+        rc = take_ranges(m, s, t, nt, sp, e);
     if (rc == DTB_OK)
         rc = dtb_mpi_gather_stats(m, stats, e);
     if (rc == DTB_OK) {

@@ -120,13 +120,8 @@ dtb_status dtb_mpi_exchange(dtb_mpi *m, dtb_pair_solver *ps, const dtb_mpi_level
         const int q = (int)(x % (size_t)N), werr = dtb_mpi_zwait(&msg[x]);
         if (rc == DTB_OK && werr != MPI_SUCCESS)
             rc = dtb_mpi_failed(e, q, werr, "exchanging a level's units");
-        if (!len[x])
-            continue;
-        const bool sent = x >= (size_t)N;
-        if (me == 0)
-            *(sent ? &m->traffic.bytes_sent : &m->traffic.bytes_received) += dtb_mpi_zbytes(&msg[x]);
-        else if (sent && q != 0)
-            m->traffic.bytes_between += dtb_mpi_zbytes(&msg[x]); /* reported with the pair's stats */
+        if (len[x])
+            dtb_mpi_count(m, q, x >= (size_t)N, &msg[x]);
     }
     for (int q = 0; q < N && rc == DTB_OK; q++)
         if (q != me && len[q]) {

@@ -132,31 +132,23 @@ typedef struct pending {
     const char *failure;
 } pending;
 
-/* The value byte position i of t is stored as: a capture position's is don't-care in every
- * table written from the store, so it takes the value before it (runs compress, prev); wins are
- * a win in 1 unless the store keeps their distances. */
-static inline uint8_t stored_value(const dtb_slicestore *st, const dtb_solved_table *t,
-                                   uint64_t i, uint8_t *prev)
-{
-    if (t->captures[i / 64] >> (i % 64) & 1)
-        return *prev;
-    const dtb_value v = t->values[i];
-    return *prev = st->win_distances || !dtb_value_is_win(v) ? v : dtb_value_win(1);
-}
-
 /* Positions start..start+len-1 of t into out: their stored values, then their capture bits (a
- * byte 8 positions): a block's record (start at a block, len K), or a piece. */
+ * byte 8 positions): a block's record (start at a block, len K), or a piece. A capture
+ * position's value is don't-care in every table written from the store, so it is stored as the
+ * value before it (runs compress); wins are a win in 1 unless the store keeps their distances. */
 static void run_bytes(const dtb_slicestore *st, const dtb_solved_table *t, uint64_t start,
                       uint64_t len, uint8_t *out)
 {
-    uint8_t prev = 0;
-    for (uint64_t i = 0; i < len; i++)
-        out[i] = stored_value(st, t, start + i, &prev);
-    for (uint64_t x = 0; x < (len + 7) / 8; x++) {
-        uint8_t bits = 0;
-        for (uint64_t i = x * 8; i < x * 8 + 8 && i < len; i++)
-            bits |= (uint8_t)((t->captures[(start + i) / 64] >> ((start + i) % 64) & 1) << (i % 8));
-        out[len + x] = bits;
+    uint8_t *bits = out + len, prev = 0;
+    memset(bits, 0, (len + 7) / 8);
+    for (uint64_t i = 0; i < len; i++) {
+        const uint64_t x = start + i;
+        const unsigned cap = t->captures[x / 64] >> (x % 64) & 1;
+        bits[i / 8] |= (uint8_t)(cap << (i % 8));
+        dtb_value v = t->values[x];
+        if (!st->win_distances && dtb_value_is_win(v))
+            v = dtb_value_win(1);
+        out[i] = prev = cap ? prev : v;
     }
 }
 
