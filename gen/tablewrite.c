@@ -124,6 +124,8 @@ typedef struct input {
     const dtb_table_dontcare *dc; /* array mode: the caller's; source mode: the marker alone (the
                                      bits come with each block) */
     uint64_t count;
+    const dtb_table_team *team;   /* or NULL: this process writes every block */
+    uint64_t b_lo, b_hi;          /* the blocks this process compresses */
 } input;
 
 /* One file block as a worker sees it: pointers into the caller's arrays (array mode: no copy), or
@@ -721,6 +723,13 @@ static int hash_back(int fd, uint64_t len, uint64_t *out)
     return err;
 }
 
+/* v[0..n) summed (or their maxima) over in's team (the team's message on failure); nothing to
+ * do without one. */
+static dtb_status team_reduce(const input *in, uint64_t *v, int n, bool max, dtb_error *e)
+{
+    return in->team ? in->team->reduce(in->team->ctx, v, n, max, e) : DTB_OK;
+}
+
 static unsigned bits_for(unsigned max) { return max < 2 ? 1 : max < 4 ? 2 : max < 16 ? 4 : 8; }
 
 /* The fewest bits (1, 2, 4 or 8) that hold every stored value: every cared-for value's (don't-care
@@ -732,15 +741,15 @@ static unsigned bits_for(unsigned max) { return max < 2 ? 1 : max < 4 ? 2 : max 
  * first blocks of a DTW table). The branchy scan of every position was 9% of a table's write
  * time. The answer does not depend on the threads: a block is skipped only when it cannot widen
  * the answer. With a source, every block is read (until 8 bits); 0 when a read failed (in f). */
-static unsigned auto_bits(const dtb_table_write_options *o, const input *in, uint64_t blocks,
-                          worker *workers, int nthreads, read_failure *f)
+static unsigned auto_bits(const dtb_table_write_options *o, const input *in, worker *workers,
+                          int nthreads, read_failure *f)
 {
     const uint8_t *map = o->value_map;
     unsigned found = 1; /* read and written atomically */
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
 #endif
-    for (uint64_t b = 0; b < blocks; b++) {
+    for (uint64_t b = in->b_lo; b < in->b_hi; b++) {
         unsigned now;
 #ifdef _OPENMP
 #pragma omp atomic read
@@ -846,14 +855,14 @@ static int tile_candidates(const dtb_table_write_options *o, uint32_t out[3])
  * wins, ties going to the earlier candidate. Depends only on the data, not on threads. Each
  * sample block is loaded once for all candidates. Index order when a sample fails (the full pass
  * then reports why), or a source's read did (in f). */
-static void choose_tiling(dtb_table_write_options *o, const input *in, uint64_t blocks,
-                          worker *workers, int nthreads, read_failure *f)
+static dtb_status choose_tiling(dtb_table_write_options *o, const input *in, uint64_t blocks,
+                                worker *workers, int nthreads, read_failure *f, dtb_error *e)
 {
     uint32_t cand[3];
     const int ncand = tile_candidates(o, cand);
     o->tile_columns = cand[0];
     if (ncand == 1)
-        return;
+        return DTB_OK;
     const uint64_t samples = blocks < 48 ? blocks : 48;
     const size_t cap = ZSTD_compressBound((size_t)dtb_tf_packed_len(o->block_positions, o->value_bits));
     uint64_t total[3] = {0, 0, 0};
@@ -875,6 +884,8 @@ static void choose_tiling(dtb_table_write_options *o, const input *in, uint64_t 
         for (uint64_t k = 0; k < samples; k++) {
             view vw;
             const uint64_t b = k * blocks / samples;
+            if (b < in->b_lo || b >= in->b_hi) /* another rank's sample */
+                continue;
             bool good = frame && load_block(in, o->block_positions, b, w, f, &vw);
             for (int c = 0; c < ncand && good; c++) {
                 dtb_table_write_options t = *o;
@@ -895,24 +906,181 @@ static void choose_tiling(dtb_table_write_options *o, const input *in, uint64_t 
         }
         free(frame);
     }
-    if (!ok)
-        return; /* index order; the full pass reports the reason */
+    uint64_t sums[4] = {total[0], total[1], total[2], !ok}; /* every rank's samples */
+    const dtb_status s = team_reduce(in, sums, 4, false, e);
+    if (s != DTB_OK || sums[3])
+        return s; /* index order; the full pass reports the reason */
     uint64_t best = UINT64_MAX;
     for (int c = 0; c < ncand; c++)
-        if (total[c] < best) {
-            best = total[c];
+        if (sums[c] < best) {
+            best = sums[c];
             o->tile_columns = cand[c];
         }
+    return DTB_OK;
+}
+
+/* ---- a write shared by a team (dtb_table_write_team) ---------------------------------------- */
+
+/* A team's ranks' starts: each rank's first position, each rank's blocks its own. */
+static dtb_status check_team(const char *path, const dtb_table_write_options *o,
+                             const dtb_table_team *t, uint64_t count, dtb_error *e)
+{
+    if (t->ranks < 1 || t->rank < 0 || t->rank >= t->ranks || !t->starts || !t->reduce ||
+        (t->ranks > 1 && (!t->send || !t->recv)))
+        return dtb_tf_file_error(e, DTB_E_INVALID, path, "a team without its ranks or callbacks");
+    if (o->dict_bytes || o->long_count)
+        return dtb_tf_file_error(e, DTB_E_INVALID, path,
+                                 "a table written by a team takes no dictionary or long list");
+    if (t->starts[0] != 0 || t->starts[t->ranks] != count)
+        return dtb_tf_file_error(e, DTB_E_INVALID, path, "the ranks' ranges do not cover the table");
+    for (int r = 1; r < t->ranks; r++)
+        if (t->starts[r] < t->starts[r - 1] || t->starts[r] > count ||
+            (t->starts[r] < count && t->starts[r] % o->block_positions))
+            return dtb_tf_file_error(e, DTB_E_INVALID, path,
+                                     "rank %d's range does not start at a file block", r);
+    return DTB_OK;
+}
+
+/* Rank r's blocks: lo..hi-1 (none when its range is empty). */
+static void team_blocks(const dtb_table_team *t, int r, uint64_t bp, uint64_t *lo, uint64_t *hi)
+{
+    *lo = t->starts[r] / bp;
+    *hi = t->starts[r + 1] > t->starts[r] ? (t->starts[r + 1] - 1) / bp + 1 : *lo;
+}
+
+/* A rank's frames, in block order, and their block table entries (ENTRY bytes each: the frame's
+ * size, its hash, the block's don't-care positions). */
+enum { ENTRY = 16 };
+/* Frames go to rank 0 in pieces of whole frames, this many bytes at most unless one frame is
+ * larger: the receiver cuts them from the entries the same way. */
+#define FRAMES_PIECE ((uint64_t)64 << 20)
+typedef struct frames {
+    uint8_t *bytes, *entries;
+    uint64_t len, cap, n, entries_cap;
+} frames;
+
+static bool kept_add(frames *f, const uint8_t *frame, size_t size, uint32_t hash,
+                     uint64_t dontcare)
+{
+    if (f->len + size > f->cap) {
+        const uint64_t cap = f->cap * 2 > f->len + size ? f->cap * 2 : f->len + size + (1u << 20);
+        uint8_t *b = realloc(f->bytes, cap);
+        if (!b)
+            return false;
+        f->bytes = b, f->cap = cap;
+    }
+    if ((f->n + 1) * ENTRY > f->entries_cap) {
+        const uint64_t cap = f->entries_cap ? f->entries_cap * 2 : 64 * ENTRY;
+        uint8_t *b = realloc(f->entries, cap);
+        if (!b)
+            return false;
+        f->entries = b, f->entries_cap = cap;
+    }
+    memcpy(f->bytes + f->len, frame, size);
+    f->len += size;
+    uint8_t *ent = f->entries + f->n++ * ENTRY;
+    dtb_tf_put32(ent, (uint32_t)size);
+    dtb_tf_put32(ent + 4, hash);
+    dtb_tf_put64(ent + 8, dontcare);
+    return true;
+}
+
+static void kept_free(frames *f)
+{
+    free(f->bytes);
+    free(f->entries);
+}
+
+/* The frames from entry i on that make the next piece: their bytes. */
+static uint64_t piece_of(const uint8_t *entries, uint64_t n, uint64_t i, uint64_t *end)
+{
+    uint64_t bytes = 0;
+    for (*end = i; *end < n; ++*end) {
+        const uint64_t size = dtb_tf_get32(entries + *end * ENTRY);
+        if (*end > i && bytes + size > FRAMES_PIECE)
+            break;
+        bytes += size;
+    }
+    return bytes;
+}
+
+/* A rank other than 0: its entries, then its frames a piece at a time, to rank 0. */
+static dtb_status team_send(const dtb_table_team *t, const frames *f, dtb_error *e)
+{
+    if (!f->n)
+        return DTB_OK;
+    dtb_status s = t->send(t->ctx, f->entries, f->n * ENTRY, e);
+    uint64_t at = 0;
+    for (uint64_t i = 0, end; i < f->n && s == DTB_OK; i = end) {
+        const uint64_t bytes = piece_of(f->entries, f->n, i, &end);
+        s = t->send(t->ctx, f->bytes + at, bytes, e);
+        at += bytes;
+    }
+    return s;
+}
+
+/* Rank 0: rank r's frames after the blocks written so far (at *off), each checked against the
+ * hash its rank made, and their entries into the block table in meta. */
+static dtb_status team_take(const dtb_table_team *t, int r, const char *path, const char *tmp,
+                            int fd, uint64_t bp, uint8_t *meta, uint64_t *off, uint64_t *dontcare,
+                            size_t cap, dtb_error *e)
+{
+    uint64_t lo, hi;
+    team_blocks(t, r, bp, &lo, &hi);
+    const uint64_t n = hi - lo;
+    if (!n)
+        return DTB_OK;
+    uint8_t *entries = malloc(n * ENTRY), *piece = NULL;
+    dtb_status s = entries ? t->recv(t->ctx, r, entries, n * ENTRY, e)
+                           : dtb_tf_file_error(e, DTB_E_NOMEM, path, "out of memory");
+    for (uint64_t i = 0; i < n && s == DTB_OK; i++) {
+        const uint64_t size = dtb_tf_get32(entries + i * ENTRY);
+        if (size == 0 || size > cap)
+            s = dtb_tf_file_error(e, DTB_E_IO, path, "rank %d sent block %llu as %llu bytes", r,
+                                  (unsigned long long)(lo + i), (unsigned long long)size);
+    }
+    if (s == DTB_OK && !(piece = malloc(FRAMES_PIECE > cap ? FRAMES_PIECE : cap)))
+        s = dtb_tf_file_error(e, DTB_E_NOMEM, path, "out of memory");
+    for (uint64_t i = 0, end; i < n && s == DTB_OK; i = end) {
+        const uint64_t bytes = piece_of(entries, n, i, &end);
+        if ((s = t->recv(t->ctx, r, piece, bytes, e)) != DTB_OK)
+            break;
+        uint64_t at = 0;
+        for (uint64_t j = i; j < end; j++) {
+            const uint8_t *ent = entries + j * ENTRY;
+            const uint32_t size = dtb_tf_get32(ent), hash = dtb_tf_get32(ent + 4);
+            if ((uint32_t)dtb_hash64(piece + at, size, lo + j) != hash) {
+                s = dtb_tf_file_error(e, DTB_E_IO, path, "block %llu from rank %d is not what "
+                                      "it made (hash)", (unsigned long long)(lo + j), r);
+                break;
+            }
+            memcpy(meta + DTB_TF_HEADER_SIZE + (lo + j) * DTB_TF_ENTRY_SIZE, ent, 8);
+            *dontcare += dtb_tf_get64(ent + 8);
+            at += size;
+        }
+        const int err = s == DTB_OK ? dtb_write_all(fd, piece, bytes, *off) : 0;
+        if (err)
+            s = dtb_sys_error(e, err, tmp, "cannot write");
+        *off += bytes;
+    }
+    free(entries);
+    free(piece);
+    return s;
 }
 
 /* The write of both entry points: in says where the values come from. */
 static dtb_status write_table(const char *path, const dtb_table_write_options *opt_in,
-                              const input *in, dtb_table_write_stats *stats, dtb_error *e)
+                              const input *in_arg, dtb_table_write_stats *stats, dtb_error *e)
 {
+    input inb = *in_arg;
+    const input *const in = &inb;
+    const dtb_table_team *const team = in->team;
     const uint64_t count = in->count;
     const dtb_table_dontcare *dc = in->dc;
     dtb_status s = check_options(path, opt_in, count, e);
     if (s != DTB_OK)
+        return s;
+    if (team && (s = check_team(path, opt_in, team, count, e)) != DTB_OK)
         return s;
     if (dc->marker > 255)
         return dtb_tf_file_error(e, DTB_E_INVALID, path, "don't-care marker %d is not a byte", dc->marker);
@@ -939,6 +1107,11 @@ static dtb_status write_table(const char *path, const dtb_table_write_options *o
     }
     const uint64_t bp = opt->block_positions;
     const uint64_t blocks = (count - 1) / bp + 1;
+    inb.b_lo = team ? team->starts[team->rank] / bp : 0;
+    inb.b_hi = team ? (team->starts[team->rank + 1] - 1) / bp + 1 : blocks;
+    if (team && team->starts[team->rank + 1] == team->starts[team->rank])
+        inb.b_hi = inb.b_lo; /* no positions, no blocks */
+    const bool lead = !team || team->rank == 0; /* writes the file */
 #ifdef _OPENMP
     int nthreads = opt->threads > 0 ? opt->threads : omp_get_max_threads();
 #else
@@ -957,6 +1130,7 @@ static dtb_status write_table(const char *path, const dtb_table_write_options *o
     ZSTD_DDict *ddict = NULL;
     dtb_atomic_file af = {.fd = -1};
     read_failure rf = {0};
+    frames kept = {0}; /* a rank other than 0: its frames until they go to rank 0 */
     worker *workers = calloc((size_t)nthreads, sizeof *workers);
     if (!workers) {
         s = dtb_tf_file_error(e, DTB_E_NOMEM, path, "out of memory");
@@ -971,8 +1145,18 @@ static dtb_status write_table(const char *path, const dtb_table_write_options *o
         s = dtb_tf_file_error(e, DTB_E_NOMEM, path, "cannot compress the long list");
         goto done;
     }
-    if (!o.value_bits && !(o.value_bits = auto_bits(&o, in, blocks, workers, nthreads, &rf)))
-        goto read_failed;
+    if (!o.value_bits) {
+        uint64_t agreed[2] = {auto_bits(&o, in, workers, nthreads, &rf), (uint64_t)rf.set};
+        if ((s = team_reduce(in, agreed, 2, true, e)) != DTB_OK)
+            goto done;
+        if (rf.set)
+            goto read_failed;
+        if (agreed[1]) {
+            s = dtb_tf_file_error(e, DTB_E_IO, path, "another rank could not read its blocks");
+            goto done;
+        }
+        o.value_bits = (unsigned)agreed[0];
+    }
     const size_t cap = ZSTD_compressBound((size_t)dtb_tf_packed_len(bp, opt->value_bits));
     /* Blocks per batch: enough to keep every thread busy, at most ~256 MiB of frame buffers. */
     batch = ((uint64_t)256 << 20) / cap;
@@ -989,7 +1173,8 @@ static dtb_status write_table(const char *path, const dtb_table_write_options *o
         goto done;
     }
 
-    choose_tiling(&o, in, blocks, workers, nthreads, &rf);
+    if ((s = choose_tiling(&o, in, blocks, workers, nthreads, &rf, e)) != DTB_OK)
+        goto done;
     size_t dict_size = dict ? train_dict(opt, in, blocks, &workers[0], &rf, dict) : 0;
     if (rf.set)
         goto read_failed;
@@ -1007,8 +1192,8 @@ static dtb_status write_table(const char *path, const dtb_table_write_options *o
             }
     }
     const uint64_t data_offset = DTB_TF_HEADER_SIZE + blocks * DTB_TF_ENTRY_SIZE + dict_size + long_size;
-    meta = malloc((size_t)data_offset);
-    if (!meta) {
+    meta = lead ? malloc((size_t)data_offset) : NULL;
+    if (lead && !meta) {
         s = dtb_tf_file_error(e, DTB_E_NOMEM, path, "out of memory for the block table");
         goto done;
     }
@@ -1017,14 +1202,14 @@ static dtb_status write_table(const char *path, const dtb_table_write_options *o
             s = dtb_tf_file_error(e, DTB_E_NOMEM, path, "out of memory for frame buffers");
             goto done;
         }
-    if ((s = dtb_atomic_begin(&af, path, "tmp", e)) != DTB_OK)
+    if (lead && (s = dtb_atomic_begin(&af, path, "tmp", e)) != DTB_OK)
         goto done;
     const int fd = af.fd;
     const char *const tmp = af.tmp;
 
     uint64_t off = data_offset, dontcare = 0;
-    for (uint64_t first = 0; first < blocks; first += batch) {
-        const int64_t n = (int64_t)(blocks - first < batch ? blocks - first : batch);
+    for (uint64_t first = in->b_lo; first < in->b_hi; first += batch) {
+        const int64_t n = (int64_t)(in->b_hi - first < batch ? in->b_hi - first : batch);
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 1) num_threads(n < nthreads ? (int)n : nthreads)
 #endif
@@ -1058,18 +1243,36 @@ static dtb_status write_table(const char *path, const dtb_table_write_options *o
                          (unsigned long long)b);
                 goto done;
             }
+            const uint32_t hash = (uint32_t)dtb_hash64(sl->frame, sl->size, b);
+            dontcare += sl->dontcare;
+            if (!lead) { /* kept for rank 0 */
+                if (!kept_add(&kept, sl->frame, sl->size, hash, sl->dontcare)) {
+                    s = dtb_tf_file_error(e, DTB_E_NOMEM, path, "out of memory for frames");
+                    goto done;
+                }
+                continue;
+            }
             unsigned char *ent = meta + DTB_TF_HEADER_SIZE + b * DTB_TF_ENTRY_SIZE;
             dtb_tf_put32(ent, (uint32_t)sl->size);
-            dtb_tf_put32(ent + 4, (uint32_t)dtb_hash64(sl->frame, sl->size, b));
+            dtb_tf_put32(ent + 4, hash);
             const int err = dtb_write_all(fd, sl->frame, sl->size, off);
             if (err) {
                 s = dtb_sys_error(e, err, tmp, "cannot write");
                 goto done;
             }
             off += sl->size;
-            dontcare += sl->dontcare;
         }
     }
+    if (!lead) { /* the frames to rank 0, which writes them */
+        s = team_send(team, &kept, e);
+        if (s == DTB_OK && stats)
+            *stats = (dtb_table_write_stats){.blocks = in->b_hi - in->b_lo,
+                                             .dontcare_count = dontcare};
+        goto done;
+    }
+    for (int r = 1; team && r < team->ranks; r++)
+        if ((s = team_take(team, r, path, tmp, fd, bp, meta, &off, &dontcare, cap, e)) != DTB_OK)
+            goto done;
     const uint64_t file_size = off + DTB_TF_TRAILER_SIZE;
     build_meta(meta, opt, count, blocks, dontcare, dict, dict_size, longs, long_size, file_size);
     int err = dtb_write_all(fd, meta, (size_t)data_offset, 0);
@@ -1107,6 +1310,7 @@ read_failed:
                           (unsigned long long)rf.block, rf.msg);
 done:
     dtb_atomic_abort(&af); /* nothing left to do after a commit */
+    kept_free(&kept);
     if (workers)
         for (int t = 0; t < nthreads; t++)
             worker_free(&workers[t], in);
@@ -1140,5 +1344,17 @@ dtb_status dtb_table_write_source(const char *path, const dtb_table_write_option
         return dtb_tf_file_error(e, DTB_E_INVALID, path, "no source");
     const dtb_table_dontcare dc = {.marker = marker};
     const input in = {.src = src, .dc = &dc, .count = count};
+    return write_table(path, opt, &in, stats, e);
+}
+
+dtb_status dtb_table_write_team(const char *path, const dtb_table_write_options *opt,
+                                const dtb_table_source *src, uint64_t count, int marker,
+                                const dtb_table_team *team, dtb_table_write_stats *stats,
+                                dtb_error *e)
+{
+    if (!src || !team)
+        return dtb_tf_file_error(e, DTB_E_INVALID, path, "no source or no team");
+    const dtb_table_dontcare dc = {.marker = marker};
+    const input in = {.src = src, .dc = &dc, .count = count, .team = team};
     return write_table(path, opt, &in, stats, e);
 }

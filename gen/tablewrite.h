@@ -160,4 +160,39 @@ dtb_status dtb_table_write_source(const char *path, const dtb_table_write_option
                                   const dtb_table_source *src, uint64_t count, int marker,
                                   dtb_table_write_stats *stats, dtb_error *e);
 
+/* A table written by the processes of a team together (the ranks of an MPI build, each holding
+ * the values of a range of the table): each compresses the file blocks of its own range, and the
+ * process of rank 0 assembles the file from every rank's frames, which come in rank order. The
+ * choices made over the whole table (the width of values_bits 0, the tiling of DTB_TILE_AUTO)
+ * are made from every rank's blocks through reduce, so the file has the same bytes as
+ * dtb_table_write_source's of the same values, whatever the ranks and their ranges.
+ *
+ * Every rank calls dtb_table_write_team with the same options, count and starts; the callbacks
+ * are called from the calling thread only, in the same order on every rank. A team write takes
+ * no dictionary and no long list (DTB_E_INVALID). */
+typedef struct dtb_table_team {
+    int rank, ranks;
+    /* Rank r holds positions starts[r] .. starts[r + 1] - 1 (ranks + 1 entries: 0 first, count
+     * last, each in between a multiple of block_positions, non-decreasing): it writes the blocks
+     * that start there, and its source is asked for nothing else. */
+    const uint64_t *starts;
+    /* Replaces v[0..n) on every rank by their sums (max false) or maxima over the team. */
+    dtb_status (*reduce)(void *ctx, uint64_t *v, int n, bool max, dtb_error *e);
+    /* A rank other than 0 sends buf[0..len) to rank 0; rank 0 receives len bytes from rank
+     * `from` into buf (the same lengths in the same order as that rank sent them). */
+    dtb_status (*send)(void *ctx, const uint8_t *buf, uint64_t len, dtb_error *e);
+    dtb_status (*recv)(void *ctx, int from, uint8_t *buf, uint64_t len, dtb_error *e);
+    void *ctx;
+} dtb_table_team;
+
+/* dtb_table_write_source by every rank of team: rank 0 writes path (as dtb_table_write_source,
+ * stats its), the others only compress their blocks and send the frames (path is named in
+ * their messages only; stats, if not NULL, gets their blocks and don't-care count). A frame that
+ * reaches rank 0 different from what its rank made (by the block table's hash) is DTB_E_IO.
+ * Other statuses as dtb_table_write_source's. */
+dtb_status dtb_table_write_team(const char *path, const dtb_table_write_options *opt,
+                                const dtb_table_source *src, uint64_t count, int marker,
+                                const dtb_table_team *team, dtb_table_write_stats *stats,
+                                dtb_error *e);
+
 #endif
