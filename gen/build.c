@@ -520,7 +520,10 @@ static dtb_status write_table_to(const char *path, dtb_table_write_options w, bo
         sliced_source from = {sp, k, losses};
         const dtb_table_source src = {.read = read_sliced, .free_state = free_sliced_state,
                                       .user = &from};
-        st = dtb_table_write_source(path, &w, &src, count, -1, NULL, e);
+        dtb_table_team team; /* split between ranks: every rank writes its blocks */
+        st = dtb_sliced_pair_team(sp, k, &team)
+                 ? dtb_table_write_team(path, &w, &src, count, -1, &team, NULL, e)
+                 : dtb_table_write_source(path, &w, &src, count, -1, NULL, e);
     } else {
         const dtb_table_dontcare dc = losses ? (dtb_table_dontcare){.marker = -1,
                                                                       .fn = not_stored,
@@ -880,6 +883,21 @@ static const char *work_dir_of(const dtb_build_options *o, char dir[4096])
     return dir;
 }
 
+dtb_status dtb_build_write_pair(const dtb_build_options *o, const dtb_solved *s, dtb_material m,
+                                const dtb_sliced_pair *sp, dtb_error *e)
+{
+    const dtb_material f = dtb_material_flip(m);
+    const dtb_material *ms[2] = {&m, &f};
+    dtb_status rc = DTB_OK;
+    for (int k = 0; k < (is_self_flip(&m) ? 1 : 2) && rc == DTB_OK; k++) {
+        const dtb_solved_table *t = dtb_solved_find(s, *ms[k]);
+        rc = dtb_build_writes_dtw(o, ms[k]) ? write_table(o, s, t, DTB_METRIC_DTW, sp, k, e) : DTB_OK;
+        if (rc == DTB_OK)
+            rc = write_table(o, s, t, DTB_METRIC_WLD, sp, k, e);
+    }
+    return rc;
+}
+
 static dtb_status solve_and_write(const dtb_build_options *o, dtb_solved *s,
                                   dtb_rule_layers *rl, const dtb_material *m, bool lean,
                                   bool sliced, bool in_memory, dtb_error *e)
@@ -900,9 +918,8 @@ static dtb_status solve_and_write(const dtb_build_options *o, dtb_solved *s,
                                    o->dtw_full && dtb_build_writes_dtw(o, m),
                                    o->peers ? &o->peers->levels : NULL, st, &sp, on_progress,
                                    &pc, e)
-        : o->peers ? o->peers->solve_pair(o->peers->ctx, s, *m, lean, work_dir_of(o, scratch),
-                                          o->dtw_full && dtb_build_writes_dtw(o, m),
-                                          o->mtc ? NULL : &sp, st, on_progress, &pc, e)
+        : o->peers ? o->peers->solve_pair(o->peers->ctx, s, *m, lean, o->mtc ? NULL : &sp, st,
+                                          on_progress, &pc, e)
                  : dtb_solve_pair(s, *m, lean, st, on_progress, &pc, e);
     if (rc == DTB_OK) /* a solve that read a damaged block of a table file is not written */
         rc = dtb_solved_read_status(s, e);
@@ -911,12 +928,7 @@ static dtb_status solve_and_write(const dtb_build_options *o, dtb_solved *s,
     const double seconds = omp_get_wtime() - t0;
     const uint64_t slice_bytes = sp ? dtb_sliced_pair_bytes(sp) : 0;
     const dtb_material *ms[2] = {m, &f};
-    for (int k = 0; k < (self ? 1 : 2) && rc == DTB_OK; k++) {
-        const dtb_solved_table *t = dtb_solved_find(s, *ms[k]);
-        rc = dtb_build_writes_dtw(o, ms[k]) ? write_table(o, s, t, DTB_METRIC_DTW, sp, k, e) : DTB_OK;
-        if (rc == DTB_OK)
-            rc = write_table(o, s, t, DTB_METRIC_WLD, sp, k, e);
-    }
+    rc = dtb_build_write_pair(o, s, *m, sp, e);
     dtb_sliced_pair_free(sp);
     if (rc != DTB_OK)
         return rc;
@@ -969,8 +981,9 @@ typedef struct plan_pair {
     int last;                     /* the step after which no step needs its values */
     bool lean;                    /* solved with the lean state (dtb_solve_pair) */
     int share;                    /* lean, split between this many MPI ranks (1: alone) */
-    bool stored;                  /* split, its ranges go one at a time to a slice store on rank
-                                     0 (never whole: but for MTC tables, solved from the pair) */
+    bool kept;                    /* split, each rank keeps its range and compresses its blocks
+                                     of the tables (never whole: but for MTC tables, solved
+                                     from the pair) */
     uint64_t level_units;         /* the most units in one level of men advancement */
     uint64_t live;                /* positions live at once if solved in slices; 0: it cannot be
                                      (no men or no kings) */
@@ -1024,10 +1037,9 @@ static uint64_t live_bytes(const plan_pair *p)
 /* Bytes of a pair in memory or work files while it is solved and read. */
 static uint64_t pair_bytes(const plan_pair *p)
 {
-    /* split: a rank's range of both members while it is solved (rank 0's store takes one
-     * range of one member at a time afterwards) */
+    /* split: a rank's range of both members while it is solved and written */
     return p->sliced ? live_bytes(p)
-           : p->stored ? (resident_bytes(p) + (uint64_t)p->share - 1) / (uint64_t)p->share
+           : p->kept ? (resident_bytes(p) + (uint64_t)p->share - 1) / (uint64_t)p->share
                        : resident_bytes(p);
 }
 
@@ -1060,26 +1072,31 @@ static uint64_t solver_bytes(const plan_pair *p, int threads)
            (uint64_t)threads * dtb_solve_shared_bytes(p->block_size, threads);
 }
 
+static uint64_t slice_store_bytes(const dtb_build_options *o, const plan_pair *p);
+
 /* Working memory of writing a pair's tables (gen/tablewrite.c): up to 256 MiB of frame buffers
  * and 64 MiB of dictionary samples, compression contexts per thread. WLD tables are mapped from
  * the DTW values block by block, without a copy; a pair solved in slices is read from its store
- * through a cache of decoded chunks per thread. */
-static uint64_t writer_bytes(const plan_pair *p, int threads)
+ * through a cache of decoded chunks per thread. A rank of a split pair keeps the frames of its
+ * blocks of a table until rank 0 takes them: counted as its share of the values compressed as
+ * a slice store would (zstd's fastest level: more than the tables' level makes). */
+static uint64_t writer_bytes(const dtb_build_options *o, const plan_pair *p, int threads)
 {
     const uint64_t cap = (uint64_t)320 << 20;
     const uint64_t per_thread =
-        (8u << 20) + (p->sliced || p->stored ? dtb_slicestore_reader_bytes(p->block_size, p->positions) : 0);
-    return (2 * p->positions < cap ? 2 * p->positions : cap) + (uint64_t)threads * per_thread;
+        (8u << 20) + (p->sliced ? dtb_slicestore_reader_bytes(p->block_size, p->positions) : 0);
+    return (2 * p->positions < cap ? 2 * p->positions : cap) + (uint64_t)threads * per_thread +
+           (p->kept ? slice_store_bytes(o, p) / (uint64_t)p->share : 0);
 }
 
 /* Code, libraries, thread stacks, the registry: what a build holds before any table. */
 #define BASE_BYTES ((uint64_t)16 << 20)
 
-static uint64_t step_bytes(const plan_pair *p, int threads)
+static uint64_t step_bytes(const dtb_build_options *o, const plan_pair *p, int threads)
 {
     if (p->action != PAIR_SOLVE)
         return (uint64_t)threads * (1u << 20); /* a decompression context each */
-    const uint64_t s = solver_bytes(p, threads), w = writer_bytes(p, threads);
+    const uint64_t s = solver_bytes(p, threads), w = writer_bytes(o, p, threads);
     return s > w ? s : w;
 }
 
@@ -1315,7 +1332,7 @@ static dtb_status plan_finish(const dtb_build_options *o, bool keep, build_plan 
         plan_pair *p = &pl->pair[i];
         p->lean = false;
         p->share = 1;
-        p->stored = false;
+        p->kept = false;
         if (p->action != PAIR_SOLVE || !dtb_solve_lean_applies(&p->m))
             continue;
         const uint64_t nodes = BASE_BYTES + resident_bytes(p) + solver_bytes(p, threads);
@@ -1327,7 +1344,7 @@ static dtb_status plan_finish(const dtb_build_options *o, bool keep, build_plan 
                   (o->memory_budget && nodes > o->memory_budget);
         p->share = p->lean && o->ranks > 1 &&
                    (p->self ? 1 : 2) * p->positions >= DTB_BUILD_SHARE_MIN_POSITIONS ? o->ranks : 1;
-        p->stored = p->share > 1 && !o->mtc;
+        p->kept = p->share > 1 && !o->mtc;
     }
     uint64_t positions = 0;
     for (int i = 0; i < np; i++)
@@ -1362,10 +1379,10 @@ static dtb_status plan_finish(const dtb_build_options *o, bool keep, build_plan 
         /* On disk while it is solved: its values (live levels, or all) in work files, and a
          * sliced pair's store. */
         const uint64_t solving = (p->sliced_in_memory ? 0 : pair_bytes(p)) +
-                                 (p->sliced || p->stored ? slice_store_bytes(o, p) : 0);
+                                 (p->sliced ? slice_store_bytes(o, p) : 0);
         if (p->action == PAIR_SOLVE && solving > pl->solving)
             pl->solving = solving;
-        const uint64_t work = BASE_BYTES + step_bytes(p, threads);
+        const uint64_t work = BASE_BYTES + step_bytes(o, p, threads);
         const uint64_t now = live + work;
         if (now > pl->peak)
             pl->peak = now;

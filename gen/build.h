@@ -31,13 +31,13 @@ typedef void (*dtb_build_log)(void *user, dtb_build_event ev, const char *name, 
 typedef struct dtb_build_peers {
     void *ctx;
     /* Solves pair m into s as dtb_solve_pair does (the same values and stats). With out not
-     * NULL the values may go to a slice store instead (in scratch_dir, win_distances as
-     * dtb_solve_pair_sliced), *out then set and the tables left in s without values: so a
-     * kings-only pair split between the ranks is never gathered whole. */
+     * NULL the pair may stay split between the ranks instead (dtb_sliced_pair_split), *out
+     * then set and the tables left in s with this rank's range only, until *out is freed: so a
+     * kings-only pair split between the ranks is never gathered whole, and each rank writes
+     * its blocks of the tables (dtb_build_write_pair). */
     dtb_status (*solve_pair)(void *ctx, dtb_solved *s, dtb_material m, bool lean,
-                             const char *scratch_dir, bool win_distances, dtb_sliced_pair **out,
-                             dtb_solve_stats stats[2], dtb_solve_progress progress, void *user,
-                             dtb_error *e);
+                             dtb_sliced_pair **out, dtb_solve_stats stats[2],
+                             dtb_solve_progress progress, void *user, dtb_error *e);
     /* Material m is read from its complete table file at path from now on (metric: DTW, or
      * WLD for a WLD-only table; a losses-only DTW file has its WLD file beside it), in place of
      * any values the peers hold of it. */
@@ -233,5 +233,12 @@ dtb_status dtb_build_load_wld(dtb_solved *s, const char *dir, dtb_material m, dt
 
 /* Whether a build of o writes m's DTW table (o->dtw_pieces). */
 bool dtb_build_writes_dtw(const dtb_build_options *o, const dtb_material *m);
+
+/* Writes the tables of pair m (each member's DTW table when the build writes one, then its WLD
+ * table) into o's table directory from its values in s, or from sp when it was solved in slices
+ * or split between ranks. Of a split pair every rank calls it (the team writes each table
+ * together, gen/tablewrite.h); only rank 0's files are written. */
+dtb_status dtb_build_write_pair(const dtb_build_options *o, const dtb_solved *s, dtb_material m,
+                                const dtb_sliced_pair *sp, dtb_error *e);
 
 #endif

@@ -389,7 +389,6 @@ static dtb_status lead_end(void *ctx, dtb_pair_solver *ps, dtb_solve_stats stats
 }
 
 static dtb_status lead_solve_pair(void *ctx, dtb_solved *s, dtb_material mt, bool lean,
-                                  const char *scratch_dir, bool win_distances,
                                   dtb_sliced_pair **out, dtb_solve_stats stats[2],
                                   dtb_solve_progress progress, void *user, dtb_error *e)
 {
@@ -406,8 +405,7 @@ static dtb_status lead_solve_pair(void *ctx, dtb_solved *s, dtb_material mt, boo
      * when it is large enough, else solved alone (the workers read it from its files, if a
      * later pair does). */
     if (lean && m->size > 1 && positions >= SHARE_MIN_POSITIONS)
-        return dtb_mpi_lean_lead(m, s, mt, scratch_dir, win_distances, out, stats, progress,
-                                 user, e);
+        return dtb_mpi_lean_lead(m, s, mt, out, stats, progress, user, e);
     if (!dtb_solved_add(s, mt, e) || !dtb_solved_add(s, fm, e))
         return DTB_E_NOMEM;
     if (lean) {
@@ -641,7 +639,7 @@ static dtb_status obey(worker *w, const cmd *c, bool *stop, dtb_error *e)
     case OP_PAIR:
         return begin_pair(w, dtb_mpi_material_of(c), e);
     case OP_LEAN:
-        return dtb_mpi_lean_serve(w->m, w->s, c, e);
+        return dtb_mpi_lean_serve(w->m, w->o, w->s, c, e);
     case OP_RUN:
         return w->ps ? worker_level(w, c->level, e)
                      : dtb_error_set(e, DTB_E_INVALID, "internal error: a level without its pair");

@@ -14,7 +14,7 @@
 #include "mpi_build.h"
 #include "solve.h"
 
-enum { TAG_CMD = 1, TAG_RESULT, TAG_STATS, TAG_REPLY, TAG_FILE, TAG_LEVEL, TAG_LEAN };
+enum { TAG_CMD = 1, TAG_RESULT, TAG_STATS, TAG_REPLY, TAG_FILE, TAG_LEVEL, TAG_LEAN, TAG_WRITE };
 
 enum { OP_FILE = 1, OP_ATTACH, OP_DROP, OP_PAIR, OP_RUN, OP_END, OP_STOP, OP_START, OP_LEAN };
 
@@ -168,18 +168,26 @@ typedef dtb_status (*dtb_mpi_part_done)(void *ctx, const dtb_mpi_level *lp, uint
 dtb_status dtb_mpi_solve_own(dtb_mpi *m, dtb_pair_solver *ps, const dtb_mpi_level *lp,
                              dtb_mpi_part_done done, void *ctx, dtb_error *e);
 
+/* ---- tables written by every rank (gen/mpi_team.c) ------------------------------------------- */
+
+/* The job's ranks as a team writing a table together (dtb_table_write_team; starts unset). */
+dtb_table_team dtb_mpi_team(dtb_mpi *m);
+
 /* ---- a kings-only pair split between the ranks (gen/mpi_lean.c) ----------------------------- */
 
-/* Rank 0: kings-only pair mt solved lean by every rank (LEAN), each a range of its positions,
- * stats merged over every rank. With out not NULL the tables are sliced in s and every range
- * goes, one at a time, to a slice store made in scratch_dir (*out, as dtb_sliced_pair_create);
- * else the others' ranges come into rank 0's tables in s, whole. */
-dtb_status dtb_mpi_lean_lead(dtb_mpi *m, dtb_solved *s, dtb_material mt, const char *scratch_dir,
-                             bool win_distances, dtb_sliced_pair **out,
-                             dtb_solve_stats stats[2], dtb_solve_progress progress, void *user,
-                             dtb_error *e);
-/* Another rank, on LEAN: its range solved with the others and sent to rank 0, then its stats;
- * its pages are given back (the tables stay in s until rank 0 attaches or drops them). */
-dtb_status dtb_mpi_lean_serve(dtb_mpi *m, dtb_solved *s, const cmd *c, dtb_error *e);
+/* Rank 0: kings-only pair mt solved lean by every rank (LEAN), each a range of whole file blocks
+ * of its positions, stats merged over every rank. With out not NULL the tables are sliced in s,
+ * each rank keeps its range, and *out is the pair split between them (dtb_sliced_pair_split):
+ * every rank writes its blocks of each table (dtb_build_write_pair). Else the others' ranges
+ * come into rank 0's tables in s, whole. */
+dtb_status dtb_mpi_lean_lead(dtb_mpi *m, dtb_solved *s, dtb_material mt,
+                             dtb_sliced_pair **out, dtb_solve_stats stats[2],
+                             dtb_solve_progress progress, void *user, dtb_error *e);
+/* Another rank, on LEAN: its range solved with the others, its stats to rank 0, then its blocks
+ * of the pair's tables written with the others (o's tables), or (rank 0 gathers the pair) its
+ * range sent to rank 0 first; its pages are given back (the tables stay in s until rank 0
+ * attaches or drops them). */
+dtb_status dtb_mpi_lean_serve(dtb_mpi *m, const dtb_build_options *o, dtb_solved *s,
+                              const cmd *c, dtb_error *e);
 
 #endif

@@ -1,7 +1,9 @@
 /* A kings-only pair split between the ranks of an MPI build (gen/mpi_job.h): its one unit solved
- * lean by every rank at once (dtb_solve_pair_lean_shared), each rank owning a range of each
- * member's positions; rank 0 takes the ranges one at a time into the pair's slice store (or,
- * for a build that needs the whole pair's values, into its tables), from which it writes.
+ * lean by every rank at once (dtb_solve_pair_lean_shared), each rank owning a range of whole
+ * file blocks of each member's positions, which it keeps: the pair's tables are written by every
+ * rank together, each compressing its own blocks (dtb_table_write_team through
+ * dtb_build_write_pair), so rank 0 never holds the pair's values but its own range. A build
+ * that needs the whole pair's values (MTC tables) has rank 0 take every range into its tables.
  *
  * The share's collectives are MPI's, made from the main thread (MPI_THREAD_FUNNELED: the lean
  * solve calls them from its master thread): the bytes of a level's resolved positions go from
@@ -90,10 +92,14 @@ static dtb_status pair_tables(dtb_solved *s, dtb_material mt, bool sliced,
     return DTB_OK;
 }
 
+/* Ranges start at file blocks (the build's tables use the default block size): each rank
+ * writes the blocks of its own range. */
+#define ALIGN ((uint64_t)DTB_TABLE_DEFAULT_BLOCK_POSITIONS)
+
 /* The positions of table t that rank r of ranks owns: lo..hi-1. */
 static void range_of(const dtb_solved_table *t, int r, int ranks, uint64_t *lo, uint64_t *hi)
 {
-    dtb_lean_share_range(dtb_index_size(t->index), r, ranks, lo, hi);
+    dtb_lean_share_range(dtb_index_size(t->index), r, ranks, ALIGN, lo, hi);
 }
 
 static uint64_t capture_bytes(uint64_t lo, uint64_t hi) { return (hi - lo + 63) / 64 * 8; }
@@ -107,7 +113,7 @@ static dtb_status receive_range(dtb_mpi *m, dtb_solved_table *t, int r, dtb_erro
     uint8_t *const into[2] = {t->values + lo, (uint8_t *)(t->captures + lo / 64)};
     const uint64_t n[2] = {hi - lo, capture_bytes(lo, hi)};
     dtb_status rc = DTB_OK;
-    for (int x = 0; x < 2 && rc == DTB_OK; x++) { /* one after the other: same peer and tag */
+    for (int x = 0; x < 2 && rc == DTB_OK && hi > lo; x++) { /* in turn: same peer and tag */
         dtb_mpi_zmsg z;
         int err = dtb_mpi_zrecv(into[x], n[x], r, TAG_RESULT, m->comm, &z);
         if (err == MPI_SUCCESS && (err = dtb_mpi_zwait(&z)) == MPI_SUCCESS)
@@ -119,96 +125,11 @@ static dtb_status receive_range(dtb_mpi *m, dtb_solved_table *t, int r, dtb_erro
     return rc;
 }
 
-/* The other ranks' ranges of the pair's tables t[0..nt) into their places in them, one range of
- * one table at a time; with sp, every range (rank 0's own first) is then stored compressed in
- * sp and its pages given back, so the pair is never whole. */
-static dtb_status take_ranges(dtb_mpi *m, dtb_solved *s, dtb_solved_table *t[2], int nt,
-                              dtb_sliced_pair *sp, dtb_error *e)
+/* Another rank's range of the tables t[0..nt) to rank 0 (which gathers the pair whole). */
+static dtb_status send_ranges(dtb_mpi *m, dtb_solved_table *t[2], int nt, const uint64_t lo[2],
+                              const uint64_t hi[2], dtb_error *e)
 {
     dtb_status rc = DTB_OK;
-    for (int r = 0; r < m->size && rc == DTB_OK; r++)
-        for (int k = 0; k < nt && rc == DTB_OK; k++) {
-            uint64_t lo, hi;
-            range_of(t[k], r, m->size, &lo, &hi);
-            if (hi == lo)
-                continue;
-            if (r > 0 && sp)
-                rc = dtb_solved_reserve(s, t[k], lo, hi - lo, e);
-            if (r > 0 && rc == DTB_OK)
-                rc = receive_range(m, t[k], r, e);
-            if (sp && rc == DTB_OK)
-                rc = dtb_sliced_pair_put_positions(sp, k, lo, hi - lo, e);
-            if (sp)
-                dtb_solved_release(s, t[k], lo, hi - lo);
-        }
-    return rc;
-}
-
-dtb_status dtb_mpi_lean_lead(dtb_mpi *m, dtb_solved *s, dtb_material mt, const char *scratch_dir,
-                             bool win_distances, dtb_sliced_pair **out,
-                             dtb_solve_stats stats[2], dtb_solve_progress progress, void *user,
-                             dtb_error *e)
-{
-    dtb_solved_table *t[2];
-    dtb_status rc = pair_tables(s, mt, out != NULL, t, e);
-    const int nt = t[1] ? 2 : 1;
-    for (int k = 0; k < nt && rc == DTB_OK && out; k++) {
-        uint64_t lo, hi;
-        range_of(t[k], 0, m->size, &lo, &hi);
-        rc = dtb_solved_reserve(s, t[k], lo, hi - lo, e);
-    }
-    const cmd c = dtb_mpi_cmd_of(OP_LEAN, mt);
-    if (rc == DTB_OK)
-        rc = dtb_mpi_send_all(m, &c, e);
-    lean_ctx lc = {.m = m};
-    const dtb_lean_share sh = {.ctx = &lc, .rank = 0, .ranks = m->size,
-                               .allgather = lean_allgather, .max = lean_max};
-    if (rc == DTB_OK)
-        rc = dtb_solve_pair_lean_shared(s, mt, &sh, stats, progress, user, e);
-    /* the ranges into a slice store, or (no store asked for) into the tables, whole */
-    dtb_sliced_pair *sp = NULL;
-    if (rc == DTB_OK && out)
-        rc = dtb_sliced_pair_create((const dtb_solved_table *const *)t, nt, scratch_dir,
-                                    win_distances, &sp, e);
-    if (rc == DTB_OK)
-        rc = take_ranges(m, s, t, nt, sp, e);
-    if (rc == DTB_OK)
-        rc = dtb_mpi_gather_stats(m, stats, e);
-    if (rc == DTB_OK) {
-        uint64_t n = 0, lo, hi;
-        for (int k = 0; k < nt; k++) {
-            n += dtb_index_size(t[k]->index);
-            range_of(t[k], 0, m->size, &lo, &hi);
-            m->traffic.positions_rank0 += hi - lo;
-        }
-        m->traffic.positions += n;
-        m->traffic.units++;
-        m->traffic.split_units++;
-    }
-    if (rc != DTB_OK)
-        dtb_sliced_pair_free(sp);
-    else if (out)
-        *out = sp;
-    return rc;
-}
-
-dtb_status dtb_mpi_lean_serve(dtb_mpi *m, dtb_solved *s, const cmd *c, dtb_error *e)
-{
-    const dtb_material mt = dtb_mpi_material_of(c);
-    dtb_solved_table *t[2];
-    dtb_status rc = pair_tables(s, mt, true, t, e);
-    const int nt = t[1] ? 2 : 1;
-    uint64_t lo[2] = {0}, hi[2] = {0};
-    for (int k = 0; k < nt && rc == DTB_OK; k++) {
-        range_of(t[k], m->rank, m->size, &lo[k], &hi[k]);
-        rc = dtb_solved_reserve(s, t[k], lo[k], hi[k] - lo[k], e);
-    }
-    lean_ctx lc = {.m = m};
-    const dtb_lean_share sh = {.ctx = &lc, .rank = m->rank, .ranks = m->size,
-                               .allgather = lean_allgather, .max = lean_max};
-    dtb_solve_stats st[2];
-    if (rc == DTB_OK)
-        rc = dtb_solve_pair_lean_shared(s, mt, &sh, st, NULL, NULL, e);
     dtb_mpi_zmsg z[4] = {{0}}; /* compressed at once: the range's pages go back sooner */
     for (int k = 0; k < nt && rc == DTB_OK; k++) {
         if (hi[k] == lo[k])
@@ -227,11 +148,105 @@ dtb_status dtb_mpi_lean_serve(dtb_mpi *m, dtb_solved *s, const cmd *c, dtb_error
         if (rc == DTB_OK && werr != MPI_SUCCESS)
             rc = dtb_mpi_failed(e, 0, werr, "sending a kings-only pair's range");
     }
+    return rc;
+}
+
+/* The pair split between the ranks as this rank holds it (its range of each table in s). */
+static dtb_status split_pair(dtb_mpi *m, const dtb_solved *s, dtb_solved_table *t[2], int nt,
+                             dtb_sliced_pair **out, dtb_error *e)
+{
+    uint64_t *starts[2] = {NULL, NULL};
+    dtb_status rc = DTB_OK;
+    for (int k = 0; k < nt && rc == DTB_OK; k++) {
+        if (!(starts[k] = malloc(((size_t)m->size + 1) * sizeof *starts[k]))) {
+            rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+            break;
+        }
+        uint64_t hi;
+        for (int r = 0; r < m->size; r++)
+            range_of(t[k], r, m->size, &starts[k][r], &hi);
+        starts[k][m->size] = dtb_index_size(t[k]->index);
+    }
+    const dtb_table_team team = dtb_mpi_team(m);
+    if (rc == DTB_OK)
+        rc = dtb_sliced_pair_split(s, (const dtb_solved_table *const *)t, nt, &team,
+                                   (const uint64_t *const *)starts, out, e);
+    free(starts[0]);
+    free(starts[1]);
+    return rc;
+}
+
+dtb_status dtb_mpi_lean_lead(dtb_mpi *m, dtb_solved *s, dtb_material mt,
+                             dtb_sliced_pair **out, dtb_solve_stats stats[2],
+                             dtb_solve_progress progress, void *user, dtb_error *e)
+{
+    dtb_solved_table *t[2];
+    dtb_status rc = pair_tables(s, mt, out != NULL, t, e);
+    const int nt = t[1] ? 2 : 1;
+    for (int k = 0; k < nt && rc == DTB_OK && out; k++) {
+        uint64_t lo, hi;
+        range_of(t[k], 0, m->size, &lo, &hi);
+        rc = dtb_solved_reserve(s, t[k], lo, hi - lo, e);
+    }
+    cmd c = dtb_mpi_cmd_of(OP_LEAN, mt);
+    c.arg = out != NULL; /* the ranks keep their ranges and write the tables together */
+    if (rc == DTB_OK)
+        rc = dtb_mpi_send_all(m, &c, e);
+    lean_ctx lc = {.m = m};
+    const dtb_lean_share sh = {.ctx = &lc, .rank = 0, .ranks = m->size, .align = ALIGN,
+                               .allgather = lean_allgather, .max = lean_max};
+    if (rc == DTB_OK)
+        rc = dtb_solve_pair_lean_shared(s, mt, &sh, stats, progress, user, e);
+    for (int r = 1; r < m->size && rc == DTB_OK && !out; r++) /* gathered whole */
+        for (int k = 0; k < nt && rc == DTB_OK; k++)
+            rc = receive_range(m, t[k], r, e);
+    if (rc == DTB_OK)
+        rc = dtb_mpi_gather_stats(m, stats, e);
+    if (rc == DTB_OK && out)
+        rc = split_pair(m, s, t, nt, out, e);
+    if (rc == DTB_OK) {
+        uint64_t n = 0, lo, hi;
+        for (int k = 0; k < nt; k++) {
+            n += dtb_index_size(t[k]->index);
+            range_of(t[k], 0, m->size, &lo, &hi);
+            m->traffic.positions_rank0 += hi - lo;
+        }
+        m->traffic.positions += n;
+        m->traffic.units++;
+        m->traffic.split_units++;
+    }
+    return rc;
+}
+
+dtb_status dtb_mpi_lean_serve(dtb_mpi *m, const dtb_build_options *o, dtb_solved *s,
+                              const cmd *c, dtb_error *e)
+{
+    const dtb_material mt = dtb_mpi_material_of(c);
+    dtb_solved_table *t[2];
+    dtb_status rc = pair_tables(s, mt, true, t, e);
+    const int nt = t[1] ? 2 : 1;
+    uint64_t lo[2] = {0}, hi[2] = {0};
+    for (int k = 0; k < nt && rc == DTB_OK; k++) {
+        range_of(t[k], m->rank, m->size, &lo[k], &hi[k]);
+        rc = dtb_solved_reserve(s, t[k], lo[k], hi[k] - lo[k], e);
+    }
+    lean_ctx lc = {.m = m};
+    const dtb_lean_share sh = {.ctx = &lc, .rank = m->rank, .ranks = m->size, .align = ALIGN,
+                               .allgather = lean_allgather, .max = lean_max};
+    dtb_solve_stats st[2];
+    if (rc == DTB_OK)
+        rc = dtb_solve_pair_lean_shared(s, mt, &sh, st, NULL, NULL, e);
+    if (rc == DTB_OK && !c->arg)
+        rc = send_ranges(m, t, nt, lo, hi, e);
     if (rc == DTB_OK)
         rc = dtb_mpi_send_stats(m, st, e);
-    /* The range's pages go back: the tables stay in the registry, without values, until rank 0
-     * attaches their files or drops them. */
-    for (int k = 0; k < nt && t[k]; k++)
-        dtb_solved_release(s, t[k], lo[k], hi[k] - lo[k]);
+    dtb_sliced_pair *sp = NULL;
+    if (rc == DTB_OK && c->arg && (rc = split_pair(m, s, t, nt, &sp, e)) == DTB_OK)
+        rc = dtb_build_write_pair(o, s, mt, sp, e);
+    if (sp) /* gives the range's pages back */
+        dtb_sliced_pair_free(sp);
+    else /* the tables stay in the registry, without values, until rank 0 attaches or drops them */
+        for (int k = 0; k < nt && t[k]; k++)
+            dtb_solved_release(s, t[k], lo[k], hi[k] - lo[k]);
     return rc;
 }

@@ -4,8 +4,7 @@
  * the scratch file. A record larger than a chunk is stored in pieces instead: runs of
  * consecutive positions, each its values and then its capture bits, one chunk a piece (blocks of
  * 3e9 positions in the one-man pairs of 8 pieces: whole, a reader would decode 3.4 GB to read
- * 64 KiB, and hold 32 of them). So are positions put by range (dtb_slicestore_put_positions: a
- * kings-only pair's one block, as its ranges come from the ranks that solved them). A directory
+ * 64 KiB, and hold 32 of them). A directory
  * says, for every block of each table, its chunk and its offset there, or that it is in pieces,
  * which a sorted list of each table's pieces finds; the writer's reads then cost a decoded chunk
  * per thread and cache slot. */
@@ -288,16 +287,6 @@ dtb_status dtb_slicestore_put_blocks(dtb_slicestore *st, int k, const uint64_t *
         rc = put_chunks(st, k, list, p, np, e);
     }
     return rc;
-}
-
-dtb_status dtb_slicestore_put_positions(dtb_slicestore *st, int k, uint64_t start, uint64_t len,
-                                        dtb_error *e)
-{
-    if (!len)
-        return DTB_OK;
-    for (uint64_t b = start / st->K; b <= (start + len - 1) / st->K; b++)
-        st->where[k][b].chunk = IN_PIECES;
-    return put_pieces(st, k, start, len, e);
 }
 
 dtb_status dtb_slicestore_put(dtb_slicestore *st, int a, dtb_error *e)

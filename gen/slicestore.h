@@ -9,7 +9,6 @@
  *     dtb_pair_solver_levels(ps, dtb_slicestore_levels(st, 0), dtb_slicestore_levels(st, 1));
  *     ... after each level a no longer read: dtb_slicestore_put(st, a, &e);
  *     void *state = NULL;
- *     (or, a range of positions at a time: dtb_slicestore_put_positions(st, k, start, len, &e))
  *     dtb_slicestore_read(st, 0, &state, start, len, values, capture_bits);
  *     dtb_slicestore_state_free(state);
  *     dtb_slicestore_free(st);
@@ -47,13 +46,6 @@ dtb_status dtb_slicestore_put(dtb_slicestore *st, int a, dtb_error *e);
  * solved; any order). Each block is put once. */
 dtb_status dtb_slicestore_put_blocks(dtb_slicestore *st, int k, const uint64_t *list,
                                      uint64_t count, dtb_error *e);
-
-/* Stores positions start..start+len-1 of table k (any run, across blocks; the table's values
- * there written, in any order of runs): for a table whose values come a range at a time, as a
- * split kings-only pair's from the ranks that solved them. A block whose positions are put this
- * way is never put whole; each position is put once. Statuses of dtb_slicestore_put. */
-dtb_status dtb_slicestore_put_positions(dtb_slicestore *st, int k, uint64_t start, uint64_t len,
-                                        dtb_error *e);
 
 /* Bytes of the scratch file so far. */
 uint64_t dtb_slicestore_bytes(const dtb_slicestore *st);

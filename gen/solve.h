@@ -8,6 +8,7 @@
 #include "rule_layers.h"
 #include "rules.h"
 #include "solved.h"
+#include "tablewrite.h"
 
 /* What solving a material found, for the stats log. Deterministic whatever the thread count. */
 typedef struct dtb_solve_stats {
@@ -43,14 +44,18 @@ bool dtb_solve_lean_applies(const dtb_material *m);
 typedef struct dtb_lean_share {
     void *ctx;
     int rank, ranks;
+    uint64_t align; /* ranges start at multiples of this many positions (a multiple of 64; 0:
+                       64): the MPI build's are whole file blocks, each written by its rank */
     dtb_status (*allgather)(void *ctx, const uint8_t *mine, uint64_t len, uint8_t **theirs,
                             uint64_t *lens, dtb_error *e);
     dtb_status (*max)(void *ctx, int64_t *v, int n, dtb_error *e);
 } dtb_lean_share;
 
 /* The positions of each member (of `positions` each) that process rank of ranks owns: lo..hi-1,
- * whole words of capture bits (the last process takes the rest; a range may be empty). */
-void dtb_lean_share_range(uint64_t positions, int rank, int ranks, uint64_t *lo, uint64_t *hi);
+ * whole multiples of align positions (0: 64, a word of capture bits; the last process takes the
+ * rest; a range may be empty). */
+void dtb_lean_share_range(uint64_t positions, int rank, int ranks, uint64_t align, uint64_t *lo,
+                          uint64_t *hi);
 
 /* dtb_solve_pair of kings-only material m, lean, shared as sh says: the values and capture bits
  * of this process's positions are set in the members' tables in s (added when missing; the
@@ -223,18 +228,6 @@ dtb_status dtb_solve_pair_sliced(dtb_solved *s, dtb_material m, bool in_memory, 
                                  dtb_solve_stats stats[2], dtb_sliced_pair **out,
                                  dtb_solve_progress progress, void *user, dtb_error *e);
 
-/* A sliced pair whose values are put a range of positions at a time by the caller (MPI rank 0
- * of a kings-only pair split between the ranks, gen/mpi_lean.c): tables t[0..n) (the pair's,
- * added to a registry sliced, outliving the pair), its store's scratch file in scratch_dir,
- * win_distances as dtb_solve_pair_sliced. Statuses of dtb_slicestore_create. */
-dtb_status dtb_sliced_pair_create(const dtb_solved_table *const *t, int n,
-                                  const char *scratch_dir, bool win_distances,
-                                  dtb_sliced_pair **out, dtb_error *e);
-/* Stores positions start..start+len-1 of table k from its values and capture bits (written
- * there by then; the caller may give their pages back afterwards). Each position once. */
-dtb_status dtb_sliced_pair_put_positions(dtb_sliced_pair *sp, int k, uint64_t start,
-                                         uint64_t len, dtb_error *e);
-
 /* Positions start..start+len-1 of the pair's table k (0: m, 1: its flip): values and capture
  * bits, as dtb_slicestore_read (gen/slicestore.h) gives them. Thread-safe with distinct states
  * (NULL at first, freed with dtb_sliced_pair_state_free). NULL or what failed. */
@@ -242,7 +235,19 @@ const char *dtb_sliced_pair_read(const dtb_sliced_pair *sp, int k, void **state,
                                  size_t len, uint8_t *values, uint64_t *captures);
 void dtb_sliced_pair_state_free(void *state);
 
-/* Bytes of the pair's slice store on disk (its compressed levels). */
+/* A pair split between the processes of a team (gen/tablewrite.h; a kings-only pair solved by
+ * the ranks of an MPI build, gen/mpi_lean.c): this process holds positions starts[k][rank] ..
+ * starts[k][rank + 1] - 1 of table t[k] in s (reserved, values and capture bits in place); reads
+ * are of those positions only, and the tables are written by the team together
+ * (dtb_table_write_team with dtb_sliced_pair_team's team). Freeing the pair gives the range's
+ * pages back. team and starts are copied. DTB_E_NOMEM. */
+dtb_status dtb_sliced_pair_split(const dtb_solved *s, const dtb_solved_table *const *t, int n,
+                                 const dtb_table_team *team, const uint64_t *const *starts,
+                                 dtb_sliced_pair **out, dtb_error *e);
+/* A split pair's team for writing table k (its starts); false for a pair in a slice store. */
+bool dtb_sliced_pair_team(const dtb_sliced_pair *sp, int k, dtb_table_team *out);
+
+/* Bytes of the pair's slice store on disk (its compressed levels; 0 for a split pair). */
 uint64_t dtb_sliced_pair_bytes(const dtb_sliced_pair *sp);
 
 void dtb_sliced_pair_free(dtb_sliced_pair *sp); /* NULL allowed */

@@ -643,12 +643,15 @@ bool dtb_solve_lean_applies(const dtb_material *m)
     return m->men[DTB_WHITE] + m->men[DTB_BLACK] == 0 && m->kings[DTB_WHITE] + m->kings[DTB_BLACK] > 0;
 }
 
-void dtb_lean_share_range(uint64_t positions, int rank, int ranks, uint64_t *lo, uint64_t *hi)
+void dtb_lean_share_range(uint64_t positions, int rank, int ranks, uint64_t align, uint64_t *lo,
+                          uint64_t *hi)
 {
-    /* whole words of capture bits to each process (the last takes the rest) */
-    const uint64_t words = (positions + 63) / 64;
-    *lo = words * (uint64_t)rank / (uint64_t)ranks * 64;
-    *hi = rank + 1 == ranks ? positions : words * (uint64_t)(rank + 1) / (uint64_t)ranks * 64;
+    /* whole pieces of align positions to each process (the last takes the rest) */
+    align = align ? align : 64;
+    assert(align % 64 == 0 && "ranges hold whole words of capture bits");
+    const uint64_t pieces = (positions + align - 1) / align;
+    *lo = pieces * (uint64_t)rank / (uint64_t)ranks * align;
+    *hi = rank + 1 == ranks ? positions : pieces * (uint64_t)(rank + 1) / (uint64_t)ranks * align;
     *lo = *lo < positions ? *lo : positions;
     *hi = *hi < positions ? *hi : positions;
 }
@@ -685,7 +688,7 @@ static dtb_status lean_pair(dtb_solved *s, dtb_material m, const dtb_lean_share 
     dtb_unit_setup(&u, &wk, t, ft, self);
     lean_own own = {.lo = 0, .hi = u.K, .sh = sh};
     if (sh)
-        dtb_lean_share_range(u.K, sh->rank, sh->ranks, &own.lo, &own.hi);
+        dtb_lean_share_range(u.K, sh->rank, sh->ranks, sh->align, &own.lo, &own.hi);
     const dtb_status rc = solve_lean(&u, &own, lanes, nthreads, progress, user, e);
     bool overflow = false, nomem = false;
     dtb_unit_stats_reset(&stats[0]);

@@ -50,10 +50,32 @@ void dtb_sliced_release_level(const dtb_solved *s, const dtb_solved_table *t, co
 }
 
 struct dtb_sliced_pair {
-    dtb_slicestore *store;
+    dtb_slicestore *store; /* NULL: a pair split between a team (dtb_sliced_pair_split) */
     const dtb_solved_table *t[2];
     int n;
+    /* split: this process's range of each table, held in place in s, and the team */
+    const dtb_solved *s;
+    dtb_table_team team;
+    uint64_t *starts[2];
 };
+
+/* An empty pair in a slice store (its scratch file in scratch_dir) for tables t[0..n). */
+static dtb_status pair_create(const dtb_solved_table *const *t, int n, const char *scratch_dir,
+                              bool win_distances, dtb_sliced_pair **out, dtb_error *e)
+{
+    *out = NULL;
+    dtb_sliced_pair *sp = calloc(1, sizeof *sp);
+    if (!sp)
+        return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    *sp = (dtb_sliced_pair){.t = {t[0], n > 1 ? t[1] : NULL}, .n = n};
+    const dtb_status rc = dtb_slicestore_create(scratch_dir, t, n, win_distances, &sp->store, e);
+    if (rc != DTB_OK) {
+        free(sp);
+        return rc;
+    }
+    *out = sp;
+    return DTB_OK;
+}
 
 /* Gives back the pages of both tables that hold only stored levels, level a the last stored. */
 static dtb_status release_level(const dtb_solved *s, dtb_sliced_pair *sp, int a)
@@ -132,7 +154,7 @@ dtb_status dtb_solve_pair_sliced(dtb_solved *s, dtb_material m, bool in_memory, 
         rc = dtb_error_set(e, DTB_E_INVALID, "a pair without kings is not solved in slices");
     dtb_sliced_pair *sp = NULL;
     if (rc == DTB_OK)
-        rc = dtb_sliced_pair_create(t, self ? 1 : 2, scratch_dir, win_distances, &sp, e);
+        rc = pair_create(t, self ? 1 : 2, scratch_dir, win_distances, &sp, e);
     if (rc == DTB_OK)
         dtb_pair_solver_levels(ps, dtb_slicestore_levels(sp->store, 0),
                                self ? NULL : dtb_slicestore_levels(sp->store, 1));
@@ -169,41 +191,64 @@ dtb_status dtb_solve_pair_sliced(dtb_solved *s, dtb_material m, bool in_memory, 
     return DTB_OK;
 }
 
-dtb_status dtb_sliced_pair_create(const dtb_solved_table *const *t, int n,
-                                  const char *scratch_dir, bool win_distances,
-                                  dtb_sliced_pair **out, dtb_error *e)
+dtb_status dtb_sliced_pair_split(const dtb_solved *s, const dtb_solved_table *const *t, int n,
+                                 const dtb_table_team *team, const uint64_t *const *starts,
+                                 dtb_sliced_pair **out, dtb_error *e)
 {
     *out = NULL;
     dtb_sliced_pair *sp = calloc(1, sizeof *sp);
     if (!sp)
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
-    *sp = (dtb_sliced_pair){.t = {t[0], n > 1 ? t[1] : NULL}, .n = n};
-    const dtb_status rc = dtb_slicestore_create(scratch_dir, t, n, win_distances, &sp->store, e);
-    if (rc != DTB_OK) {
-        free(sp);
-        return rc;
+    *sp = (dtb_sliced_pair){.t = {t[0], n > 1 ? t[1] : NULL}, .n = n, .s = s, .team = *team};
+    for (int k = 0; k < n; k++) {
+        const size_t bytes = ((size_t)team->ranks + 1) * sizeof *starts[k];
+        if (!(sp->starts[k] = malloc(bytes))) {
+            dtb_sliced_pair_free(sp);
+            return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+        }
+        memcpy(sp->starts[k], starts[k], bytes);
     }
     *out = sp;
     return DTB_OK;
 }
 
-dtb_status dtb_sliced_pair_put_positions(dtb_sliced_pair *sp, int k, uint64_t start,
-                                         uint64_t len, dtb_error *e)
+bool dtb_sliced_pair_team(const dtb_sliced_pair *sp, int k, dtb_table_team *out)
 {
-    return dtb_slicestore_put_positions(sp->store, k, start, len, e);
+    if (sp->store)
+        return false;
+    *out = sp->team;
+    out->starts = sp->starts[k];
+    return true;
+}
+
+/* Positions start..start+len-1 of a split pair's table k, which must be this process's. */
+static const char *read_split(const dtb_sliced_pair *sp, int k, uint64_t start, size_t len,
+                              uint8_t *values, uint64_t *captures)
+{
+    const int r = sp->team.rank;
+    if (start < sp->starts[k][r] || start + len > sp->starts[k][r + 1] || start % 64)
+        return "positions held by another rank";
+    const dtb_solved_table *t = sp->t[k];
+    memcpy(values, t->values + start, len);
+    const size_t words = (len + 63) / 64;
+    memcpy(captures, t->captures + start / 64, words * sizeof *captures);
+    if (len % 64) /* the bits of positions beyond the range are not asked for */
+        captures[words - 1] &= (1ull << (len % 64)) - 1;
+    return NULL;
 }
 
 const char *dtb_sliced_pair_read(const dtb_sliced_pair *sp, int k, void **state, uint64_t start,
                                  size_t len, uint8_t *values, uint64_t *captures)
 {
-    return dtb_slicestore_read(sp->store, k, state, start, len, values, captures);
+    return sp->store ? dtb_slicestore_read(sp->store, k, state, start, len, values, captures)
+                     : read_split(sp, k, start, len, values, captures);
 }
 
 void dtb_sliced_pair_state_free(void *state) { dtb_slicestore_state_free(state); }
 
 uint64_t dtb_sliced_pair_bytes(const dtb_sliced_pair *sp)
 {
-    return dtb_slicestore_bytes(sp->store);
+    return sp->store ? dtb_slicestore_bytes(sp->store) : 0;
 }
 
 void dtb_sliced_pair_free(dtb_sliced_pair *sp)
@@ -211,6 +256,12 @@ void dtb_sliced_pair_free(dtb_sliced_pair *sp)
     if (!sp)
         return;
     dtb_slicestore_free(sp->store);
+    for (int k = 0; k < sp->n; k++)
+        if (sp->starts[k]) {
+            const uint64_t lo = sp->starts[k][sp->team.rank], hi = sp->starts[k][sp->team.rank + 1];
+            dtb_solved_release(sp->s, sp->t[k], lo, hi - lo);
+            free(sp->starts[k]);
+        }
     free(sp);
 }
 

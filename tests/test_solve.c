@@ -645,10 +645,12 @@ static void solve_kings_before(const dtb_board *b, int pieces, dtb_material m, d
     free(list);
 }
 
-/* Pair m shared by `ranks` simulated processes: each sets the values, capture bits and stats
- * of its own range as the solve alone (in whole, st_alone) does, and leaves the rest alone. */
+/* Pair m shared by `ranks` simulated processes (ranges in multiples of align positions): each
+ * sets the values, capture bits and stats of its own range as the solve alone (in whole,
+ * st_alone) does, and leaves the rest alone. */
 static void check_shared(const dtb_board *b, int pieces, const dtb_solved *whole,
-                         const dtb_solve_stats st_alone[2], dtb_material m, int ranks)
+                         const dtb_solve_stats st_alone[2], dtb_material m, int ranks,
+                         uint64_t align)
 {
     sim sm = {.ranks = ranks, .buf = calloc((size_t)ranks, sizeof *sm.buf),
               .len = calloc((size_t)ranks, sizeof *sm.len), .v = calloc(2 * (size_t)ranks, sizeof *sm.v)};
@@ -657,7 +659,7 @@ static void check_shared(const dtb_board *b, int pieces, const dtb_solved *whole
     pthread_t *th = calloc((size_t)ranks, sizeof *th);
     for (int r = 0; r < ranks; r++) {
         p[r] = (sim_proc){.sm = &sm, .m = m, .s = dtb_solved_create(b),
-                          .sh = {.ctx = &p[r], .rank = r, .ranks = ranks,
+                          .sh = {.ctx = &p[r], .rank = r, .ranks = ranks, .align = align,
                                  .allgather = sim_allgather, .max = sim_max}};
         solve_kings_before(b, pieces, m, p[r].s);
     }
@@ -681,8 +683,9 @@ static void check_shared(const dtb_board *b, int pieces, const dtb_solved *whole
             const dtb_solved_table *c = dtb_solved_find(p[r].s, k ? f : m);
             const uint64_t size = dtb_index_size(a->index);
             uint64_t lo, hi;
-            dtb_lean_share_range(size, r, ranks, &lo, &hi);
-            assert_true(lo % 64 == 0 && (hi % 64 == 0 || hi == size));
+            dtb_lean_share_range(size, r, ranks, align, &lo, &hi);
+            const uint64_t piece = align ? align : 64;
+            assert_true(lo % piece == 0 && (hi % piece == 0 || hi == size));
             assert_memory_equal(a->values + lo, c->values + lo, hi - lo);
             assert_memory_equal(a->captures + lo / 64, c->captures + lo / 64, (hi - lo + 63) / 64 * 8);
             for (uint64_t i = 0; i < size; i++) /* nothing outside the range: all draws */
@@ -699,7 +702,8 @@ static void check_shared(const dtb_board *b, int pieces, const dtb_solved *whole
     free(p), free(th), free(sm.buf), free(sm.len), free(sm.v);
 }
 
-/* The lean solve shared by 1, 2, 3 and 64 processes (some with nothing to own) gives the values,
+/* The lean solve shared by 1, 2, 3 and 64 processes (some with nothing to own; 3 also with
+ * ranges of 1024-position pieces) gives the values,
  * capture bits and stats of the solve alone, for every kings-only pair of international 2..4 and
  * english 2..5; and a process handed bytes that are not whole runs fails, naming them, while
  * the others stop. */
@@ -723,7 +727,9 @@ static void lean_shared_equals_alone(void **state)
                 continue;
             for (size_t r = 0; r < sizeof ranks / sizeof ranks[0]; r++)
                 if (ranks[r] < 64 || i == 0) /* 64 processes: the smallest pair alone */
-                    check_shared(&b, lean_sets[k].pieces, whole, &st[2 * i], list[i], ranks[r]);
+                    check_shared(&b, lean_sets[k].pieces, whole, &st[2 * i], list[i], ranks[r], 0);
+            /* ranges of whole 1024-position pieces (the MPI build's are file blocks) */
+            check_shared(&b, lean_sets[k].pieces, whole, &st[2 * i], list[i], 3, 1024);
             pairs++;
         }
         assert_true(pairs >= 3);
@@ -904,96 +910,6 @@ static void sliced_equals_whole(void **state)
     assert_int_equal(rmdir(dir), 0); /* the scratch and work files were unlinked */
 }
 
-/* A pair's values put into its slice store a range of positions at a time, in any order (as a
- * split kings-only pair's come from the ranks), read back as the tables hold them: every capture
- * bit, every other position's value (a win as a win in 1 when the store drops distances), in
- * windows that cross ranges and blocks; a position never put is refused. */
-static void check_store_ranges(const dtb_solved *whole, dtb_material m, bool win_distances,
-                               unsigned seed)
-{
-    const dtb_material fm = dtb_material_flip(m);
-    const bool self = dtb_material_equal(&m, &fm);
-    const dtb_solved_table *t[2] = {dtb_solved_find(whole, m), dtb_solved_find(whole, fm)};
-    const int n = self ? 1 : 2;
-    dtb_sliced_pair *sp;
-    assert_int_equal(dtb_sliced_pair_create(t, n, "/tmp", win_distances, &sp, NULL), DTB_OK);
-    for (int k = 0; k < n; k++) {
-        /* runs of 1 to 5000 positions, put in a shuffled order, one left out */
-        const uint64_t N = dtb_index_size(t[k]->index);
-        uint64_t (*runs)[2] = malloc((N + 1) * sizeof *runs), nruns = 0;
-        assert_non_null(runs);
-        for (uint64_t at = 0; at < N; nruns++) {
-            const uint64_t len = 1 + rand_r(&seed) % 5000;
-            runs[nruns][0] = at;
-            runs[nruns][1] = len < N - at ? len : N - at;
-            at += runs[nruns][1];
-        }
-        for (uint64_t i = nruns; i > 1; i--) {
-            const uint64_t j = (uint64_t)rand_r(&seed) % i;
-            uint64_t tmp[2] = {runs[i - 1][0], runs[i - 1][1]};
-            runs[i - 1][0] = runs[j][0], runs[i - 1][1] = runs[j][1];
-            runs[j][0] = tmp[0], runs[j][1] = tmp[1];
-        }
-        for (uint64_t i = 1; i < nruns; i++)
-            assert_int_equal(dtb_sliced_pair_put_positions(sp, k, runs[i][0], runs[i][1], NULL),
-                             DTB_OK);
-        uint8_t v[1];
-        uint64_t c[1];
-        void *rs = NULL;
-        const uint64_t left = runs[0][0] + runs[0][1] / 2;
-        assert_non_null(dtb_sliced_pair_read(sp, k, &rs, left, 1, v, c));
-        assert_int_equal(dtb_sliced_pair_put_positions(sp, k, runs[0][0], runs[0][1], NULL),
-                         DTB_OK);
-        free(runs);
-        uint8_t *values = malloc(9000);
-        uint64_t *caps = malloc((9000 / 64 + 1) * sizeof *caps);
-        assert_non_null(values);
-        assert_non_null(caps);
-        for (uint64_t at = 0; at < N;) {
-            const uint64_t len = 1 + rand_r(&seed) % 9000, w = len < N - at ? len : N - at;
-            const char *why = dtb_sliced_pair_read(sp, k, &rs, at, (size_t)w, values, caps);
-            if (why)
-                fail_msg("%s", why);
-            for (uint64_t i = 0; i < w; i++) {
-                const uint64_t x = at + i;
-                const bool cap = t[k]->captures[x / 64] >> (x % 64) & 1;
-                assert_int_equal(caps[i / 64] >> (i % 64) & 1, cap);
-                const dtb_value want = !win_distances && dtb_value_is_win(t[k]->values[x])
-                                           ? dtb_value_win(1) : t[k]->values[x];
-                if (!cap && values[i] != want)
-                    fail_msg("position %llu of table %d reads %d, not %d",
-                             (unsigned long long)x, k, values[i], want);
-            }
-            at += w;
-        }
-        free(values);
-        free(caps);
-        dtb_sliced_pair_state_free(rs);
-    }
-    dtb_sliced_pair_free(sp);
-}
-
-static void store_ranges_equal_whole(void **state)
-{
-    (void)state;
-    dtb_board b;
-    dtb_board_init(&b, dtb_variant_find("english"));
-    dtb_solved *whole = solve_all(&b, 4);
-    /* kings only (one block a table; a pair of two tables and a self-flip one), and a pair
-     * with men, whose runs cross blocks */
-    static const char *const pairs[] = {"KKKvK", "KKvKK", "KMvKM", "KKMvK"};
-    for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
-        dtb_material m;
-        assert_int_equal(dtb_material_parse(pairs[i], &m, NULL), DTB_OK);
-        check_store_ranges(whole, m, true, 7u + (unsigned)i);
-        check_store_ranges(whole, m, false, 11u + (unsigned)i);
-        setenv("DTB_SLICESTORE_CHUNK", "100", 1); /* pieces of 88 positions */
-        check_store_ranges(whole, m, true, 13u + (unsigned)i);
-        unsetenv("DTB_SLICESTORE_CHUNK");
-    }
-    dtb_solved_free(whole);
-}
-
 /* dtb_pair_solver_reach against the moves themselves: for every unit of every level, every
  * quiet man move that does not crown, from every position of the unit's two blocks (either side
  * to move, generated by core/movegen.c), must land in a unit the reach marks; and every marked
@@ -1101,7 +1017,6 @@ int main(int argc, char **argv)
         cmocka_unit_test(lean_equals_nodes),
         cmocka_unit_test(lean_shared_equals_alone),
         cmocka_unit_test(sliced_equals_whole),
-        cmocka_unit_test(store_ranges_equal_whole),
         cmocka_unit_test(reach_covers_man_moves),
         cmocka_unit_test(english_facts),
         cmocka_unit_test(reference_english),
