@@ -875,7 +875,7 @@ static void on_progress(void *user, uint64_t done, uint64_t total)
 }
 
 /* The directory of the build's work files and scratch files. */
-static const char *work_dir_of(const dtb_build_options *o, char dir[4096])
+const char *dtb_build_work_dir(const dtb_build_options *o, char dir[4096])
 {
     if (o->work_dir)
         return o->work_dir;
@@ -914,7 +914,7 @@ static dtb_status solve_and_write(const dtb_build_options *o, dtb_solved *s,
     dtb_sliced_pair *sp = NULL;
     char scratch[4096];
     dtb_status rc =
-        sliced   ? dtb_solve_pair_sliced(s, *m, in_memory, work_dir_of(o, scratch),
+        sliced   ? dtb_solve_pair_sliced(s, *m, in_memory, dtb_build_work_dir(o, scratch),
                                    o->dtw_full && dtb_build_writes_dtw(o, m),
                                    o->peers ? &o->peers->levels : NULL, st, &sp, on_progress,
                                    &pc, e)
@@ -1743,7 +1743,7 @@ dtb_status dtb_build(const dtb_build_options *o, dtb_error *e)
     if (rc == DTB_OK)
         rc = make_dir(dir, e);
     char work_buf[4096];
-    const char *work = work_dir_of(o, work_buf);
+    const char *work = dtb_build_work_dir(o, work_buf);
     if (rc == DTB_OK && budget.use_work_files && o->work_dir)
         rc = make_dir(o->work_dir, e);
     if (rc == DTB_OK && budget.use_work_files &&

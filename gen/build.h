@@ -241,4 +241,8 @@ bool dtb_build_writes_dtw(const dtb_build_options *o, const dtb_material *m);
 dtb_status dtb_build_write_pair(const dtb_build_options *o, const dtb_solved *s, dtb_material m,
                                 const dtb_sliced_pair *sp, dtb_error *e);
 
+/* Where the build's work files and slice stores go: o->work_dir, else the variant's table
+ * directory under o->out_dir (written into dir). */
+const char *dtb_build_work_dir(const dtb_build_options *o, char dir[4096]);
+
 #endif

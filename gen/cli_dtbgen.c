@@ -782,14 +782,15 @@ static void print_traffic(const dtb_mpi *mpi, const char *when)
     const double bytes = (double)(t.bytes_sent + t.bytes_received + t.bytes_between);
     fprintf(stderr, "dtbgen: %s: %d ranks, %llu units, %llu positions, %.2f M positions/s summed "
                     "over the ranks (rank 0 solved %.0f%%), %.1f MB exchanged (%.2f bytes a "
-                    "position), %llu levels shared, %llu kings-only units split (%.2f MB of "
-                    "their tables compressed by other ranks), %.1f s in exchanges\n",
+                    "position), %llu levels shared, %llu kings-only units split, %llu pairs "
+                    "written by every rank (%.2f MB of their tables compressed by other ranks), "
+                    "%.1f s in exchanges\n",
             when, t.ranks, (unsigned long long)t.units, (unsigned long long)t.positions,
             t.seconds > 0 ? (double)t.positions / t.seconds / 1e6 : 0.0,
             t.positions ? 100.0 * (double)t.positions_rank0 / (double)t.positions : 0.0,
             bytes / 1e6, t.positions ? bytes / (double)t.positions : 0.0,
             (unsigned long long)t.levels, (unsigned long long)t.split_units,
-            (double)t.frame_bytes / 1e6, t.exchange_seconds);
+            (unsigned long long)t.team_pairs, (double)t.frame_bytes / 1e6, t.exchange_seconds);
 }
 
 static void on_build(void *user, dtb_build_event ev, const char *name, uint64_t done,

@@ -154,6 +154,9 @@ static dtb_status lead_dropped(void *ctx, dtb_material mt, dtb_error *e)
 struct dispatch {
     dtb_mpi *m;
     bool shared;        /* the levels are shared out (else rank 0 solves them alone) */
+    bool kept;          /* shared, and every rank keeps the parts it solves in a store of its
+                           own (the workers send rank 0 a note of each, not its values) */
+    const dtb_part_store *store; /* rank 0's, or NULL */
     dtb_pair_solver *ps;
     dtb_solve_progress progress;
     void *user;
@@ -161,6 +164,13 @@ struct dispatch {
 };
 
 static uint64_t result_bytes(uint64_t positions) { return positions + (positions + 7) / 8; }
+
+/* What a worker sends rank 0 of a part it solved: its values and capture bits, or, when it
+ * keeps them, a note of its positions (rank 0 still counts the part and keeps its deadline). */
+static uint64_t message_bytes(bool kept, uint64_t positions)
+{
+    return kept ? sizeof(uint64_t) : result_bytes(positions);
+}
 
 static void report(dispatch *d, uint64_t positions, uint64_t units, bool here)
 {
@@ -175,7 +185,8 @@ static void report(dispatch *d, uint64_t positions, uint64_t units, bool here)
 
 /* ---- a level partitioned between the ranks (every rank, rank 0 included) ----------------- */
 
-/* Rank 0's receipt of the workers' parts of a level, a part of each worker at a time. */
+/* Rank 0's receipt of the workers' parts of a level (or their notes), a part of each worker at a
+ * time. */
 typedef struct inbox {
     dispatch *d;
     const dtb_part_store *store;
@@ -205,11 +216,11 @@ static dtb_status post_next(inbox *in, int r, dtb_error *e)
     }
     const uint64_t n = dtb_pair_solver_positions(in->d->ps, in->lp->a, in->lp->cuts[k],
                                                  in->lp->cuts[k + 1]);
-    in->buf[r] = malloc(result_bytes(n) ? result_bytes(n) : 1);
+    const uint64_t bytes = message_bytes(in->d->kept, n);
+    in->buf[r] = malloc(bytes ? bytes : 1);
     if (!in->buf[r])
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
-    const int err = dtb_mpi_zrecv(in->buf[r], result_bytes(n), r, TAG_RESULT, m->comm,
-                                  &in->msg[r]);
+    const int err = dtb_mpi_zrecv(in->buf[r], bytes, r, TAG_RESULT, m->comm, &in->msg[r]);
     return err == MPI_SUCCESS ? DTB_OK : dtb_mpi_failed(e, r, err, "receiving a result");
 }
 
@@ -241,13 +252,20 @@ static dtb_status take_in(inbox *in, int *got, dtb_error *e)
             continue;
         }
         (*got)++;
-        dtb_pair_solver_unpack(d->ps, lp->a, b0, b1, in->buf[r], in->buf[r] + n);
+        uint64_t noted = n;
+        if (d->kept)
+            memcpy(&noted, in->buf[r], sizeof noted);
+        else
+            dtb_pair_solver_unpack(d->ps, lp->a, b0, b1, in->buf[r], in->buf[r] + n);
         free(in->buf[r]);
         in->buf[r] = NULL;
         m->traffic.bytes_received += dtb_mpi_zbytes(&in->msg[r]);
         dtb_mpi_zfree(&in->msg[r]);
         report(d, n, dtb_pair_solver_units(d->ps, lp->a, b0, b1), false);
-        if (in->store)
+        if (noted != n)
+            rc = dtb_error_set(e, DTB_E_IO, "rank %d solved a part of %llu positions, not %llu",
+                               r, (unsigned long long)noted, (unsigned long long)n);
+        else if (in->store && !d->kept)
             rc = in->store->put(in->store->ctx, lp->a, b0, b1, true, e);
         in->since[r] = dtb_mpi_now();
         in->next[r] = next_of(lp, r, m->size, k + 1);
@@ -327,8 +345,8 @@ static dtb_status gather_stats(dtb_mpi *m, dtb_pair_solver *ps, dtb_solve_stats 
 
 /* The pair of ps begins (dtb_level_solvers): shared out when it is large enough and has kings,
  * else solved by rank 0 alone (the workers read it from its files, if a later pair does). */
-static dtb_status lead_begin(void *ctx, dtb_pair_solver *ps, dtb_solve_progress progress,
-                             void *user, dtb_error *e)
+static dtb_status lead_begin(void *ctx, dtb_pair_solver *ps, const dtb_part_store *store,
+                             dtb_solve_progress progress, void *user, dtb_error *e)
 {
     dtb_mpi *m = ctx;
     assert(!m->d && "one pair at a time");
@@ -340,11 +358,14 @@ static dtb_status lead_begin(void *ctx, dtb_pair_solver *ps, dtb_solve_progress 
          a = dtb_pair_solver_next_level(ps, a))
         total += dtb_pair_solver_positions(ps, a, 0, dtb_pair_solver_blocks(ps));
     *d = (dispatch){.m = m, .ps = ps, .progress = progress, .user = user, .total = total,
-                    .shared = total >= SHARE_MIN_POSITIONS && !dtb_pair_solver_kingless(ps)};
+                    .shared = total >= SHARE_MIN_POSITIONS && !dtb_pair_solver_kingless(ps),
+                    .store = store};
+    d->kept = d->shared && store && store->pair;
     m->d = d;
     if (!d->shared)
         return DTB_OK;
-    const cmd c = dtb_mpi_cmd_of(OP_PAIR, dtb_pair_solver_material(ps));
+    cmd c = dtb_mpi_cmd_of(OP_PAIR, dtb_pair_solver_material(ps));
+    c.arg = d->kept;
     return dtb_mpi_send_all(m, &c, e);
 }
 
@@ -381,6 +402,10 @@ static dtb_status lead_end(void *ctx, dtb_pair_solver *ps, dtb_solve_stats stats
         rc = dtb_mpi_send_all(m, &c, e);
         if (rc == DTB_OK)
             rc = gather_stats(m, ps, stats, e);
+        /* kept: every rank gets the blocks it writes; the tables are written by all of them */
+        if (rc == DTB_OK && m->d->kept)
+            rc = dtb_mpi_move_blocks(m, ps, m->d->store->pair, e);
+        m->traffic.team_pairs += rc == DTB_OK && m->d->kept;
     } else {
         dtb_pair_solver_stats(ps, stats);
     }
@@ -418,7 +443,7 @@ static dtb_status lead_solve_pair(void *ctx, dtb_solved *s, dtb_material mt, boo
     dtb_pair_solver *ps = NULL;
     dtb_status rc = dtb_pair_solver_create(s, mt, &ps, e);
     if (rc == DTB_OK)
-        rc = lead_begin(m, ps, progress, user, e);
+        rc = lead_begin(m, ps, NULL, progress, user, e);
     for (int a = rc == DTB_OK ? dtb_pair_solver_next_level(ps, DTB_SOLVE_LEVEL_TOP) : -1;
          a >= 0 && rc == DTB_OK; a = dtb_pair_solver_next_level(ps, a))
         rc = lead_solve_level(m, ps, a, NULL, e); /* rank 0 keeps the whole pair */
@@ -485,24 +510,28 @@ typedef struct outbox {
     int next;
 } outbox;
 
-static dtb_status send_result(dtb_mpi *m, outbox *ob, dtb_pair_solver *ps, int a, uint64_t b0,
-                              uint64_t b1, dtb_error *e)
+/* A part solved here to rank 0: its values and capture bits, or (kept) a note of it. */
+static dtb_status send_result(dtb_mpi *m, outbox *ob, dtb_pair_solver *ps, bool kept, int a,
+                              uint64_t b0, uint64_t b1, dtb_error *e)
 {
     const int k = ob->next;
     ob->next = (k + 1) % DEPTH;
     int err = dtb_mpi_zwait(&ob->msg[k]);
     if (err != MPI_SUCCESS)
         return dtb_mpi_failed(e, 0, err, "sending a result");
-    const uint64_t n = dtb_pair_solver_positions(ps, a, b0, b1);
-    uint8_t *buf = malloc(result_bytes(n) ? result_bytes(n) : 1);
+    const uint64_t n = dtb_pair_solver_positions(ps, a, b0, b1), bytes = message_bytes(kept, n);
+    uint8_t *buf = malloc(bytes ? bytes : 1);
     if (!buf)
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
     if (dtb_pair_solver_has_long(ps)) {
         free(buf);
         return dtb_error_set(e, DTB_E_RANGE, LONG_REFUSED);
     }
-    dtb_pair_solver_pack(ps, a, b0, b1, buf, buf + n);
-    err = dtb_mpi_zsend(buf, result_bytes(n), 0, TAG_RESULT, m->comm, &ob->msg[k]);
+    if (kept)
+        memcpy(buf, &n, sizeof n);
+    else
+        dtb_pair_solver_pack(ps, a, b0, b1, buf, buf + n);
+    err = dtb_mpi_zsend(buf, bytes, 0, TAG_RESULT, m->comm, &ob->msg[k]);
     free(buf);
     return err == MPI_SUCCESS ? DTB_OK : dtb_mpi_failed(e, 0, err, "sending a result");
 }
@@ -524,6 +553,7 @@ typedef struct worker {
     uint8_t *lv[2];              /* the level of each of their blocks */
     int reserved;                /* the level whose room is taken (INT32_MAX: none yet) */
     int above;                   /* the level complete before the last one (-1: none) */
+    dtb_sliced_pair *kept;       /* the parts solved here, when this rank keeps them */
     outbox ob;
     char work[4096];
 } worker;
@@ -541,13 +571,16 @@ static dtb_status reserve(worker *w, int a, dtb_error *e)
     return rc;
 }
 
-/* A worker's part k of a level is solved: to rank 0 (unless a table file did not read). */
+/* A worker's part k of a level is solved (unless a table file did not read): to rank 0, or
+ * into the store it keeps and a note of it to rank 0. */
 static dtb_status worker_done(void *ctx, const dtb_mpi_level *lp, uint64_t k, dtb_error *e)
 {
     worker *w = ctx;
-    const dtb_status rc = dtb_solved_read_status(w->s, e);
-    return rc == DTB_OK ? send_result(w->m, &w->ob, w->ps, lp->a, lp->cuts[k], lp->cuts[k + 1], e)
-                        : rc;
+    const uint64_t b0 = lp->cuts[k], b1 = lp->cuts[k + 1];
+    dtb_status rc = dtb_solved_read_status(w->s, e);
+    if (rc == DTB_OK && w->kept) /* its pages stay: the level below may read it */
+        rc = dtb_sliced_pair_put_part(w->kept, w->ps, lp->a, b0, b1, false, e);
+    return rc == DTB_OK ? send_result(w->m, &w->ob, w->ps, w->kept != NULL, lp->a, b0, b1, e) : rc;
 }
 
 /* OP_RUN a: this rank's parts of level a solved and sent, the units the level below reads
@@ -573,8 +606,8 @@ static dtb_status worker_level(worker *w, int a, dtb_error *e)
 }
 
 /* The pair of OP_PAIR: its tables added sliced (pages taken only as levels are written), then
- * its solver. */
-static dtb_status begin_pair(worker *w, dtb_material mt, dtb_error *e)
+ * its solver; kept: the store of the parts this rank solves, beside its work files. */
+static dtb_status begin_pair(worker *w, dtb_material mt, bool kept, dtb_error *e)
 {
     const dtb_material ms[2] = {mt, dtb_material_flip(mt)};
     const bool self = dtb_material_equal(&ms[0], &ms[1]);
@@ -586,9 +619,14 @@ static dtb_status begin_pair(worker *w, dtb_material mt, dtb_error *e)
         if (!w->lv[k])
             return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
     }
-    const dtb_status rc = dtb_pair_solver_create(w->s, mt, &w->ps, e);
+    dtb_status rc = dtb_pair_solver_create(w->s, mt, &w->ps, e);
     if (rc == DTB_OK)
         dtb_pair_solver_levels(w->ps, w->lv[0], w->lv[1]);
+    char dir[4096];
+    const char *scratch = kept ? dtb_build_work_dir(w->o, dir) : NULL;
+    if (rc == DTB_OK && kept && (rc = dtb_setfiles_make_dir(scratch, e)) == DTB_OK)
+        rc = dtb_sliced_pair_create(w->s, w->t, self ? 1 : 2, scratch,
+                                    w->o->dtw_full && dtb_build_writes_dtw(w->o, &mt), &w->kept, e);
     w->reserved = INT32_MAX;
     w->above = -1;
     return rc;
@@ -600,6 +638,8 @@ static void end_pair(worker *w)
 {
     dtb_pair_solver_free(w->ps);
     w->ps = NULL;
+    dtb_sliced_pair_free(w->kept);
+    w->kept = NULL;
     for (int k = 0; k < 2; k++) {
         free(w->lv[k]);
         w->lv[k] = NULL;
@@ -637,14 +677,18 @@ static dtb_status obey(worker *w, const cmd *c, bool *stop, dtb_error *e)
         dtb_solved_drop(w->s, dtb_mpi_material_of(c));
         return DTB_OK;
     case OP_PAIR:
-        return begin_pair(w, dtb_mpi_material_of(c), e);
+        return begin_pair(w, dtb_mpi_material_of(c), c->arg != 0, e);
     case OP_LEAN:
         return dtb_mpi_lean_serve(w->m, w->o, w->s, c, e);
     case OP_RUN:
         return w->ps ? worker_level(w, c->level, e)
                      : dtb_error_set(e, DTB_E_INVALID, "internal error: a level without its pair");
-    case OP_END: {
-        const dtb_status rc = w->ps ? send_stats(w->m, w->ps, e) : DTB_OK;
+    case OP_END: { /* kept: the blocks this rank writes come, then every rank writes */
+        dtb_status rc = w->ps ? send_stats(w->m, w->ps, e) : DTB_OK;
+        if (rc == DTB_OK && w->ps && w->kept)
+            rc = dtb_mpi_move_blocks(w->m, w->ps, w->kept, e);
+        if (rc == DTB_OK && w->ps && w->kept)
+            rc = dtb_build_write_pair(o, w->s, dtb_pair_solver_material(w->ps), w->kept, e);
         end_pair(w);
         return rc;
     }

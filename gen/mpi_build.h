@@ -51,8 +51,9 @@ typedef struct dtb_mpi_traffic {
     uint64_t bytes_between;    /* between the other ranks: the units their parts read of each
                                   other's (as each pair's stats report them) */
     uint64_t split_units;      /* kings-only pairs whose one unit the ranks shared */
+    uint64_t team_pairs;       /* pairs whose tables every rank wrote its range of */
     uint64_t frame_bytes;      /* of bytes_received: the compressed blocks (and their block
-                                  table entries) of split pairs' tables other ranks made */
+                                  table entries) of those tables that other ranks made */
     double exchange_seconds;   /* rank 0's time exchanging the units levels read */
     double seconds;            /* since dtb_mpi_lead */
 } dtb_mpi_traffic;

@@ -14,7 +14,8 @@
 #include "mpi_build.h"
 #include "solve.h"
 
-enum { TAG_CMD = 1, TAG_RESULT, TAG_STATS, TAG_REPLY, TAG_FILE, TAG_LEVEL, TAG_LEAN, TAG_WRITE };
+enum { TAG_CMD = 1, TAG_RESULT, TAG_STATS, TAG_REPLY, TAG_FILE, TAG_LEVEL, TAG_LEAN, TAG_WRITE,
+       TAG_MOVE };
 
 enum { OP_FILE = 1, OP_ATTACH, OP_DROP, OP_PAIR, OP_RUN, OP_END, OP_STOP, OP_START, OP_LEAN };
 
@@ -172,6 +173,15 @@ dtb_status dtb_mpi_solve_own(dtb_mpi *m, dtb_pair_solver *ps, const dtb_mpi_leve
 
 /* The job's ranks as a team writing a table together (dtb_table_write_team; starts unset). */
 dtb_table_team dtb_mpi_team(dtb_mpi *m);
+
+/* ---- a shared pair's blocks moved to the ranks that write them (gen/mpi_moves.c) ------------- */
+
+/* Every rank, after a shared pair whose parts each rank kept in its store sp (every rank's
+ * parts of every level put there): each rank gets from the others the blocks of the pair's
+ * tables that its range of whole file blocks touches (put into sp), and sp's team is set, so
+ * that dtb_build_write_pair has every rank write its range. */
+dtb_status dtb_mpi_move_blocks(dtb_mpi *m, const dtb_pair_solver *ps, dtb_sliced_pair *sp,
+                               dtb_error *e);
 
 /* ---- a kings-only pair split between the ranks (gen/mpi_lean.c) ----------------------------- */
 

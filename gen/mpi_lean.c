@@ -214,6 +214,7 @@ dtb_status dtb_mpi_lean_lead(dtb_mpi *m, dtb_solved *s, dtb_material mt,
         m->traffic.positions += n;
         m->traffic.units++;
         m->traffic.split_units++;
+        m->traffic.team_pairs += out != NULL;
     }
     return rc;
 }

@@ -195,17 +195,22 @@ typedef struct dtb_sliced_pair dtb_sliced_pair;
 typedef struct dtb_part_store {
     void *ctx;
     dtb_status (*put)(void *ctx, int a, uint64_t b0, uint64_t b1, bool release, dtb_error *e);
+    dtb_sliced_pair *pair; /* the pair whose store this is (solvers that keep their parts in
+                              stores of their own move blocks into it and give it their team) */
 } dtb_part_store;
 
 /* Solvers of a pair's levels besides this process (the ranks of an MPI job, gen/mpi_build.c).
- * begin is called once the pair solver is made, level for each level from the top (when it
- * returns, every unit of level a is solved: by this process, into ps, or by others and, when
- * store is not NULL, put there part by part; with store NULL they are in ps), end after the last
- * level, with the stats merged over every solver. */
+ * begin is called once the pair solver is made, with the store its levels will be given (or
+ * NULL), level for each level from the top (when it returns, every unit of level a is solved:
+ * by this process, into ps, or by others and, when store is not NULL, put there part by part or
+ * kept by them; with store NULL they are in ps), end after the last level, with the stats merged
+ * over every solver. Solvers that kept their parts have, by the end, moved into store->pair the
+ * blocks this process writes and given the pair their team (dtb_sliced_pair_team): its tables
+ * are then written by all of them together. */
 typedef struct dtb_level_solvers {
     void *ctx;
-    dtb_status (*begin)(void *ctx, dtb_pair_solver *ps, dtb_solve_progress progress, void *user,
-                        dtb_error *e);
+    dtb_status (*begin)(void *ctx, dtb_pair_solver *ps, const dtb_part_store *store,
+                        dtb_solve_progress progress, void *user, dtb_error *e);
     dtb_status (*level)(void *ctx, dtb_pair_solver *ps, int a, const dtb_part_store *store,
                         dtb_error *e);
     dtb_status (*end)(void *ctx, dtb_pair_solver *ps, dtb_solve_stats stats[2], dtb_error *e);
@@ -235,6 +240,31 @@ const char *dtb_sliced_pair_read(const dtb_sliced_pair *sp, int k, void **state,
                                  size_t len, uint8_t *values, uint64_t *captures);
 void dtb_sliced_pair_state_free(void *state);
 
+/* An empty pair in a slice store for tables t[0..n) (the pair's, added to s sliced, outliving
+ * it), its scratch file in scratch_dir, win_distances as dtb_solve_pair_sliced: for an MPI rank
+ * that keeps the parts it solves (dtb_sliced_pair_put_part). Statuses of dtb_slicestore_create. */
+dtb_status dtb_sliced_pair_create(const dtb_solved *s, const dtb_solved_table *const *t, int n,
+                                  const char *scratch_dir, bool win_distances,
+                                  dtb_sliced_pair **out, dtb_error *e);
+/* Stores level a's units among blocks b0..b1-1 of ps (the pair's solver) from the tables; with
+ * release gives their pages back. Statuses of dtb_slicestore_put_blocks. */
+dtb_status dtb_sliced_pair_put_part(dtb_sliced_pair *sp, const dtb_pair_solver *ps, int a,
+                                    uint64_t b0, uint64_t b1, bool release, dtb_error *e);
+/* Blocks another process solved, moved here: reserve takes the pages of block b of table k,
+ * which the caller then fills (values and capture bits, through dtb_sliced_pair_table);
+ * put_blocks stores blocks list[0..n) of table k (several at once: they share chunks) and gives
+ * their pages back. Statuses of dtb_solved_reserve and dtb_slicestore_put_blocks. */
+dtb_status dtb_sliced_pair_reserve_block(dtb_sliced_pair *sp, int k, uint64_t b, dtb_error *e);
+dtb_status dtb_sliced_pair_put_blocks(dtb_sliced_pair *sp, int k, const uint64_t *list,
+                                      uint64_t n, dtb_error *e);
+/* Table k of the pair (NULL past its members). */
+const dtb_solved_table *dtb_sliced_pair_table(const dtb_sliced_pair *sp, int k);
+/* From now on the pair's tables are written by team (copied), this process writing positions
+ * starts[k][rank] .. starts[k][rank + 1] - 1 of table k (copied): every block they are in must
+ * be in its store. DTB_E_NOMEM. */
+dtb_status dtb_sliced_pair_set_team(dtb_sliced_pair *sp, const dtb_table_team *team,
+                                    const uint64_t *const *starts, dtb_error *e);
+
 /* A pair split between the processes of a team (gen/tablewrite.h; a kings-only pair solved by
  * the ranks of an MPI build, gen/mpi_lean.c): this process holds positions starts[k][rank] ..
  * starts[k][rank + 1] - 1 of table t[k] in s (reserved, values and capture bits in place); reads
@@ -244,7 +274,7 @@ void dtb_sliced_pair_state_free(void *state);
 dtb_status dtb_sliced_pair_split(const dtb_solved *s, const dtb_solved_table *const *t, int n,
                                  const dtb_table_team *team, const uint64_t *const *starts,
                                  dtb_sliced_pair **out, dtb_error *e);
-/* A split pair's team for writing table k (its starts); false for a pair in a slice store. */
+/* The team that writes the pair's table k (its starts), or false: this process writes it. */
 bool dtb_sliced_pair_team(const dtb_sliced_pair *sp, int k, dtb_table_team *out);
 
 /* Bytes of the pair's slice store on disk (its compressed levels; 0 for a split pair). */

@@ -9,6 +9,7 @@
 #include "slicestore.h"
 #include "solve.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,21 +54,22 @@ struct dtb_sliced_pair {
     dtb_slicestore *store; /* NULL: a pair split between a team (dtb_sliced_pair_split) */
     const dtb_solved_table *t[2];
     int n;
-    /* split: this process's range of each table, held in place in s, and the team */
+    /* written by a team (starts[0] set): this process's range of each table, in the store or,
+     * split, held in place in s (its pages given back when the pair is freed) */
     const dtb_solved *s;
     dtb_table_team team;
     uint64_t *starts[2];
 };
 
-/* An empty pair in a slice store (its scratch file in scratch_dir) for tables t[0..n). */
-static dtb_status pair_create(const dtb_solved_table *const *t, int n, const char *scratch_dir,
-                              bool win_distances, dtb_sliced_pair **out, dtb_error *e)
+dtb_status dtb_sliced_pair_create(const dtb_solved *s, const dtb_solved_table *const *t, int n,
+                                  const char *scratch_dir, bool win_distances,
+                                  dtb_sliced_pair **out, dtb_error *e)
 {
     *out = NULL;
     dtb_sliced_pair *sp = calloc(1, sizeof *sp);
     if (!sp)
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
-    *sp = (dtb_sliced_pair){.t = {t[0], n > 1 ? t[1] : NULL}, .n = n};
+    *sp = (dtb_sliced_pair){.t = {t[0], n > 1 ? t[1] : NULL}, .n = n, .s = s};
     const dtb_status rc = dtb_slicestore_create(scratch_dir, t, n, win_distances, &sp->store, e);
     if (rc != DTB_OK) {
         free(sp);
@@ -92,44 +94,71 @@ static dtb_status store_level(const dtb_solved *s, dtb_sliced_pair *sp, int a, d
     return rc == DTB_OK ? release_level(s, sp, a) : rc;
 }
 
-/* The pair's part store (dtb_part_store) for the solvers of its levels: a part's blocks, table
- * by table, into the slice store. */
-typedef struct part_sink {
-    const dtb_solved *s;
-    dtb_sliced_pair *sp;
-    const dtb_pair_solver *ps;
+/* A part's blocks, table by table. */
+typedef struct block_lists {
     uint64_t *list[2], n[2];
-} part_sink;
+} block_lists;
 
 static void collect(void *user, int k, uint64_t block)
 {
-    part_sink *ks = user;
-    ks->list[k][ks->n[k]++] = block;
+    block_lists *bl = user;
+    bl->list[k][bl->n[k]++] = block;
 }
+
+dtb_status dtb_sliced_pair_put_part(dtb_sliced_pair *sp, const dtb_pair_solver *ps, int a,
+                                    uint64_t b0, uint64_t b1, bool release, dtb_error *e)
+{
+    const uint64_t units = dtb_pair_solver_units(ps, a, b0, b1);
+    block_lists bl = {{NULL, NULL}, {0, 0}};
+    dtb_status rc = DTB_OK;
+    for (int k = 0; k < 2; k++)
+        if (!(bl.list[k] = malloc((units ? units : 1) * 2 * sizeof *bl.list[k])))
+            rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+    if (rc == DTB_OK)
+        dtb_pair_solver_each_block(ps, a, b0, b1, collect, &bl);
+    for (int k = 0; k < sp->n && rc == DTB_OK; k++) {
+        rc = dtb_slicestore_put_blocks(sp->store, k, bl.list[k], bl.n[k], e);
+        const uint64_t K = dtb_index_block_size(sp->t[k]->index);
+        for (uint64_t i = 0; i < bl.n[k] && rc == DTB_OK && release; i++)
+            dtb_solved_release(sp->s, sp->t[k], bl.list[k][i] * K, K);
+    }
+    free(bl.list[0]);
+    free(bl.list[1]);
+    return rc;
+}
+
+dtb_status dtb_sliced_pair_reserve_block(dtb_sliced_pair *sp, int k, uint64_t b, dtb_error *e)
+{
+    const uint64_t K = dtb_index_block_size(sp->t[k]->index);
+    return dtb_solved_reserve(sp->s, sp->t[k], b * K, K, e);
+}
+
+dtb_status dtb_sliced_pair_put_blocks(dtb_sliced_pair *sp, int k, const uint64_t *list,
+                                      uint64_t n, dtb_error *e)
+{
+    const dtb_status rc = dtb_slicestore_put_blocks(sp->store, k, list, n, e);
+    const uint64_t K = dtb_index_block_size(sp->t[k]->index);
+    for (uint64_t i = 0; i < n; i++)
+        dtb_solved_release(sp->s, sp->t[k], list[i] * K, K);
+    return rc;
+}
+
+const dtb_solved_table *dtb_sliced_pair_table(const dtb_sliced_pair *sp, int k)
+{
+    return k < sp->n ? sp->t[k] : NULL;
+}
+
+/* The pair's part store (dtb_part_store) for the solvers of its levels: a part's blocks, table
+ * by table, into the slice store. */
+typedef struct part_sink {
+    dtb_sliced_pair *sp;
+    const dtb_pair_solver *ps;
+} part_sink;
 
 static dtb_status put_part(void *ctx, int a, uint64_t b0, uint64_t b1, bool release, dtb_error *e)
 {
     part_sink *ks = ctx;
-    const dtb_sliced_pair *sp = ks->sp;
-    const uint64_t units = dtb_pair_solver_units(ks->ps, a, b0, b1);
-    dtb_status rc = DTB_OK;
-    for (int k = 0; k < 2; k++) {
-        ks->list[k] = malloc((units ? units : 1) * 2 * sizeof *ks->list[k]);
-        ks->n[k] = 0;
-        if (!ks->list[k])
-            rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
-    }
-    if (rc == DTB_OK)
-        dtb_pair_solver_each_block(ks->ps, a, b0, b1, collect, ks);
-    for (int k = 0; k < sp->n && rc == DTB_OK; k++) {
-        rc = dtb_slicestore_put_blocks(sp->store, k, ks->list[k], ks->n[k], e);
-        const uint64_t K = dtb_index_block_size(sp->t[k]->index);
-        for (uint64_t i = 0; i < ks->n[k] && rc == DTB_OK && release; i++)
-            dtb_solved_release(ks->s, sp->t[k], ks->list[k][i] * K, K);
-    }
-    free(ks->list[0]);
-    free(ks->list[1]);
-    return rc;
+    return dtb_sliced_pair_put_part(ks->sp, ks->ps, a, b0, b1, release, e);
 }
 
 dtb_status dtb_solve_pair_sliced(dtb_solved *s, dtb_material m, bool in_memory, const char *scratch_dir,
@@ -154,14 +183,14 @@ dtb_status dtb_solve_pair_sliced(dtb_solved *s, dtb_material m, bool in_memory, 
         rc = dtb_error_set(e, DTB_E_INVALID, "a pair without kings is not solved in slices");
     dtb_sliced_pair *sp = NULL;
     if (rc == DTB_OK)
-        rc = pair_create(t, self ? 1 : 2, scratch_dir, win_distances, &sp, e);
+        rc = dtb_sliced_pair_create(s, t, self ? 1 : 2, scratch_dir, win_distances, &sp, e);
     if (rc == DTB_OK)
         dtb_pair_solver_levels(ps, dtb_slicestore_levels(sp->store, 0),
                                self ? NULL : dtb_slicestore_levels(sp->store, 1));
+    part_sink sink = {.sp = sp, .ps = ps};
+    const dtb_part_store store = {&sink, put_part, sp};
     if (rc == DTB_OK && with)
-        rc = with->begin(with->ctx, ps, progress, user, e);
-    part_sink sink = {.s = s, .sp = sp, .ps = ps};
-    const dtb_part_store store = {&sink, put_part};
+        rc = with->begin(with->ctx, ps, &store, progress, user, e);
     int above = -1; /* the level solved before the one being solved */
     for (int a = rc == DTB_OK ? dtb_pair_solver_next_level(ps, DTB_SOLVE_LEVEL_TOP) : -1;
          a >= 0 && rc == DTB_OK; a = dtb_pair_solver_next_level(ps, a)) {
@@ -191,6 +220,20 @@ dtb_status dtb_solve_pair_sliced(dtb_solved *s, dtb_material m, bool in_memory, 
     return DTB_OK;
 }
 
+dtb_status dtb_sliced_pair_set_team(dtb_sliced_pair *sp, const dtb_table_team *team,
+                                    const uint64_t *const *starts, dtb_error *e)
+{
+    assert(!sp->starts[0] && "a team once");
+    sp->team = *team;
+    for (int k = 0; k < sp->n; k++) {
+        const size_t bytes = ((size_t)team->ranks + 1) * sizeof *starts[k];
+        if (!(sp->starts[k] = malloc(bytes)))
+            return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
+        memcpy(sp->starts[k], starts[k], bytes);
+    }
+    return DTB_OK;
+}
+
 dtb_status dtb_sliced_pair_split(const dtb_solved *s, const dtb_solved_table *const *t, int n,
                                  const dtb_table_team *team, const uint64_t *const *starts,
                                  dtb_sliced_pair **out, dtb_error *e)
@@ -199,14 +242,11 @@ dtb_status dtb_sliced_pair_split(const dtb_solved *s, const dtb_solved_table *co
     dtb_sliced_pair *sp = calloc(1, sizeof *sp);
     if (!sp)
         return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
-    *sp = (dtb_sliced_pair){.t = {t[0], n > 1 ? t[1] : NULL}, .n = n, .s = s, .team = *team};
-    for (int k = 0; k < n; k++) {
-        const size_t bytes = ((size_t)team->ranks + 1) * sizeof *starts[k];
-        if (!(sp->starts[k] = malloc(bytes))) {
-            dtb_sliced_pair_free(sp);
-            return dtb_error_set(e, DTB_E_NOMEM, "out of memory");
-        }
-        memcpy(sp->starts[k], starts[k], bytes);
+    *sp = (dtb_sliced_pair){.t = {t[0], n > 1 ? t[1] : NULL}, .n = n, .s = s};
+    const dtb_status rc = dtb_sliced_pair_set_team(sp, team, starts, e);
+    if (rc != DTB_OK) {
+        dtb_sliced_pair_free(sp);
+        return rc;
     }
     *out = sp;
     return DTB_OK;
@@ -214,7 +254,7 @@ dtb_status dtb_sliced_pair_split(const dtb_solved *s, const dtb_solved_table *co
 
 bool dtb_sliced_pair_team(const dtb_sliced_pair *sp, int k, dtb_table_team *out)
 {
-    if (sp->store)
+    if (!sp->starts[0])
         return false;
     *out = sp->team;
     out->starts = sp->starts[k];
@@ -255,13 +295,14 @@ void dtb_sliced_pair_free(dtb_sliced_pair *sp)
 {
     if (!sp)
         return;
-    dtb_slicestore_free(sp->store);
-    for (int k = 0; k < sp->n; k++)
-        if (sp->starts[k]) {
+    for (int k = 0; k < sp->n; k++) {
+        if (sp->starts[k] && !sp->store) { /* split: the range held in place */
             const uint64_t lo = sp->starts[k][sp->team.rank], hi = sp->starts[k][sp->team.rank + 1];
             dtb_solved_release(sp->s, sp->t[k], lo, hi - lo);
-            free(sp->starts[k]);
         }
+        free(sp->starts[k]);
+    }
+    dtb_slicestore_free(sp->store);
     free(sp);
 }
 

@@ -10,7 +10,9 @@ node. Each part's values go to rank 0, which stores them and writes the pair's t
 between two levels the nodes exchange the units the next level reads of each other's shares.
 A kings-only pair (one unit) is split by position ranges (gen/mpi_lean.c): each node solves its
 range, but every node generates the predecessors of every resolved position (a share P of the
-work that does not shrink), and receives the others' resolved positions (L bytes a position).
+work that does not shrink), and receives the others' resolved positions (L bytes a position);
+each node then compresses its range's blocks of the pair's tables, and rank 0 receives the
+frames (T bytes a position) and writes them.
 
     level time = max(level positions / (nodes * cores * rate), unit positions / (cores * rate),
                      level positions * Z * (nodes - 1) / nodes / bandwidth)  (results into
@@ -18,8 +20,10 @@ work that does not shrink), and receives the others' resolved positions (L bytes
                  + level positions * exchange / nodes / bandwidth   (the units the next level
                                                       reads, each node's link its share)
     kings-only = positions * ((1 - P) / nodes + P) / (cores * unit rate)
-                 + positions * (Z + L) * (nodes - 1) / nodes / bandwidth
-    pair time  = sum of its level times + pair positions / (cores * write rate)
+                 + positions * (T + L) * (nodes - 1) / nodes / bandwidth
+                 + positions / (nodes * cores * write rate)
+    pair time  = sum of its level times + pair positions / (cores * write rate)  (with men:
+                                                      rank 0 writes alone)
 
 Pairs under 2^20 positions and kingless pairs are solved by rank 0 alone, as the code does. The
 inputs are rates measured on one machine (docs/MEASUREMENTS.md, "MPI"); the outputs are
@@ -28,6 +32,7 @@ projections.
 usage: cluster_model.py PIECES NODES CORES [--variant V] [--side-max S] [--rate R]
                         [--unit-rate U] [--write W] [--bw B] [--exchange X] [--files F]
                         [--lean-redundant P] [--lean-bytes L] [--result-bytes Z]
+                        [--frame-bytes T]
   R  positions/s per core solving (default 6.0e6), U the same for units shared by a node's
   threads (kings-only, default 2.25e6), W positions/s per core writing (default 3.5e7), B bytes/s
   of a node's network link (default 1.25e9: 10 Gbit/s), X bytes exchanged between the nodes a
@@ -36,7 +41,8 @@ usage: cluster_model.py PIECES NODES CORES [--variant V] [--side-max S] [--rate 
   them under MPI (default 1: R as measured in memory; docs/MEASUREMENTS.md, "MPI", has the
   measured factor), P and L of a split kings-only pair (defaults 0.11 and 0.35, measured on
   KKKKvKK), Z bytes a position of a result into rank 0 (values and capture bits, 1.125 raw;
-  default 0.25: they travel compressed, and 2..5's bytes exchanged fell 4.6x when they did).
+  default 0.25: they travel compressed, and 2..5's bytes exchanged fell 4.6x when they did), T
+  bytes a position of a split pair's tables (its .dtw and .wld files; default 0.03, KKKKvKK's).
 """
 import argparse
 from math import comb
@@ -82,7 +88,7 @@ def materials(pieces, side_max):
 
 
 def project(pieces, nodes, cores, rate, unit_rate, write, bw, exchange, files, side_max=99,
-            lean_redundant=0.11, lean_bytes=0.35, result_bytes=0.25):
+            lean_redundant=0.11, lean_bytes=0.35, result_bytes=0.25, frame_bytes=0.03):
     seen, total = set(), dict(positions=0, solve=0.0, net=0.0, write=0.0, alone=0.0)
     worst = (0, None)
     for m in materials(pieces, side_max):
@@ -103,12 +109,14 @@ def project(pieces, nodes, cores, rate, unit_rate, write, bw, exchange, files, s
         unit = 2 * K
         r_unit = unit_rate if K >= SHARED_UNIT_BIG else rate
         t_pair = 0.0
+        writers = 1  # rank 0 writes alone, but a split pair's tables
         for units, lp in parts.values():
             if nodes == 1:  # one process: finished tables in memory
                 t, t_net = lp / (cores * rate), 0.0
             elif wm + bm == 0 and pair >= SHARE_MIN:  # kings-only, split by ranges
                 t = files * lp * ((1 - lean_redundant) / nodes + lean_redundant) / (cores * r_unit)
-                t_net = lp * (result_bytes + lean_bytes) * (nodes - 1) / nodes / bw
+                t_net = lp * (frame_bytes + lean_bytes) * (nodes - 1) / nodes / bw
+                writers = nodes
             elif pair < SHARE_MIN or wk + bk == 0 or wm + bm == 0:  # rank 0 alone
                 t, t_net = lp * files / (cores * (rate if wm + bm else r_unit)), 0.0
                 total["alone"] += t
@@ -121,7 +129,7 @@ def project(pieces, nodes, cores, rate, unit_rate, write, bw, exchange, files, s
             total["solve"] += t
             total["net"] += t_net
             t_pair += t + t_net
-        t_write = pair / (cores * write)
+        t_write = pair / (writers * cores * write)
         total["write"] += t_write
         if t_pair > worst[0]:
             worst = (t_pair, m)
@@ -150,17 +158,19 @@ def main():
     ap.add_argument("--exchange", type=float, default=0.5)
     ap.add_argument("--files", type=float, default=1.0)
     ap.add_argument("--result-bytes", type=float, default=0.25)
+    ap.add_argument("--frame-bytes", type=float, default=0.03)
     a = ap.parse_args()
     global SQUARES, ROWS, PER_ROW
     SQUARES, ROWS, PER_ROW = BOARDS[a.variant]
     t = project(a.pieces, a.nodes, a.cores, a.rate, a.unit_rate, a.write, a.bw, a.exchange,
-                a.files, a.side_max, a.lean_redundant, a.lean_bytes, a.result_bytes)
+                a.files, a.side_max, a.lean_redundant, a.lean_bytes, a.result_bytes,
+                a.frame_bytes)
     hours = (t["solve"] + t["net"] + t["write"]) / 3600
     ideal = t["positions"] / (a.nodes * a.cores * a.rate) / 3600
     sides = f" (at most {a.side_max} a side)" if a.side_max < 99 else ""
     print(f"{a.variant} 2..{a.pieces}{sides} on {a.nodes} node(s) x {a.cores} cores: {t['positions']:.3g} positions, "
           f"projected {hours:.1f} h (solving {t['solve'] / 3600:.1f} h, network "
-          f"{t['net'] / 3600:.1f} h, writing on rank 0 {t['write'] / 3600:.1f} h); perfect "
+          f"{t['net'] / 3600:.1f} h, writing {t['write'] / 3600:.1f} h); perfect "
           f"scaling of the solving would be {ideal:.1f} h; longest pair "
           f"{name(t['worst'][1])} {t['worst'][0] / 3600:.2f} h")
 

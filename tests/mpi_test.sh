@@ -8,8 +8,8 @@
 #           between the two runs; every table's digest (dtbgen --manifest) must be
 #           tables/MANIFEST's, every 2..4 line of MANIFEST made, and every copy the same bytes
 #           as rank 0's file, the damaged and the removed one again; the two kings-only pairs
-#           over 2^20 positions are split between the ranks, which compress their own blocks
-#           of those pairs' tables. A build with long lists
+#           over 2^20 positions are split between the ranks, and every shared pair's tables
+#           are compressed by all the ranks, each its own range's blocks. A build with long lists
 #           (--dtw-byte-max 5) stops, saying why.
 #           (Pairs with men and kings are solved in slices on every rank, as under MPI by default.)
 #   killed: international 2..4 under `mpirun -np 2`, every rank reading the table directory and
@@ -84,10 +84,16 @@ same)
   # each one unit, split between the three ranks (each a range of it).
   grep -q "MPI job: .* 2 kings-only units split" "$work/log" ||
     fail "KKKvK and KKvKK were not split between the ranks: $(grep "MPI job:" "$work/log")"
-  # Rank 0 never gathers them: each rank keeps its range and compresses its blocks of their
-  # tables, rank 0 writing the files from the frames (the digests below are MANIFEST's).
-  grep -q "MPI job: .* units split ([0-9.]*[1-9][0-9.]* MB of their tables compressed by other ranks)" \
-    "$work/log" || fail "the other ranks made no blocks of the split pairs' tables: $(grep "MPI job:" "$work/log")"
+  # No rank gathers a pair the ranks share: each keeps what it solved (a kings-only pair's
+  # range; the units of a pair with men, the blocks its range of the files touches moved to it
+  # afterwards) and compresses its range's blocks of the tables, rank 0 writing the files from
+  # the frames (the digests below are MANIFEST's): at least those two and KKMvK, KMMvK, KKMvM,
+  # KKMvKM, KMvKM ... (every pair of 2^20 positions and more with kings).
+  summary=$(grep "MPI job:" "$work/log")
+  pairs=$(sed -n 's/.* \([0-9]*\) pairs written by every rank.*/\1/p' <<<"$summary")
+  [ "${pairs:-0}" -ge 8 ] || fail "$pairs pairs written by every rank, not 8 or more: $summary"
+  grep -q "pairs written by every rank ([0-9.]*[1-9][0-9.]* MB of their tables compressed by other ranks)" \
+    <<<"$summary" || fail "the other ranks made no blocks of the shared pairs' tables: $summary"
   same_as_manifest "$work/t"
   n=0
   for f in "$c"/*; do
