@@ -1048,9 +1048,14 @@ static uint64_t pair_bytes(const plan_pair *p)
  * only when a DTW table of the pair stores them. */
 static uint64_t slice_store_bytes(const dtb_build_options *o, const plan_pair *p)
 {
-    return dtb_diskplan_store_bytes(o->variant, dtb_material_pieces(&p->m),
-                                    (p->self ? 1 : 2) * p->positions,
-                                    o->dtw_full && dtb_build_writes_dtw(o, &p->m));
+    const uint64_t all = dtb_diskplan_store_bytes(o->variant, dtb_material_pieces(&p->m),
+                                                  (p->self ? 1 : 2) * p->positions,
+                                                  o->dtw_full && dtb_build_writes_dtw(o, &p->m));
+    /* Shared between ranks, a rank's store holds the parts it solved and the blocks of its
+     * range of the files: about two shares. */
+    const bool shared = o->ranks > 1 && p->sliced &&
+                        (p->self ? 1 : 2) * p->positions >= DTB_BUILD_SHARE_MIN_POSITIONS;
+    return shared && o->ranks > 2 ? all / (uint64_t)o->ranks * 2 : all;
 }
 
 /* Working memory of dtb_solve_pair (gen/solve.c), estimated from what it allocates: what orders
@@ -1077,16 +1082,18 @@ static uint64_t slice_store_bytes(const dtb_build_options *o, const plan_pair *p
 /* Working memory of writing a pair's tables (gen/tablewrite.c): up to 256 MiB of frame buffers
  * and 64 MiB of dictionary samples, compression contexts per thread. WLD tables are mapped from
  * the DTW values block by block, without a copy; a pair solved in slices is read from its store
- * through a cache of decoded chunks per thread. A rank of a split pair keeps the frames of its
- * blocks of a table until rank 0 takes them: counted as its share of the values compressed as
- * a slice store would (zstd's fastest level: more than the tables' level makes). */
+ * through a cache of decoded chunks per thread. A rank of a pair written by every rank keeps
+ * the frames of its blocks of a table until rank 0 takes them: counted as its share of the
+ * values compressed as a slice store would (zstd's fastest level: more than the tables' level
+ * makes). */
 static uint64_t writer_bytes(const dtb_build_options *o, const plan_pair *p, int threads)
 {
     const uint64_t cap = (uint64_t)320 << 20;
     const uint64_t per_thread =
         (8u << 20) + (p->sliced ? dtb_slicestore_reader_bytes(p->block_size, p->positions) : 0);
     return (2 * p->positions < cap ? 2 * p->positions : cap) + (uint64_t)threads * per_thread +
-           (p->kept ? slice_store_bytes(o, p) / (uint64_t)p->share : 0);
+           (p->kept ? slice_store_bytes(o, p) / (uint64_t)p->share
+            : p->sliced && o->ranks > 1 ? slice_store_bytes(o, p) / 2 : 0);
 }
 
 /* Code, libraries, thread stacks, the registry: what a build holds before any table. */
@@ -1351,8 +1358,9 @@ static dtb_status plan_finish(const dtb_build_options *o, bool keep, build_plan 
         positions += (pl->pair[i].self ? 1 : 2) * pl->pair[i].positions;
     pl->file_cache = file_cache_bytes(threads, positions);
     /* Pairs with men and kings whose values would not fit the budget are solved in slices;
-     * under MPI every such pair (rank 0 stores each part as it comes and never holds the pair),
-     * but for MTC tables, which are solved from the whole pair's values. */
+     * under MPI every such pair (each rank stores the parts it solves, then the blocks it
+     * writes, and never holds the pair), but for MTC tables, which are solved from the whole
+     * pair's values. */
     for (int i = 0; i < np; i++) {
         plan_pair *p = &pl->pair[i];
         const uint64_t whole = BASE_BYTES + resident_bytes(p) + solver_bytes(p, threads);
