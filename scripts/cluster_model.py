@@ -6,24 +6,27 @@ Walks every pair of 2..N pieces (at most --side-max a side) level by level as ge
 solves them: a level's units (one men placement and its colour flip, K king placements each
 half) are independent, cut into parts, and every node solves its own contiguous share of them; a
 unit with men is never split between nodes, so a level takes at least one unit's time on one
-node. Each part's values go to rank 0, which stores them and writes the pair's tables alone;
-between two levels the nodes exchange the units the next level reads of each other's shares.
+node. Each node keeps the parts it solves; between two levels the nodes exchange the units the
+next level reads of each other's shares. When the pair is solved each node gets the blocks its
+range of the table files touches from the others (Z bytes a position, over every node's link
+at once), compresses its range's blocks, and rank 0 receives the frames (T bytes a position)
+and writes them.
 A kings-only pair (one unit) is split by position ranges (gen/mpi_lean.c): each node solves its
 range, but every node generates the predecessors of every resolved position (a share P of the
 work that does not shrink), and receives the others' resolved positions (L bytes a position);
 each node then compresses its range's blocks of the pair's tables, and rank 0 receives the
 frames (T bytes a position) and writes them.
 
-    level time = max(level positions / (nodes * cores * rate), unit positions / (cores * rate),
-                     level positions * Z * (nodes - 1) / nodes / bandwidth)  (results into
-                                                      rank 0, while the level is solved)
+    level time = max(level positions / (nodes * cores * rate), unit positions / (cores * rate))
                  + level positions * exchange / nodes / bandwidth   (the units the next level
                                                       reads, each node's link its share)
+                 + level positions * Z * (nodes - 1) / nodes**2 / bandwidth  (moved to the
+                                                      nodes that write them)
+                 + level positions * T * (nodes - 1) / nodes / bandwidth  (frames into rank 0)
     kings-only = positions * ((1 - P) / nodes + P) / (cores * unit rate)
                  + positions * (T + L) * (nodes - 1) / nodes / bandwidth
-                 + positions / (nodes * cores * write rate)
-    pair time  = sum of its level times + pair positions / (cores * write rate)  (with men:
-                                                      rank 0 writes alone)
+    pair time  = sum of its level times + pair positions / (nodes * cores * write rate)
+                 (a pair rank 0 solves alone: it writes alone)
 
 Pairs under 2^20 positions and kingless pairs are solved by rank 0 alone, as the code does. The
 inputs are rates measured on one machine (docs/MEASUREMENTS.md, "MPI"); the outputs are
@@ -40,9 +43,10 @@ usage: cluster_model.py PIECES NODES CORES [--variant V] [--side-max S] [--rate 
   how much slower solving is with finished tables read from their files, as every rank reads
   them under MPI (default 1: R as measured in memory; docs/MEASUREMENTS.md, "MPI", has the
   measured factor), P and L of a split kings-only pair (defaults 0.11 and 0.35, measured on
-  KKKKvKK), Z bytes a position of a result into rank 0 (values and capture bits, 1.125 raw;
-  default 0.25: they travel compressed, and 2..5's bytes exchanged fell 4.6x when they did), T
-  bytes a position of a split pair's tables (its .dtw and .wld files; default 0.03, KKKKvKK's).
+  KKKKvKK), Z bytes a position of values moved between nodes (values and capture bits, 1.125
+  raw; default 0.25: they travel compressed, and 2..5's bytes exchanged fell 4.6x when they
+  did), T bytes a position of frames into rank 0 (a pair's .dtw and .wld files; default 0.03,
+  KKKKvKK's).
 """
 import argparse
 from math import comb
@@ -109,7 +113,7 @@ def project(pieces, nodes, cores, rate, unit_rate, write, bw, exchange, files, s
         unit = 2 * K
         r_unit = unit_rate if K >= SHARED_UNIT_BIG else rate
         t_pair = 0.0
-        writers = 1  # rank 0 writes alone, but a split pair's tables
+        writers = 1  # rank 0 writes alone a pair it solves alone
         for units, lp in parts.values():
             if nodes == 1:  # one process: finished tables in memory
                 t, t_net = lp / (cores * rate), 0.0
@@ -121,11 +125,11 @@ def project(pieces, nodes, cores, rate, unit_rate, write, bw, exchange, files, s
                 t, t_net = lp * files / (cores * (rate if wm + bm else r_unit)), 0.0
                 total["alone"] += t
             else:
-                # results come in while the level is solved, through rank 0's one link
-                solve = files * max(lp / (nodes * cores * rate), min(unit, lp) / (cores * r_unit))
-                results = lp * result_bytes * (nodes - 1) / nodes / bw
-                t = solve
-                t_net = max(0.0, results - solve) + lp * exchange / nodes / bw
+                t = files * max(lp / (nodes * cores * rate), min(unit, lp) / (cores * r_unit))
+                t_net = (lp * exchange / nodes
+                         + lp * result_bytes * (nodes - 1) / nodes / nodes
+                         + lp * frame_bytes * (nodes - 1) / nodes) / bw
+                writers = nodes
             total["solve"] += t
             total["net"] += t_net
             t_pair += t + t_net
