@@ -6,15 +6,21 @@
  *                       sent the bytes (TAG_FILE), which it writes in its table directory;
  *   ATTACH m x          the worker reads m from its copy of that file from now on;
  *   DROP m              the worker drops it;
- *   PAIR m              a pair to share: both sides make a dtb_pair_solver of it;
+ *   PAIR m kept         a pair to share: both sides make a dtb_pair_solver of it; kept: every
+ *                       rank keeps the parts it solves in a slice store of its own;
  *   RUN a               level a: every rank (rank 0 too) solves its own parts of it (the same
- *                       cuts everywhere, a contiguous run of parts a rank) and sends each part's
- *                       values and capture bits to rank 0 (TAG_RESULT, dtb_pair_solver_pack's
- *                       layout), then the ranks exchange the units of level a that the others'
- *                       parts of the level below read by man moves (TAG_LEVEL,
- *                       dtb_pair_solver_reach), one message each way a pair of ranks;
- *   END                 the pair is done: the worker sends its stats (TAG_STATS);
- *   LEAN m              a kings-only pair split between the ranks (gen/mpi_lean.c);
+ *                       cuts everywhere, a contiguous run of parts a rank) and sends rank 0,
+ *                       for each part, a note of it (kept) or its values and capture bits
+ *                       (TAG_RESULT, dtb_pair_solver_pack's layout), then the ranks exchange the
+ *                       units of level a that the others' parts of the level below read by man
+ *                       moves (TAG_LEVEL, dtb_pair_solver_reach), one message each way a pair of
+ *                       ranks;
+ *   END                 the pair is done: the worker sends its stats (TAG_STATS); kept: every
+ *                       rank gets the blocks its range of the files touches (TAG_MOVE,
+ *                       gen/mpi_moves.c) and the ranks write the pair's tables together, each
+ *                       compressing its range (TAG_WRITE, gen/mpi_team.c);
+ *   LEAN m kept         a kings-only pair split between the ranks (gen/mpi_lean.c); kept:
+ *                       each rank keeps its range and the ranks write the tables together;
  *   STOP                the build is over.
  * Values, capture bits and resolved positions travel compressed (dtb_mpi_zsend: a frame's size,
  * then the frame).
@@ -26,9 +32,10 @@
  * the compressed file once, when the copy is missing or differs. Of the pair being shared a rank
  * holds its own parts of the level being solved, its parts of the level above and the units of
  * the level above that its parts read (the tables are sliced: pages are taken as they are
- * written and given back as each level ends). Rank 0 puts every part into the pair's slice
- * store as it comes and gives its pages back at once, unless it is its own; the tables are
- * written from the store. So a rank's share of a level falls as ranks are added.
+ * written and given back as each level ends), and its parts of every level in its slice store;
+ * the tables are written by every rank from its store, each its range. So a rank's share of a
+ * level falls as ranks are added. (A build that needs the whole pair on rank 0, MTC tables or
+ * --slices never, has the workers send their values instead, and rank 0 write alone.)
  *
  * Why the levels' values are exchanged and not passed through files: the levels of a pair depend
  * on one another, so the values a level reads must reach its ranks before it starts; files

@@ -1,6 +1,7 @@
 /* Writing one table file (docs/FORMAT.md) from a full array of one byte per position
- * (dtb_table_write), or from a source that hands the values over a file block at a time
- * (dtb_table_write_source: no full array need ever exist). Both give the same bytes.
+ * (dtb_table_write), from a source that hands the values over a file block at a time
+ * (dtb_table_write_source: no full array need ever exist), or by a team of processes each
+ * compressing its own range's blocks (dtb_table_write_team). All give the same bytes.
  *
  * Usage:
  *     dtb_table_write_options o = dtb_table_write_defaults();
