@@ -4,10 +4,13 @@
  * block of the pair's tables that its range touches (a block of the index is one placement of
  * the men, K positions: a range's edges may cut one, which then goes to both ranks). Who solved
  * a block follows from the cuts of its level, the same on every rank, so every rank walks the
- * same list of transfers, in the same order: table by table, block by block, a block in pieces
- * of at most PIECE positions, each its values then its capture bits, compressed. Sends do not
- * wait (at most DEPTH of them in flight); a rank waits only for what it receives, which its
- * sender reaches before any transfer after it: so the walk cannot deadlock. */
+ * same list of transfers, in the same order: table by table, runs of consecutive blocks with
+ * the same solver and the same writer (neighbouring blocks mostly have both: a level's parts
+ * are cut in block order), each run in pieces of at most PIECE positions, each piece its values
+ * then its capture bits, compressed. A message a block would be hundreds of thousands of tiny
+ * messages for pairs with many men, which MPI buffers on arrival. Sends do not wait (at most
+ * DEPTH of them in flight); a rank waits only for what it receives, which its sender reaches
+ * before any transfer after it: so the walk cannot deadlock. */
 #include "mpi_job.h"
 
 #include <stdlib.h>
@@ -127,11 +130,12 @@ static int send_slot(mover *mv, dtb_error *e, dtb_status *rc)
     return x;
 }
 
-static dtb_status send_block(mover *mv, int k, uint64_t lo, uint64_t K, int q, dtb_error *e)
+/* Positions lo..lo+n-1 of table k (whole blocks) from this rank's store to rank q. */
+static dtb_status send_run(mover *mv, int k, uint64_t lo, uint64_t n, int q, dtb_error *e)
 {
     dtb_status rc = DTB_OK;
-    for (uint64_t off = 0; off < K && rc == DTB_OK; off += PIECE) {
-        const uint64_t len = K - off < PIECE ? K - off : PIECE;
+    for (uint64_t off = 0; off < n && rc == DTB_OK; off += PIECE) {
+        const uint64_t len = n - off < PIECE ? n - off : PIECE;
         memset(mv->bits, 0, (len + 63) / 64 * sizeof *mv->bits);
         const char *why = dtb_sliced_pair_read(mv->sp, k, &mv->state, lo + off, (size_t)len,
                                                mv->values, mv->bits);
@@ -160,12 +164,17 @@ static dtb_status receive_one(mover *mv, uint8_t *into, uint64_t n, int r, dtb_e
     return err == MPI_SUCCESS ? DTB_OK : dtb_mpi_failed(e, r, err, "receiving a block of the pair");
 }
 
-static dtb_status receive_block(mover *mv, int k, uint64_t b, uint64_t K, int r, dtb_error *e)
+/* Blocks b0..b1-1 of table k (K positions each) from rank r, into the tables, then the store. */
+static dtb_status receive_run(mover *mv, int k, uint64_t b0, uint64_t b1, uint64_t K, int r,
+                              dtb_error *e)
 {
     const dtb_solved_table *t = dtb_sliced_pair_table(mv->sp, k);
-    dtb_status rc = dtb_sliced_pair_reserve_block(mv->sp, k, b, e);
-    for (uint64_t off = 0; off < K && rc == DTB_OK; off += PIECE) {
-        const uint64_t len = K - off < PIECE ? K - off : PIECE, at = b * K + off;
+    dtb_status rc = DTB_OK;
+    for (uint64_t b = b0; b < b1 && rc == DTB_OK; b++)
+        rc = dtb_sliced_pair_reserve_block(mv->sp, k, b, e);
+    const uint64_t n = (b1 - b0) * K;
+    for (uint64_t off = 0; off < n && rc == DTB_OK; off += PIECE) {
+        const uint64_t len = n - off < PIECE ? n - off : PIECE, at = b0 * K + off;
         rc = receive_one(mv, (uint8_t *)(t->values + at), len, r, e);
         if (rc == DTB_OK)
             rc = receive_one(mv, (uint8_t *)mv->bits, (len + 63) / 64 * 8, r, e);
@@ -174,8 +183,9 @@ static dtb_status receive_block(mover *mv, int k, uint64_t b, uint64_t K, int r,
     }
     if (rc != DTB_OK)
         return rc;
-    mv->got[mv->ngot++] = b;
-    mv->got_positions += K;
+    for (uint64_t b = b0; b < b1; b++)
+        mv->got[mv->ngot++] = b;
+    mv->got_positions += n;
     return mv->got_positions >= STORE_BATCH ? store_got(mv, k, e) : DTB_OK;
 }
 
@@ -211,16 +221,21 @@ dtb_status dtb_mpi_move_blocks(dtb_mpi *m, const dtb_pair_solver *ps, dtb_sliced
             rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
             break;
         }
-        for (uint64_t b = 0; b < nb[k] && rc == DTB_OK; b++) {
+        for (uint64_t b = 0, b1; b < nb[k] && rc == DTB_OK; b = b1) {
             const int o = own.of[k][b];
             const uint64_t lo = b * K[k];
             const int q0 = range_owner(starts[k], N, lo),
                       q1 = range_owner(starts[k], N, lo + K[k] - 1);
+            /* the run: the blocks after b with the same solver, wholly in the same range */
+            b1 = b + 1;
+            while (q0 == q1 && b1 < nb[k] && own.of[k][b1] == o && (b1 + 1 - b) * K[k] <= PIECE &&
+                   range_owner(starts[k], N, (b1 + 1) * K[k] - 1) == q0)
+                b1++;
             for (int q = q0; q <= q1 && rc == DTB_OK; q++) {
                 if (q == o || (me != o && me != q))
                     continue;
-                rc = me == o ? send_block(&mv, k, lo, K[k], q, e)
-                             : receive_block(&mv, k, b, K[k], o, e);
+                rc = me == o ? send_run(&mv, k, lo, (b1 - b) * K[k], q, e)
+                             : receive_run(&mv, k, b, b1, K[k], o, e);
             }
         }
         if (rc == DTB_OK)

@@ -137,9 +137,14 @@ dtb_status dtb_sliced_pair_put_blocks(dtb_sliced_pair *sp, int k, const uint64_t
                                       uint64_t n, dtb_error *e)
 {
     const dtb_status rc = dtb_slicestore_put_blocks(sp->store, k, list, n, e);
+    /* Runs of consecutive blocks are given back whole: a page holds several small blocks, and
+     * one released at a time would never free it. */
     const uint64_t K = dtb_index_block_size(sp->t[k]->index);
-    for (uint64_t i = 0; i < n; i++)
-        dtb_solved_release(sp->s, sp->t[k], list[i] * K, K);
+    for (uint64_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && list[j] == list[j - 1] + 1; j++)
+            ;
+        dtb_solved_release(sp->s, sp->t[k], list[i] * K, (list[j - 1] + 1 - list[i]) * K);
+    }
     return rc;
 }
 
