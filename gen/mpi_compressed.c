@@ -103,6 +103,16 @@ void dtb_mpi_zfree(dtb_mpi_zmsg *z)
     *z = (dtb_mpi_zmsg){0};
 }
 
+int dtb_mpi_zreceive(dtb_mpi *m, uint8_t *raw, uint64_t n, int peer, int tag)
+{
+    dtb_mpi_zmsg z;
+    int err = dtb_mpi_zrecv(raw, n, peer, tag, m->comm, &z);
+    if (err == MPI_SUCCESS && (err = dtb_mpi_zwait(&z)) == MPI_SUCCESS)
+        dtb_mpi_count(m, peer, false, &z);
+    dtb_mpi_zfree(&z);
+    return err;
+}
+
 void dtb_mpi_count(dtb_mpi *m, int q, bool sent, const dtb_mpi_zmsg *z)
 {
     if (m->rank == 0)

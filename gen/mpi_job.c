@@ -135,3 +135,14 @@ dtb_status dtb_mpi_send_stats(dtb_mpi *m, const dtb_solve_stats st[2], dtb_error
     const int err = MPI_Send(w, 15, MPI_INT64_T, 0, TAG_STATS, m->comm);
     return err == MPI_SUCCESS ? DTB_OK : dtb_mpi_failed(e, 0, err, "sending stats");
 }
+
+dtb_status dtb_mpi_allreduce(dtb_mpi *m, void *v, int n, MPI_Datatype type, MPI_Op op,
+                             const char *what, dtb_error *e)
+{
+    MPI_Request req;
+    bool late = false; /* never: no deadline (a dead rank is the launcher's to report) */
+    int err = MPI_Iallreduce(MPI_IN_PLACE, v, n, type, op, m->comm, &req);
+    if (err == MPI_SUCCESS)
+        err = dtb_mpi_wait(&req, 0, &late);
+    return err == MPI_SUCCESS ? DTB_OK : dtb_mpi_failed(e, m->rank, err, what);
+}

@@ -114,6 +114,13 @@ int dtb_mpi_ztest(dtb_mpi_zmsg *z, bool *done);
 int dtb_mpi_zwait(dtb_mpi_zmsg *z);
 void dtb_mpi_zfree(dtb_mpi_zmsg *z);
 static inline uint64_t dtb_mpi_zbytes(const dtb_mpi_zmsg *z) { return 8 + z->size; }
+/* A compressed message of n raw bytes from peer into raw, waited for and counted; an MPI error
+ * code as zwait's. */
+int dtb_mpi_zreceive(dtb_mpi *m, uint8_t *raw, uint64_t n, int peer, int tag);
+/* v[0..n) of type replaced on every rank by their op over the job (MPI_Iallreduce, waited for
+ * with naps); what names it in the error. */
+dtb_status dtb_mpi_allreduce(dtb_mpi *m, void *v, int n, MPI_Datatype type, MPI_Op op,
+                             const char *what, dtb_error *e);
 /* Counts z's bytes in m's traffic once it is complete: sent to or received from rank q by
  * rank 0, or sent between two other ranks (reported with the pair's stats). */
 void dtb_mpi_count(dtb_mpi *m, int q, bool sent, const dtb_mpi_zmsg *z);
@@ -171,8 +178,15 @@ dtb_status dtb_mpi_solve_own(dtb_mpi *m, dtb_pair_solver *ps, const dtb_mpi_leve
 
 /* ---- tables written by every rank (gen/mpi_team.c) ------------------------------------------- */
 
+/* A rank's range of a table a team writes starts at a file block of the build's tables (the
+ * default block size). */
+#define DTB_MPI_TEAM_ALIGN ((uint64_t)DTB_TABLE_DEFAULT_BLOCK_POSITIONS)
 /* The job's ranks as a team writing a table together (dtb_table_write_team; starts unset). */
 dtb_table_team dtb_mpi_team(dtb_mpi *m);
+/* Where each rank's range of a table of count positions starts (m->size + 1 entries, malloc'd;
+ * NULL when out of memory): whole file blocks of the build's tables, the cut of a split
+ * kings-only pair (dtb_lean_share_range), so every rank writes what it holds. */
+uint64_t *dtb_mpi_team_starts(const dtb_mpi *m, uint64_t count);
 
 /* ---- a shared pair's blocks moved to the ranks that write them (gen/mpi_moves.c) ------------- */
 

@@ -67,13 +67,8 @@ static dtb_status lean_allgather(void *ctx, const uint8_t *mine, uint64_t len, u
 
 static dtb_status lean_max(void *ctx, int64_t *v, int n, dtb_error *e)
 {
-    dtb_mpi *m = ((lean_ctx *)ctx)->m;
-    MPI_Request req;
-    bool late = false;
-    int err = MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_INT64_T, MPI_MAX, m->comm, &req);
-    if (err == MPI_SUCCESS)
-        err = dtb_mpi_wait(&req, 0, &late);
-    return err == MPI_SUCCESS ? DTB_OK : dtb_mpi_failed(e, m->rank, err, "agreeing on a level");
+    return dtb_mpi_allreduce(((lean_ctx *)ctx)->m, v, n, MPI_INT64_T, MPI_MAX,
+                             "agreeing on a level", e);
 }
 
 /* The members of kings-only pair mt (1 or 2 tables: t[1] NULL for its own flip), added to s:
@@ -92,14 +87,10 @@ static dtb_status pair_tables(dtb_solved *s, dtb_material mt, bool sliced,
     return DTB_OK;
 }
 
-/* Ranges start at file blocks (the build's tables use the default block size): each rank
- * writes the blocks of its own range. */
-#define ALIGN ((uint64_t)DTB_TABLE_DEFAULT_BLOCK_POSITIONS)
-
 /* The positions of table t that rank r of ranks owns: lo..hi-1. */
 static void range_of(const dtb_solved_table *t, int r, int ranks, uint64_t *lo, uint64_t *hi)
 {
-    dtb_lean_share_range(dtb_index_size(t->index), r, ranks, ALIGN, lo, hi);
+    dtb_lean_share_range(dtb_index_size(t->index), r, ranks, DTB_MPI_TEAM_ALIGN, lo, hi);
 }
 
 static uint64_t capture_bytes(uint64_t lo, uint64_t hi) { return (hi - lo + 63) / 64 * 8; }
@@ -114,11 +105,7 @@ static dtb_status receive_range(dtb_mpi *m, dtb_solved_table *t, int r, dtb_erro
     const uint64_t n[2] = {hi - lo, capture_bytes(lo, hi)};
     dtb_status rc = DTB_OK;
     for (int x = 0; x < 2 && rc == DTB_OK && hi > lo; x++) { /* in turn: same peer and tag */
-        dtb_mpi_zmsg z;
-        int err = dtb_mpi_zrecv(into[x], n[x], r, TAG_RESULT, m->comm, &z);
-        if (err == MPI_SUCCESS && (err = dtb_mpi_zwait(&z)) == MPI_SUCCESS)
-            dtb_mpi_count(m, r, false, &z);
-        dtb_mpi_zfree(&z);
+        const int err = dtb_mpi_zreceive(m, into[x], n[x], r, TAG_RESULT);
         if (err != MPI_SUCCESS)
             rc = dtb_mpi_failed(e, r, err, "receiving a kings-only pair's range");
     }
@@ -157,16 +144,9 @@ static dtb_status split_pair(dtb_mpi *m, const dtb_solved *s, dtb_solved_table *
 {
     uint64_t *starts[2] = {NULL, NULL};
     dtb_status rc = DTB_OK;
-    for (int k = 0; k < nt && rc == DTB_OK; k++) {
-        if (!(starts[k] = malloc(((size_t)m->size + 1) * sizeof *starts[k]))) {
+    for (int k = 0; k < nt && rc == DTB_OK; k++)
+        if (!(starts[k] = dtb_mpi_team_starts(m, dtb_index_size(t[k]->index))))
             rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
-            break;
-        }
-        uint64_t hi;
-        for (int r = 0; r < m->size; r++)
-            range_of(t[k], r, m->size, &starts[k][r], &hi);
-        starts[k][m->size] = dtb_index_size(t[k]->index);
-    }
     const dtb_table_team team = dtb_mpi_team(m);
     if (rc == DTB_OK)
         rc = dtb_sliced_pair_split(s, (const dtb_solved_table *const *)t, nt, &team,
@@ -193,7 +173,7 @@ dtb_status dtb_mpi_lean_lead(dtb_mpi *m, dtb_solved *s, dtb_material mt,
     if (rc == DTB_OK)
         rc = dtb_mpi_send_all(m, &c, e);
     lean_ctx lc = {.m = m};
-    const dtb_lean_share sh = {.ctx = &lc, .rank = 0, .ranks = m->size, .align = ALIGN,
+    const dtb_lean_share sh = {.ctx = &lc, .rank = 0, .ranks = m->size, .align = DTB_MPI_TEAM_ALIGN,
                                .allgather = lean_allgather, .max = lean_max};
     if (rc == DTB_OK)
         rc = dtb_solve_pair_lean_shared(s, mt, &sh, stats, progress, user, e);
@@ -232,7 +212,7 @@ dtb_status dtb_mpi_lean_serve(dtb_mpi *m, const dtb_build_options *o, dtb_solved
         rc = dtb_solved_reserve(s, t[k], lo[k], hi[k] - lo[k], e);
     }
     lean_ctx lc = {.m = m};
-    const dtb_lean_share sh = {.ctx = &lc, .rank = m->rank, .ranks = m->size, .align = ALIGN,
+    const dtb_lean_share sh = {.ctx = &lc, .rank = m->rank, .ranks = m->size, .align = DTB_MPI_TEAM_ALIGN,
                                .allgather = lean_allgather, .max = lean_max};
     dtb_solve_stats st[2];
     if (rc == DTB_OK)

@@ -16,8 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Ranges start at file blocks of the build's tables (the default block size). */
-#define ALIGN ((uint64_t)DTB_TABLE_DEFAULT_BLOCK_POSITIONS)
 #define PIECE ((uint64_t)1 << 24)
 /* Received blocks are stored together once they hold this many positions (or their table is
  * done): a store's chunk holds whole blocks, and one block a chunk would compress poorly. */
@@ -156,11 +154,7 @@ static dtb_status send_run(mover *mv, int k, uint64_t lo, uint64_t n, int q, dtb
 
 static dtb_status receive_one(mover *mv, uint8_t *into, uint64_t n, int r, dtb_error *e)
 {
-    dtb_mpi_zmsg z;
-    int err = dtb_mpi_zrecv(into, n, r, TAG_MOVE, mv->m->comm, &z);
-    if (err == MPI_SUCCESS && (err = dtb_mpi_zwait(&z)) == MPI_SUCCESS)
-        dtb_mpi_count(mv->m, r, false, &z);
-    dtb_mpi_zfree(&z);
+    const int err = dtb_mpi_zreceive(mv->m, into, n, r, TAG_MOVE);
     return err == MPI_SUCCESS ? DTB_OK : dtb_mpi_failed(e, r, err, "receiving a block of the pair");
 }
 
@@ -204,14 +198,8 @@ dtb_status dtb_mpi_move_blocks(dtb_mpi *m, const dtb_pair_solver *ps, dtb_sliced
         const uint64_t count = dtb_index_size(t->index);
         K[k] = dtb_index_block_size(t->index);
         nb[k] = dtb_index_blocks(t->index);
-        if (!(starts[k] = malloc(((size_t)N + 1) * sizeof *starts[k]))) {
+        if (!(starts[k] = dtb_mpi_team_starts(m, count)))
             rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
-            break;
-        }
-        uint64_t hi;
-        for (int q = 0; q < N; q++)
-            dtb_lean_share_range(count, q, N, ALIGN, &starts[k][q], &hi);
-        starts[k][N] = count;
     }
     if (rc == DTB_OK)
         rc = find_owners(ps, N, nb, nt, &own, e);

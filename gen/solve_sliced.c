@@ -116,12 +116,9 @@ dtb_status dtb_sliced_pair_put_part(dtb_sliced_pair *sp, const dtb_pair_solver *
             rc = dtb_error_set(e, DTB_E_NOMEM, "out of memory");
     if (rc == DTB_OK)
         dtb_pair_solver_each_block(ps, a, b0, b1, collect, &bl);
-    for (int k = 0; k < sp->n && rc == DTB_OK; k++) {
-        rc = dtb_slicestore_put_blocks(sp->store, k, bl.list[k], bl.n[k], e);
-        const uint64_t K = dtb_index_block_size(sp->t[k]->index);
-        for (uint64_t i = 0; i < bl.n[k] && rc == DTB_OK && release; i++)
-            dtb_solved_release(sp->s, sp->t[k], bl.list[k][i] * K, K);
-    }
+    for (int k = 0; k < sp->n && rc == DTB_OK; k++)
+        rc = release ? dtb_sliced_pair_put_blocks(sp, k, bl.list[k], bl.n[k], e)
+                     : dtb_slicestore_put_blocks(sp->store, k, bl.list[k], bl.n[k], e);
     free(bl.list[0]);
     free(bl.list[1]);
     return rc;

@@ -1107,10 +1107,9 @@ static dtb_status write_table(const char *path, const dtb_table_write_options *o
     }
     const uint64_t bp = opt->block_positions;
     const uint64_t blocks = (count - 1) / bp + 1;
-    inb.b_lo = team ? team->starts[team->rank] / bp : 0;
-    inb.b_hi = team ? (team->starts[team->rank + 1] - 1) / bp + 1 : blocks;
-    if (team && team->starts[team->rank + 1] == team->starts[team->rank])
-        inb.b_hi = inb.b_lo; /* no positions, no blocks */
+    inb.b_lo = 0, inb.b_hi = blocks;
+    if (team)
+        team_blocks(team, team->rank, bp, &inb.b_lo, &inb.b_hi);
     const bool lead = !team || team->rank == 0; /* writes the file */
 #ifdef _OPENMP
     int nthreads = opt->threads > 0 ? opt->threads : omp_get_max_threads();
